@@ -1,0 +1,5 @@
+import sys
+
+from nqkit.cli import main
+
+sys.exit(main())

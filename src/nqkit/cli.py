@@ -1,0 +1,82 @@
+"""The ``nqkit`` command line: one entry point, subcommands, clear errors.
+
+Each subcommand lives in a module of :mod:`nqkit.commands` that defines
+``GROUP`` (``None`` for a top-level command, or a group such as ``"eval"``) and
+``register(subparsers)``, which adds its parser and sets ``func`` to a callable taking the
+parsed arguments and returning an exit code. Those modules import only ``argparse`` at top
+level so that ``nqkit --help`` stays instant; heavy work is imported inside ``func``.
+
+Results go to stdout; diagnostics and progress bars go to stderr. Bad input
+(:class:`nqkit.errors.InputError`) becomes one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from nqkit import __version__
+from nqkit.errors import NqkitError
+
+# Subcommand modules, in the order `nqkit --help` lists them. Add a module here to add a
+# command; a module that cannot be imported is a bug, so it is not silently skipped.
+COMMAND_MODULES: list[str] = [
+]
+
+GROUPS: dict[str, str] = {
+    "eval": "score predictions with the official metrics of a task",
+    "convert": "convert between dataset formats",
+    "reqa": "ReQA answer-retrieval tasks: build, run, score",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nqkit",
+        description="Natural Questions, NQ-open, AmbigQA and ReQA: data, official metrics, "
+        "baselines and a browser.",
+    )
+    parser.add_argument("--version", action="version", version=f"nqkit {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    group_subs: dict[str, argparse._SubParsersAction[argparse.ArgumentParser]] = {}
+    modules = [importlib.import_module(name) for name in COMMAND_MODULES]
+    for group, help_text in GROUPS.items():
+        if any(getattr(m, "GROUP", None) == group for m in modules):
+            gp = sub.add_parser(group, help=help_text, description=help_text)
+            group_subs[group] = gp.add_subparsers(dest=f"{group}_command", metavar="TASK")
+            gp.set_defaults(func=lambda _args, _gp=gp: _print_help(_gp))
+    for module in modules:
+        group = getattr(module, "GROUP", None)
+        module.register(group_subs[group] if group else sub)
+    return parser
+
+
+def _print_help(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        code = func(args)
+    except NqkitError as e:
+        print(f"nqkit: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("nqkit: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    return int(code or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

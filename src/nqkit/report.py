@@ -1,0 +1,52 @@
+"""Plain-text tables and result output shared by the CLI commands."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, TextIO, TypeVar
+
+T = TypeVar("T")
+
+
+def fmt_value(v: Any, digits: int = 4) -> str:
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    if v is None:
+        return "-"
+    return str(v)
+
+
+def format_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *, digits: int = 4,
+                 title: str | None = None) -> str:
+    """Render an aligned text table (first column left-aligned, the rest right-aligned)."""
+    cells = [[fmt_value(v, digits) for v in row] for row in rows]
+    widths = [len(h) for h in headers]
+    for row in cells:
+        for i, c in enumerate(row):
+            widths[i] = max(widths[i], len(c))
+
+    def line(row: Sequence[str]) -> str:
+        return "  ".join(
+            c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(row)
+        ).rstrip()
+
+    out = []
+    if title:
+        out.append(title)
+    out.append(line(list(headers)))
+    out.append("  ".join("-" * w for w in widths))
+    out.extend(line(r) for r in cells)
+    return "\n".join(out)
+
+
+def progress(iterable: Iterable[T], *, desc: str, total: int | None = None,
+             unit: str = "it", file: TextIO | None = None) -> Iterator[T]:
+    """Wrap an iterable in a tqdm progress bar on stderr (hidden when stderr is no terminal)."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # pragma: no cover
+        yield from iterable
+        return
+    yield from tqdm(iterable, desc=desc, total=total, unit=unit, file=file or sys.stderr,
+                    disable=None, dynamic_ncols=True, leave=False)
