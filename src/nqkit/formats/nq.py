@@ -1,0 +1,377 @@
+"""Natural Questions records: the original format and the simplified format.
+
+Original format (dataset README, "Data Format"): one JSON object per line with the page's
+HTML (``document_html``), its tokens with UTF-8 byte offsets into that HTML
+(``document_tokens``), the long-answer candidates and the annotations (one in train, five
+in dev). Start offsets are inclusive and end offsets exclusive; a null span has -1
+everywhere.
+
+Simplified format (``simplify_nq_example`` of the dataset README): the tokens joined by
+single spaces as ``document_text`` (spaces inside a token become ``_``), byte offsets
+removed, everything else kept.
+
+Readers here are lazy: :func:`read_nq` yields one record per line over a path, a glob or a
+list of shards, plain or gzipped. Building records costs time on full pages; tools that
+need only annotations (the evaluation) use :mod:`nqkit.formats.nq_gold` instead.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Literal
+
+from nqkit.errors import InputError, location
+from nqkit.io import PathsLike, expand_paths, iter_lines, parse_json_line
+
+YesNo = Literal["NONE", "YES", "NO"]
+YES_NO_VALUES: tuple[str, ...] = ("NONE", "YES", "NO")
+
+# Long-answer types by the first token of a candidate (dataset README, "Data Statistics";
+# paper §6.4).
+CANDIDATE_TYPES: dict[str, str] = {
+    "p": "paragraph",
+    "table": "table",
+    "tr": "table row",
+    "ul": "list", "ol": "list", "dl": "list",
+    "li": "list item", "dd": "list item", "dt": "list item",
+}
+TYPE_NAMES: tuple[str, ...] = ("paragraph", "table", "table row", "list", "list item", "other")
+
+_TAG_RE = re.compile(r"^<\s*/?\s*([A-Za-z0-9]+)")
+
+
+def tag_type(token: str) -> str:
+    """Long-answer type of a candidate whose first token is ``token`` (e.g. ``<Table>``)."""
+    m = _TAG_RE.match(token)
+    if not m:
+        return "other"
+    return CANDIDATE_TYPES.get(m.group(1).lower(), "other")
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A span of a document, by bytes and/or tokens; -1 marks an absent offset."""
+
+    start_byte: int  # inclusive UTF-8 byte offset into document_html, or -1
+    end_byte: int  # exclusive byte offset, or -1
+    start_token: int  # inclusive index into document_tokens, or -1
+    end_token: int  # exclusive token index, or -1
+
+    @property
+    def is_null(self) -> bool:
+        """Null as in the official evaluation: every offset negative."""
+        return (self.start_byte < 0 and self.end_byte < 0
+                and self.start_token < 0 and self.end_token < 0)
+
+    @property
+    def has_bytes(self) -> bool:
+        return self.start_byte >= 0 and self.end_byte >= 0
+
+    @property
+    def has_tokens(self) -> bool:
+        return self.start_token >= 0 and self.end_token >= 0
+
+    def to_json(self, *, with_bytes: bool = True) -> dict[str, int]:
+        d = {"start_token": self.start_token, "end_token": self.end_token}
+        if with_bytes:
+            d = {"start_byte": self.start_byte, "end_byte": self.end_byte, **d}
+        return d
+
+
+NULL_SPAN = Span(-1, -1, -1, -1)
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One token of the page: a word, or an HTML tag when ``html_token``."""
+
+    token: str  # the token text (an HTML tag such as "<P>" when html_token)
+    start_byte: int  # inclusive byte offset into document_html
+    end_byte: int  # exclusive byte offset
+    html_token: bool  # True for HTML tags
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A long-answer candidate: a paragraph, table, table row, list or list item."""
+
+    span: Span  # offsets of the candidate (bytes are -1 in the simplified format)
+    top_level: bool  # not nested inside another candidate (a convenience flag only)
+
+
+@dataclass(frozen=True, slots=True)
+class Annotation:
+    """One annotator's answer: a long answer, short answers and a yes/no answer."""
+
+    annotation_id: int  # the annotation's id (a uint64)
+    long_answer: Span  # NULL_SPAN when the annotator found no long answer
+    candidate_index: int  # index into long_answer_candidates, -1 when null
+    short_answers: tuple[Span, ...]  # a set of spans inside the long answer (often empty)
+    yes_no_answer: str  # "NONE", "YES" or "NO"
+
+    @property
+    def has_long(self) -> bool:
+        return not self.long_answer.is_null
+
+    @property
+    def has_short(self) -> bool:
+        """A short answer is a non-null span or a yes/no answer (official rule)."""
+        return any(not s.is_null for s in self.short_answers) or self.yes_no_answer != "NONE"
+
+
+@dataclass(frozen=True)
+class NqExample:
+    """One example of the original NQ format."""
+
+    example_id: int  # int64 id, unique in a split
+    question_text: str  # the question, lower-cased as issued
+    question_tokens: tuple[str, ...]  # its tokens
+    document_title: str  # Wikipedia page title
+    document_url: str  # timestamped Wikipedia URL
+    document_html: str  # the page's full HTML
+    document_tokens: tuple[Token, ...]  # words and HTML tags with byte offsets
+    long_answer_candidates: tuple[Candidate, ...]  # in document order
+    annotations: tuple[Annotation, ...]  # 1 in train, 5 in dev, none in test input
+
+    @cached_property
+    def html_bytes(self) -> bytes:
+        """The HTML as UTF-8 bytes: the space that byte offsets index."""
+        return self.document_html.encode("utf-8")
+
+    def span_text(self, span: Span | Candidate) -> str:
+        """Text of a span from its non-HTML tokens, joined by single spaces."""
+        s = span.span if isinstance(span, Candidate) else span
+        if not s.has_tokens:
+            raise ValueError("span has no token offsets")
+        return " ".join(t.token for t in self.document_tokens[s.start_token:s.end_token]
+                        if not t.html_token)
+
+    def span_html(self, span: Span | Candidate) -> str:
+        """The raw HTML of a span, cut from the page by its byte offsets."""
+        s = span.span if isinstance(span, Candidate) else span
+        if not s.has_bytes:
+            raise ValueError("span has no byte offsets")
+        return self.html_bytes[s.start_byte:s.end_byte].decode("utf-8", errors="replace")
+
+    def candidate_type(self, index: int) -> str:
+        """Type of candidate ``index`` from its first token (paragraph, table, ...)."""
+        c = self.long_answer_candidates[index].span
+        return tag_type(self.document_tokens[c.start_token].token)
+
+    @cached_property
+    def candidate_parents(self) -> tuple[int, ...]:
+        """For each candidate, the index of the smallest candidate containing it, or -1."""
+        return _parents([c.span for c in self.long_answer_candidates])
+
+    def candidate_depth(self, index: int) -> int:
+        """Nesting depth of a candidate: 0 for top-level ones."""
+        depth, p = 0, self.candidate_parents[index]
+        while p >= 0:
+            depth, p = depth + 1, self.candidate_parents[p]
+        return depth
+
+
+@dataclass(frozen=True)
+class SimplifiedNqExample:
+    """One example of the simplified NQ format (tokens only, no HTML)."""
+
+    example_id: int  # int64 id
+    question_text: str  # the question
+    document_url: str  # timestamped Wikipedia URL
+    document_text: str  # the page tokens joined by single spaces
+    long_answer_candidates: tuple[Candidate, ...]  # token offsets only
+    annotations: tuple[Annotation, ...]  # token offsets only
+
+    @cached_property
+    def tokens(self) -> tuple[str, ...]:
+        """The whitespace-separated tokens that token offsets index."""
+        return tuple(self.document_text.split(" "))
+
+    def span_text(self, span: Span | Candidate) -> str:
+        """Text of a span from its non-HTML tokens (tags recognised as ``<...>``)."""
+        s = span.span if isinstance(span, Candidate) else span
+        return " ".join(t for t in self.tokens[s.start_token:s.end_token] if not _is_tag(t))
+
+    def candidate_type(self, index: int) -> str:
+        c = self.long_answer_candidates[index].span
+        return tag_type(self.tokens[c.start_token])
+
+    @cached_property
+    def candidate_parents(self) -> tuple[int, ...]:
+        return _parents([c.span for c in self.long_answer_candidates])
+
+    @property
+    def document_title(self) -> str:
+        """The title, read from the URL (the simplified format has no title field)."""
+        m = re.search(r"[?&]title=([^&]+)", self.document_url)
+        return m.group(1).replace("_", " ") if m else ""
+
+
+def _is_tag(token: str) -> bool:
+    return len(token) > 2 and token[0] == "<" and token[-1] == ">"
+
+
+def _parents(spans: list[Span]) -> tuple[int, ...]:
+    # Candidates come in document order and nest properly, so a stack of open
+    # candidates finds each one's smallest container in one pass.
+    parents = [-1] * len(spans)
+    stack: list[int] = []
+    for i, s in enumerate(spans):
+        while stack and spans[stack[-1]].end_token <= s.start_token:
+            stack.pop()
+        if stack and spans[stack[-1]].end_token >= s.end_token:
+            parents[i] = stack[-1]
+        stack.append(i)
+    return tuple(parents)
+
+
+# --------------------------------------------------------------------------- parsing
+
+class _Parser:
+    """Builds records from decoded JSON, raising InputError at ``where`` on bad fields."""
+
+    def __init__(self, where: str | None) -> None:
+        self.where = where
+
+    def fail(self, problem: str, fix: str) -> InputError:
+        return InputError(self.where, problem, fix)
+
+    def get(self, d: Mapping[str, Any], key: str, typ: type | tuple[type, ...], ctx: str) -> Any:
+        if not isinstance(d, Mapping):
+            raise self.fail(f"{ctx} must be a JSON object, found {type(d).__name__}",
+                            "check the file is in the Natural Questions format")
+        if key not in d:
+            raise self.fail(f"missing key {key!r} in {ctx}",
+                            "check the file is in the Natural Questions format")
+        v = d[key]
+        if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
+            want = typ.__name__ if isinstance(typ, type) else "/".join(t.__name__ for t in typ)
+            raise self.fail(f"{ctx}.{key} must be {want}, found {type(v).__name__} {v!r:.40}",
+                            "check the file is in the Natural Questions format")
+        return v
+
+    def span(self, d: Mapping[str, Any], ctx: str, *, bytes_required: bool) -> Span:
+        get = self.get
+        sb = get(d, "start_byte", int, ctx) if bytes_required or "start_byte" in d else -1
+        eb = get(d, "end_byte", int, ctx) if bytes_required or "end_byte" in d else -1
+        st = get(d, "start_token", int, ctx)
+        et = get(d, "end_token", int, ctx)
+        return self.check_span(Span(sb, eb, st, et), ctx)
+
+    def check_span(self, s: Span, ctx: str) -> Span:
+        """The official span rules: no half-null spans, start < end."""
+        if (s.start_byte < 0) != (s.end_byte < 0):
+            raise self.fail(f"{ctx} is half null (start_byte={s.start_byte}, "
+                            f"end_byte={s.end_byte})",
+                            "give both byte offsets or set both to -1")
+        if (s.start_token < 0) != (s.end_token < 0):
+            raise self.fail(f"{ctx} is half null (start_token={s.start_token}, "
+                            f"end_token={s.end_token})",
+                            "give both token offsets or set both to -1")
+        if s.has_bytes and s.start_byte >= s.end_byte:
+            raise self.fail(f"{ctx} has start_byte >= end_byte ({s.start_byte} >= {s.end_byte})",
+                            "end offsets are exclusive: end must exceed start")
+        if s.has_tokens and s.start_token >= s.end_token:
+            raise self.fail(f"{ctx} has start_token >= end_token "
+                            f"({s.start_token} >= {s.end_token})",
+                            "end offsets are exclusive: end must exceed start")
+        return s
+
+    def annotation(self, a: Mapping[str, Any], i: int, *, bytes_required: bool) -> Annotation:
+        ctx = f"annotations[{i}]"
+        la = self.get(a, "long_answer", dict, ctx)
+        long_span = self.span(la, f"{ctx}.long_answer", bytes_required=bytes_required)
+        cand = la.get("candidate_index", -1)
+        shorts = tuple(
+            self.span(s, f"{ctx}.short_answers[{j}]", bytes_required=bytes_required)
+            for j, s in enumerate(self.get(a, "short_answers", list, ctx))
+        )
+        yn = self.get(a, "yes_no_answer", str, ctx)
+        if yn.upper() not in YES_NO_VALUES:
+            raise self.fail(f"{ctx}.yes_no_answer is {yn!r}", "use YES, NO or NONE")
+        return Annotation(
+            annotation_id=int(a.get("annotation_id", 0) or 0),
+            long_answer=long_span,
+            candidate_index=int(cand),
+            short_answers=shorts,
+            yes_no_answer=yn.upper(),
+        )
+
+    def candidates(self, d: Mapping[str, Any], *, bytes_required: bool) -> tuple[Candidate, ...]:
+        return tuple(
+            Candidate(self.span(c, f"long_answer_candidates[{i}]", bytes_required=bytes_required),
+                      bool(c.get("top_level", True)))
+            for i, c in enumerate(self.get(d, "long_answer_candidates", list, "example"))
+        )
+
+
+def example_from_json(d: Mapping[str, Any], where: str | None = None) -> NqExample:
+    """Build an :class:`NqExample` from the decoded JSON of one original-format line."""
+    p = _Parser(where)
+    tokens = tuple(
+        Token(t["token"], t["start_byte"], t["end_byte"], bool(t["html_token"]))
+        for t in p.get(d, "document_tokens", list, "example")
+    ) if isinstance(d.get("document_tokens"), list) else ()
+    if "document_tokens" not in d:
+        p.get(d, "document_tokens", list, "example")
+    return NqExample(
+        example_id=p.get(d, "example_id", int, "example"),
+        question_text=p.get(d, "question_text", str, "example"),
+        question_tokens=tuple(d.get("question_tokens") or ()),
+        document_title=str(d.get("document_title", "")),
+        document_url=str(d.get("document_url", "")),
+        document_html=p.get(d, "document_html", str, "example"),
+        document_tokens=tokens,
+        long_answer_candidates=p.candidates(d, bytes_required=True),
+        annotations=tuple(p.annotation(a, i, bytes_required=True)
+                          for i, a in enumerate(d.get("annotations") or ())),
+    )
+
+
+def simplified_from_json(d: Mapping[str, Any], where: str | None = None) -> SimplifiedNqExample:
+    """Build a :class:`SimplifiedNqExample` from one simplified-format line."""
+    p = _Parser(where)
+    return SimplifiedNqExample(
+        example_id=p.get(d, "example_id", int, "example"),
+        question_text=p.get(d, "question_text", str, "example"),
+        document_url=str(d.get("document_url", "")),
+        document_text=p.get(d, "document_text", str, "example"),
+        long_answer_candidates=p.candidates(d, bytes_required=False),
+        annotations=tuple(p.annotation(a, i, bytes_required=False)
+                          for i, a in enumerate(d.get("annotations") or ())),
+    )
+
+
+def is_simplified(d: Mapping[str, Any]) -> bool:
+    """True for a simplified-format line (it has ``document_text``, not ``document_html``)."""
+    return "document_text" in d and "document_html" not in d
+
+
+def read_nq(paths: PathsLike) -> Iterator[NqExample | SimplifiedNqExample]:
+    """Lazily read NQ examples (original or simplified, detected per line) from shards."""
+    n = 0
+    files = expand_paths(paths, what="NQ")
+    for path in files:
+        for lineno, line in iter_lines(path):
+            where = location(path, lineno)
+            d = parse_json_line(line, where)
+            if not isinstance(d, dict):
+                raise InputError(where, f"expected a JSON object, found {type(d).__name__}",
+                                 "each line must be one NQ example")
+            n += 1
+            yield simplified_from_json(d, where) if is_simplified(d) else example_from_json(d, where)
+    if n == 0:
+        raise InputError(", ".join(map(str, files)), "no examples found (the input is empty)",
+                         "give non-empty NQ .jsonl or .jsonl.gz files")
+
+
+def read_nq_original(paths: PathsLike) -> Iterator[NqExample]:
+    """Like :func:`read_nq` but requires the original format."""
+    for ex in read_nq(paths):
+        if not isinstance(ex, NqExample):
+            raise InputError(str(ex.example_id), "expected the original NQ format, found simplified",
+                             "give the original-format files (with document_html)")
+        yield ex
