@@ -1,0 +1,128 @@
+"""Analyses beyond the official NQ script: breakdowns and bootstrap confidence intervals.
+
+Both start from the per-example statistics of :func:`nqkit.metrics.nq.evaluate_nq`, so
+they add no second implementation of the scoring rules.
+
+* Breakdowns group examples by the gold long-answer type (paper §6.4) or by question word,
+  and report precision/recall/F1 inside each group *at the overall best threshold* (the
+  operating point the system would use), not a threshold re-tuned per group.
+* The bootstrap resamples examples with replacement and recomputes the best-threshold F1
+  (the threshold re-tuned in each replicate, as the metric is defined); the interval is
+  the 2.5th-97.5th percentile.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from nqkit.metrics.nq import AnswerStat, NqResult
+
+QUESTION_WORDS: tuple[str, ...] = ("who", "when", "where", "what", "how", "which")
+_WORD_RE = re.compile(r"[a-z]+")
+
+
+def question_word(question: str) -> str:
+    """The first of who/when/where/what/how/which in the question, else ``other``.
+
+    NQ questions are search queries and often do not start with their wh-word
+    ("the song ... who sings it"), so the first occurrence anywhere is used.
+    """
+    for w in _WORD_RE.findall(question.lower()):
+        if w in QUESTION_WORDS:
+            return w
+    return "other"
+
+
+@dataclass(frozen=True, slots=True)
+class GroupScore:
+    """Precision/recall/F1 of one group of examples at a fixed threshold."""
+
+    group: str
+    examples: int  # examples in the group
+    gold: int  # of which have a gold answer
+    predicted: int  # non-null predictions scored at or above the threshold
+    correct: int
+    precision: float
+    recall: float
+    f1: float
+
+
+def score_at_threshold(stats: Sequence[AnswerStat], threshold: float, group: str) -> GroupScore:
+    gold = sum(s.gold_has_answer for s in stats)
+    kept = [s for s in stats if s.score >= threshold]
+    predicted = sum(s.pred_has_answer for s in kept)
+    correct = sum(s.is_correct for s in kept)
+    p = correct / predicted if predicted else 0.0
+    r = correct / gold if gold else 0.0
+    f1 = 2 * p * r / (p + r) if p + r else 0.0
+    return GroupScore(group, len(stats), gold, predicted, correct, p, r, f1)
+
+
+def breakdown(result: NqResult, labels: Sequence[str], *, task: str = "long",
+              order: Sequence[str] = ()) -> list[GroupScore]:
+    """Scores per group; ``labels`` is aligned with ``result.example_ids``."""
+    stats = result.long_stats if task == "long" else result.short_stats
+    thr = (result.long if task == "long" else result.short).best_threshold
+    groups: dict[str, list[AnswerStat]] = {}
+    for label, s in zip(labels, stats, strict=True):
+        groups.setdefault(label, []).append(s)
+    names = [g for g in order if g in groups] + sorted(g for g in groups if g not in order)
+    rows = [score_at_threshold(groups[g], thr, g) for g in names]
+    rows.append(score_at_threshold(stats, thr, "all"))
+    return rows
+
+
+def _best_f1_batch(stats: Sequence[AnswerStat], weights: np.ndarray) -> np.ndarray:
+    """Best-threshold F1 for each row of example weights (B x n), vectorised."""
+    scores = np.array([s.score for s in stats], dtype=float)
+    order = np.argsort(-scores, kind="stable")
+    scores = scores[order]
+    gold = np.array([s.gold_has_answer for s in stats], dtype=float)[order]
+    pred = np.array([s.pred_has_answer for s in stats], dtype=float)[order]
+    corr = np.array([s.is_correct for s in stats], dtype=float)[order]
+    w = weights[:, order]
+    cum_c = np.cumsum(w * corr, axis=1)
+    cum_p = np.cumsum(w * pred, axis=1)
+    total_g = (w * gold).sum(axis=1, keepdims=True)
+    # Evaluate only at the last position of each run of equal scores (ties together).
+    last = np.ones(len(scores), dtype=bool)
+    last[:-1] = scores[1:] != scores[:-1]
+    c, p = cum_c[:, last], cum_p[:, last]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        prec = np.where(p > 0, c / p, 0.0)
+        rec = np.where(total_g > 0, c / total_g, 0.0)
+        f1 = np.where(prec + rec > 0, 2 * prec * rec / (prec + rec), 0.0)
+    return np.asarray(f1.max(axis=1, initial=0.0))
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    low: float
+    high: float
+
+
+def bootstrap_f1(result: NqResult, n: int = 1000, seed: int = 0) -> dict[str, Interval]:
+    """95% bootstrap intervals of the long and short best-threshold F1."""
+    rng = np.random.default_rng(seed)
+    size = result.num_examples
+    out: dict[str, Interval] = {}
+    weights = np.empty((0, size))
+    done = 0
+    samples: dict[str, list[np.ndarray]] = {"long": [], "short": []}
+    while done < n:  # batches bound memory on dev-sized sets
+        b = min(200, n - done)
+        idx = rng.integers(0, size, size=(b, size))
+        weights = np.zeros((b, size))
+        np.add.at(weights, (np.repeat(np.arange(b), size), idx.ravel()), 1.0)
+        samples["long"].append(_best_f1_batch(result.long_stats, weights))
+        samples["short"].append(_best_f1_batch(result.short_stats, weights))
+        done += b
+    for task, parts in samples.items():
+        vals = np.concatenate(parts)
+        lo, hi = np.percentile(vals, [2.5, 97.5])
+        out[task] = Interval(float(lo), float(hi))
+    return out

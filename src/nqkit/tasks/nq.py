@@ -1,0 +1,133 @@
+"""The NQ task: gold + predictions -> official metrics, analyses and their presentation.
+
+This is what ``nqkit eval nq`` and the browser call; the scoring itself is in
+:mod:`nqkit.metrics.nq`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from nqkit.errors import InputError
+from nqkit.formats.gold_cache import load_nq_gold
+from nqkit.formats.nq_gold import GoldExample
+from nqkit.formats.nq_predictions import check_id_types, read_nq_predictions
+from nqkit.io import PathsLike, ensure_not_input, expand_paths
+from nqkit.metrics.nq import NqResult, evaluate_nq
+from nqkit.metrics.nq_analysis import GroupScore, Interval, bootstrap_f1, breakdown, question_word
+from nqkit.report import format_table
+
+TYPE_ORDER = ("paragraph", "table", "table row", "list", "list item", "other", "null")
+WORD_ORDER = ("who", "when", "where", "what", "how", "which", "other")
+
+
+@dataclass
+class NqEvalOutput:
+    """A finished evaluation with its optional analyses."""
+
+    result: NqResult
+    gold: dict[int | str, GoldExample]
+    by_type: dict[str, list[GroupScore]] = field(default_factory=dict)
+    by_word: dict[str, list[GroupScore]] = field(default_factory=dict)
+    intervals: dict[str, Interval] = field(default_factory=dict)
+    bootstrap: int = 0
+    seed: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self.result
+        d: dict[str, Any] = dict(sorted(r.metrics.items()))
+        d["signature"] = r.signature
+        if r.num_predicted != r.num_examples:
+            d["coverage"] = {"predicted": r.num_predicted, "examples": r.num_examples}
+        if self.intervals:
+            d["bootstrap"] = {"samples": self.bootstrap, "seed": self.seed, **{
+                f"{t}-best-threshold-f1": [iv.low, iv.high] for t, iv in self.intervals.items()}}
+        if self.by_type or self.by_word:
+            d["breakdown"] = {
+                "by_long_answer_type": {t: [_g(g) for g in rows]
+                                        for t, rows in self.by_type.items()},
+                "by_question_word": {t: [_g(g) for g in rows] for t, rows in self.by_word.items()},
+            }
+        return d
+
+    def to_json_text(self) -> str:
+        return json.dumps(self.to_dict(), indent=1) + "\n"
+
+    def to_table(self) -> str:
+        r = self.result
+        cov = f"{r.num_predicted:,}/{r.num_examples:,} predicted"
+        headers = ["task", "F1", "precision", "recall", "threshold",
+                   "R@P>=.5", "R@P>=.75", "R@P>=.9"]
+        if self.intervals:
+            headers.insert(2, "F1 95% CI")
+        rows = []
+        for name, s in (("long answer", r.long), ("short answer", r.short)):
+            row: list[Any] = [name, s.best_f1, s.best_precision, s.best_recall, s.best_threshold]
+            row += [s.at_precision[t][0] for t in sorted(s.at_precision)]
+            if self.intervals:
+                iv = self.intervals[name.split()[0]]
+                row.insert(2, f"{iv.low:.4f}-{iv.high:.4f}")
+            rows.append(row)
+        parts = [format_table(headers, rows,
+                              title=f"Natural Questions, official metrics ({cov})")]
+        for title, table in (("gold long-answer type", self.by_type),
+                             ("question word", self.by_word)):
+            for task, groups in table.items():
+                parts.append(format_table(
+                    [title, "examples", "gold", "predicted", "correct", "P", "R", "F1"],
+                    [[g.group, g.examples, g.gold, g.predicted, g.correct, g.precision,
+                      g.recall, g.f1] for g in groups],
+                    title=f"\n{task} answer by {title} (at the overall best threshold)"))
+        parts.append(f"\nsignature: {r.signature}")
+        if self.intervals:
+            parts.append(f"confidence intervals: {self.bootstrap} bootstrap resamples, "
+                         f"seed {self.seed}")
+        return "\n".join(parts)
+
+
+def _g(g: GroupScore) -> dict[str, Any]:
+    return {"group": g.group, "examples": g.examples, "gold": g.gold,
+            "predicted": g.predicted, "correct": g.correct, "precision": g.precision,
+            "recall": g.recall, "f1": g.f1}
+
+
+def run_nq_eval(gold: PathsLike, predictions: str, *, long_threshold: int = 2,
+                short_threshold: int = 2, allow_missing: bool = False,
+                allow_extra: bool = False, breakdown: bool = False, bootstrap: int = 0,
+                seed: int = 0, pr_curve: str | None = None, cache: bool = True,
+                ) -> NqEvalOutput:
+    """Run the whole NQ evaluation from files, as ``nqkit eval nq`` does."""
+    if long_threshold < 1 or short_threshold < 1:
+        raise InputError(None, "thresholds must be at least 1", "the official value is 2")
+    if bootstrap < 0:
+        raise InputError(None, "--bootstrap must be >= 0", "give a number of resamples")
+    gold_files = expand_paths(gold, what="gold")
+    if pr_curve:
+        ensure_not_input(pr_curve, [*gold_files, predictions])
+    preds = read_nq_predictions(predictions)
+    gold_ex = load_nq_gold(gold_files, with_types=breakdown, cache=cache)
+    check_id_types(gold_ex, preds, predictions)
+    result = evaluate_nq(gold_ex, preds, long_threshold=long_threshold,
+                         short_threshold=short_threshold,
+                         missing="null" if allow_missing else "error",
+                         allow_extra=allow_extra, where=predictions)
+    out = NqEvalOutput(result, gold_ex, bootstrap=bootstrap, seed=seed)
+    if breakdown:
+        types = [gold_ex[i].long_type(long_threshold) or "null" for i in result.example_ids]
+        words = [question_word(gold_ex[i].question_text) for i in result.example_ids]
+        out.by_type = {t: _breakdown(result, types, t, TYPE_ORDER) for t in ("long", "short")}
+        out.by_word = {t: _breakdown(result, words, t, WORD_ORDER) for t in ("long", "short")}
+    if bootstrap:
+        out.intervals = bootstrap_f1(result, bootstrap, seed)
+    if pr_curve:
+        from nqkit.metrics.plots import write_pr_curve
+
+        write_pr_curve(pr_curve, {"long": result.long, "short": result.short})
+    return out
+
+
+def _breakdown(result: NqResult, labels: list[str], task: str, order: tuple[str, ...]
+               ) -> list[GroupScore]:
+    return breakdown(result, labels, task=task, order=order)
