@@ -90,7 +90,7 @@ def iter_lines(path: PathLike) -> Iterator[tuple[int, bytes]]:
     lineno = 0
     try:
         with open_binary(path) as f:
-            for lineno, line in enumerate(f, 1):  # noqa: B007 - lineno used after the loop
+            for lineno, line in enumerate(f, 1):
                 if line.strip():
                     yield lineno, line
     except _TRUNCATED as e:

@@ -24,7 +24,7 @@ def pr_curve_png(curves: dict[str, Sweep], title: str = "Natural Questions") -> 
         if not pts:
             continue
         rs, ps = zip(*pts, strict=True)
-        c = colors.get(name, None)
+        c = colors.get(name)
         ax.plot(rs, ps, marker=".", markersize=3, linewidth=1.2, color=c, label=f"{name} answer")
         ax.scatter([s.best_recall], [s.best_precision], color=c, zorder=3, s=40)
         ax.annotate(f"F1 {s.best_f1:.3f} @ {s.best_threshold:g}",
