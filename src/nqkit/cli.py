@@ -50,8 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
             group_subs[group] = gp.add_subparsers(dest=f"{group}_command", metavar="TASK")
             gp.set_defaults(func=lambda _args, _gp=gp: _print_help(_gp))
     for module in modules:
-        group = getattr(module, "GROUP", None)
-        module.register(group_subs[group] if group else sub)
+        module_group: str | None = getattr(module, "GROUP", None)
+        module.register(group_subs[module_group] if module_group else sub)
     return parser
 
 

@@ -28,7 +28,7 @@ from nqkit.errors import InputError, location
 try:  # isal is optional: a pure speed-up
     from isal import igzip as _igzip
 except ImportError:  # pragma: no cover - depends on the platform
-    _igzip = None
+    _igzip = None  # type: ignore[assignment]
 
 PathLike = str | os.PathLike[str]
 PathsLike = PathLike | Sequence[PathLike]
@@ -74,7 +74,7 @@ def open_binary(path: PathLike) -> IO[bytes]:
     """Open a file for binary reading, decompressing gzip transparently."""
     if is_gzip(path):
         if _igzip is not None:
-            return _igzip.open(path, "rb")  # type: ignore[no-any-return]
+            return _igzip.open(path, "rb")
         return gzip.open(path, "rb")
     return open(path, "rb")
 
@@ -155,7 +155,7 @@ def atomic_output(path: PathLike, mode: str = "w", *, encoding: str = "utf-8") -
         raw: IO[Any] = os.fdopen(fd, "wb")
         stream: IO[Any] = raw
         if target.suffix == ".gz":
-            stream = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0)
+            stream = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0)  # type: ignore[assignment]
         if "b" not in mode:
             stream = io.TextIOWrapper(stream, encoding=encoding, newline="\n")
         try:

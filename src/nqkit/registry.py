@@ -36,7 +36,8 @@ class Registry(Generic[T]):
             return self._items[name]
         except KeyError:
             known = ", ".join(sorted(self._items)) or "none"
-            raise InputError(None, f"unknown {self.kind} {name!r}", f"choose one of: {known}") from None
+            raise InputError(None, f"unknown {self.kind} {name!r}",
+                             f"choose one of: {known}") from None
 
     def names(self) -> list[str]:
         return sorted(self._items)

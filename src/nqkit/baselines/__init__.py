@@ -35,7 +35,8 @@ def get_baseline(name: str, **options: object) -> NqBaseline:
     """Instantiate a registered baseline by name."""
     _load_all()
     cls = BASELINES.get(name)
-    return cls(**options)  # type: ignore[no-any-return]
+    baseline: NqBaseline = cls(**options)
+    return baseline
 
 
 def _load_all() -> None:

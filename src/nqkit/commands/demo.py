@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from nqkit.data.toy import TOY_PATH
     from nqkit.formats.nq import read_nq_original
     from nqkit.formats.nq_gold import read_nq_gold
-    from nqkit.formats.nq_predictions import write_nq_predictions
+    from nqkit.formats.nq_predictions import NqPrediction, write_nq_predictions
     from nqkit.io import atomic_output
     from nqkit.metrics.nq import evaluate_nq
     from nqkit.tasks.nq import NqEvalOutput
@@ -46,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
               f"{len(ex.long_answer_candidates)} candidates)")
     print("  ...")
     baseline = get_baseline("first_paragraph")
-    preds = {ex.example_id: baseline.predict(ex) for ex in examples}
+    preds: dict[int | str, NqPrediction] = {ex.example_id: baseline.predict(ex)
+                                            for ex in examples}
     print(f"\nBaseline: {baseline.name} (answer with the page's first paragraph, paper §6.1)\n")
     gold = read_nq_gold(TOY_PATH, workers=1)
     result = evaluate_nq(gold, preds)

@@ -80,9 +80,9 @@ def load_nq_gold(paths: PathsLike, *, with_types: bool = False, cache: bool = Tr
             with contextlib.suppress(OSError, ValueError, TypeError):
                 return _decode(entry.read_bytes())
     gold = read_nq_gold(files, with_types=with_types, workers=workers)
-    with contextlib.suppress(OSError):  # a cache that cannot be written is only slower
-        with atomic_output(d / f"{keys[-1]}.json", "wb") as f:
-            f.write(_encode(gold))
+    # A cache that cannot be written only makes the next run slower.
+    with contextlib.suppress(OSError), atomic_output(d / f"{keys[-1]}.json", "wb") as f:
+        f.write(_encode(gold))
     return gold
 
 

@@ -362,7 +362,10 @@ def read_nq(paths: PathsLike) -> Iterator[NqExample | SimplifiedNqExample]:
                 raise InputError(where, f"expected a JSON object, found {type(d).__name__}",
                                  "each line must be one NQ example")
             n += 1
-            yield simplified_from_json(d, where) if is_simplified(d) else example_from_json(d, where)
+            if is_simplified(d):
+                yield simplified_from_json(d, where)
+            else:
+                yield example_from_json(d, where)
     if n == 0:
         raise InputError(", ".join(map(str, files)), "no examples found (the input is empty)",
                          "give non-empty NQ .jsonl or .jsonl.gz files")
@@ -372,6 +375,7 @@ def read_nq_original(paths: PathsLike) -> Iterator[NqExample]:
     """Like :func:`read_nq` but requires the original format."""
     for ex in read_nq(paths):
         if not isinstance(ex, NqExample):
-            raise InputError(str(ex.example_id), "expected the original NQ format, found simplified",
+            raise InputError(str(ex.example_id),
+                             "expected the original NQ format, found simplified",
                              "give the original-format files (with document_html)")
         yield ex

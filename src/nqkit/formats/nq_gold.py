@@ -184,7 +184,8 @@ def read_nq_gold(paths: PathsLike, *, with_types: bool = False, workers: int | N
     return _index(files, shards)
 
 
-def _index(files: Sequence[str], shards: Sequence[list[GoldExample]]) -> dict[int | str, GoldExample]:
+def _index(files: Sequence[str], shards: Sequence[list[GoldExample]]
+           ) -> dict[int | str, GoldExample]:
     gold: dict[int | str, GoldExample] = {}
     for f, shard in zip(files, shards, strict=True):
         for ex in shard:
