@@ -110,6 +110,12 @@ def parse_gold_line(line: bytes, where: str | None, *, with_types: bool = False)
     """Extract a :class:`GoldExample` from one original- or simplified-format line."""
     p = _Parser(where)
     try:
+        # A truncated or cut line fails this framing check and gets the full parser's error.
+        # Damage inside the page text, which the evaluation never reads, goes unnoticed
+        # here (nqkit.formats.nq.read_nq parses and checks everything).
+        body = line.strip()
+        if not (body.startswith(b"{") and body.endswith(b"}")):
+            raise ValueError("fast path: not one JSON object")
         ann_pos = _key_value_pos(line, b"annotations")
         id_pos = _key_value_pos(line, b"example_id", reverse=True)
         q_pos = _key_value_pos(line, b"question_text", reverse=True)
