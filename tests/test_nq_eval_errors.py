@@ -56,7 +56,7 @@ def good_preds(tmp_path):
 
 
 def test_valid_input_scores(capsys, good_preds):
-    code, out, err = run_eval(capsys, TOY_PATH, good_preds)
+    code, out, _ = run_eval(capsys, TOY_PATH, good_preds)
     assert code == 0 and "long answer" in out and "signature: nq|" in out
 
 

@@ -6,12 +6,13 @@ import json
 import math
 
 import pytest
-from conftest import SHARED, shared_file
 
 from nqkit.cli import main
 from nqkit.formats.nq_gold import read_nq_gold
 from nqkit.formats.nq_predictions import read_nq_predictions
 from nqkit.metrics.nq import evaluate_nq
+
+from conftest import SHARED, shared_file
 
 CASES = [
     (folder, name)
@@ -68,5 +69,6 @@ def test_simplified_gold_scores_token_predictions_like_original(tmp_path):
     original = read_nq_gold(shared_file("data", "nq", "nq-dev-sample10.jsonl.gz"), workers=1)
     simplified = read_nq_gold(shared_file("data", "nq", "simplified-nq-dev-sample10.jsonl"),
                               workers=1)
-    preds = read_nq_predictions(shared_file("golden", "nq-eval", "token_only_ties.predictions.json"))
+    preds = read_nq_predictions(
+        shared_file("golden", "nq-eval", "token_only_ties.predictions.json"))
     assert evaluate_nq(simplified, preds).metrics == evaluate_nq(original, preds).metrics
