@@ -62,72 +62,85 @@ _DECODER = json.JSONDecoder()
 _NUMBER_RE = re.compile(rb"\s*:\s*(-?\d+)\s*[,}]")
 
 
-def _key_value_pos(line: bytes, key: bytes, *, reverse: bool = False) -> int:
-    """Byte position just after ``"key":`` at the top level of the line, or -1."""
+def _key_value_pos(buf: bytes, key: bytes, lo: int, hi: int, *, reverse: bool = False) -> int:
+    """Position just after ``"key":`` at the top level of ``buf[lo:hi]``, or -1."""
     pat = b'"' + key + b'"'
-    pos = line.rfind(pat) if reverse else line.find(pat)
+    pos = buf.rfind(pat, lo, hi) if reverse else buf.find(pat, lo, hi)
     while pos >= 0:
         j = pos - 1
-        while j >= 0 and line[j] in b" \t\r\n":
+        while j >= lo and buf[j] in b" \t\r\n":
             j -= 1
         k = pos + len(pat)
-        while k < len(line) and line[k] in b" \t\r\n":
+        while k < hi and buf[k] in b" \t\r\n":
             k += 1
-        if j >= 0 and line[j] in b"{," and k < len(line) and line[k] == 58:  # ':'
+        if j >= lo and buf[j] in b"{," and k < hi and buf[k] == 58:  # ':'
             return k + 1
-        pos = line.rfind(pat, 0, pos) if reverse else line.find(pat, pos + 1)
+        pos = buf.rfind(pat, lo, pos) if reverse else buf.find(pat, pos + 1, hi)
     return -1
 
 
-def _decode_at(line: bytes, pos: int, window: int = 4096) -> Any:
+def _decode_at(buf: bytes, pos: int, hi: int, window: int = 4096) -> Any:
     """Decode the JSON value starting at byte ``pos`` (reading as few bytes as possible)."""
     while True:
-        chunk = line[pos:pos + window].decode("utf-8", errors="ignore")
+        chunk = buf[pos:min(hi, pos + window)].decode("utf-8", errors="ignore")
         try:
             value, _ = _DECODER.raw_decode(chunk.lstrip())
             return value
         except json.JSONDecodeError:
-            if pos + window >= len(line):
+            if pos + window >= hi:
                 raise
             window *= 4
 
 
-def _token_at_byte(line: bytes, start_byte: int) -> str | None:
+def _token_at_byte(buf: bytes, start_byte: int, lo: int, hi: int) -> str | None:
     """The text of the document token starting at ``start_byte``, found without parsing.
 
     Official files write tokens as ``{"end_byte": .., "html_token": .., "start_byte": N,
     "token": "..."}``; candidates and spans never have ``"token"`` after ``start_byte``.
     """
     pat = b'"start_byte": %d, "token": "' % start_byte
-    i = line.find(pat)
+    i = buf.find(pat, lo, hi)
     if i < 0:
         return None
-    j = line.find(b'"', i + len(pat))
-    return line[i + len(pat):j].decode("utf-8", errors="replace")
+    j = buf.find(b'"', i + len(pat), hi)
+    return buf[i + len(pat):j].decode("utf-8", errors="replace")
+
+
+def _framed(buf: bytes, lo: int, hi: int) -> bool:
+    """The line starts with ``{`` and ends with ``}`` (ignoring surrounding whitespace)."""
+    while lo < hi and buf[lo] in b" \t\r\n":
+        lo += 1
+    while hi > lo and buf[hi - 1] in b" \t\r\n":
+        hi -= 1
+    return hi - lo >= 2 and buf[lo] == 123 and buf[hi - 1] == 125
 
 
 def parse_gold_line(line: bytes, where: str | None, *, with_types: bool = False) -> GoldExample:
     """Extract a :class:`GoldExample` from one original- or simplified-format line."""
+    return _parse_gold(line, 0, len(line), where, with_types)
+
+
+def _parse_gold(buf: bytes, lo: int, hi: int, where: str | None, with_types: bool
+                ) -> GoldExample:
     p = _Parser(where)
     try:
         # A truncated or cut line fails this framing check and gets the full parser's error.
         # Damage inside the page text, which the evaluation never reads, goes unnoticed
         # here (nqkit.formats.nq.read_nq parses and checks everything).
-        body = line.strip()
-        if not (body.startswith(b"{") and body.endswith(b"}")):
+        if not _framed(buf, lo, hi):
             raise ValueError("fast path: not one JSON object")
-        ann_pos = _key_value_pos(line, b"annotations")
-        id_pos = _key_value_pos(line, b"example_id", reverse=True)
-        q_pos = _key_value_pos(line, b"question_text", reverse=True)
+        ann_pos = _key_value_pos(buf, b"annotations", lo, hi)
+        id_pos = _key_value_pos(buf, b"example_id", lo, hi, reverse=True)
+        q_pos = _key_value_pos(buf, b"question_text", lo, hi, reverse=True)
         if ann_pos < 0 or id_pos < 0 or q_pos < 0:
             raise ValueError("fast path: a key was not found")
-        anns = _decode_at(line, ann_pos)
-        m = _NUMBER_RE.match(line, id_pos - 1) if line[id_pos - 1] == 58 else None
-        example_id: Any = int(m.group(1)) if m else _decode_at(line, id_pos)
-        question = _decode_at(line, q_pos)
+        anns = _decode_at(buf, ann_pos, hi)
+        m = _NUMBER_RE.match(buf, id_pos - 1, hi)
+        example_id: Any = int(m.group(1)) if m else _decode_at(buf, id_pos, hi)
+        question = _decode_at(buf, q_pos, hi)
         d: dict[str, Any] | None = None
     except (ValueError, UnicodeDecodeError):
-        d = parse_json_line(line, where)
+        d = parse_json_line(buf[lo:hi], where)
         if not isinstance(d, dict):
             raise InputError(where, f"expected a JSON object, found {type(d).__name__}",
                              "each line must be one NQ example") from None
@@ -144,21 +157,25 @@ def parse_gold_line(line: bytes, where: str | None, *, with_types: bool = False)
     annotations = tuple(p.annotation(a, i, bytes_required=False) for i, a in enumerate(anns))
     types: tuple[str | None, ...] = ()
     if with_types:
-        types = _long_types(line, annotations, d, where)
+        types = _long_types(buf, lo, hi, annotations, d, where)
     return GoldExample(example_id, annotations, str(question), types)
 
 
-def _long_types(line: bytes, annotations: tuple[Annotation, ...], d: dict[str, Any] | None,
-                where: str | None) -> tuple[str | None, ...]:
+def _long_types(buf: bytes, lo: int, hi: int, annotations: tuple[Annotation, ...],
+                d: dict[str, Any] | None, where: str | None) -> tuple[str | None, ...]:
     out: list[str | None] = []
+    seen: dict[int, str | None] = {}  # annotators often agree: search each start once
     for a in annotations:
         if not a.has_long:
             out.append(None)
             continue
-        tok = _token_at_byte(line, a.long_answer.start_byte) if a.long_answer.has_bytes else None
+        sb = a.long_answer.start_byte
+        if sb not in seen:
+            seen[sb] = _token_at_byte(buf, sb, lo, hi) if a.long_answer.has_bytes else None
+        tok = seen[sb]
         if tok is None:
             if d is None:
-                d = parse_json_line(line, where)
+                d = parse_json_line(buf[lo:hi], where)
             assert d is not None
             if "document_tokens" in d:
                 tok = d["document_tokens"][a.long_answer.start_token]["token"]
@@ -169,7 +186,8 @@ def _long_types(line: bytes, annotations: tuple[Annotation, ...], d: dict[str, A
 
 
 def _read_shard(path: str, with_types: bool) -> list[GoldExample]:
-    return [parse_gold_line(line, location(path, lineno), with_types=with_types)
+    # Lines are scanned in place with bounds: no per-line copy of ~800 KB.
+    return [_parse_gold(line, 0, len(line), location(path, lineno), with_types)
             for lineno, line in iter_lines(path)]
 
 
