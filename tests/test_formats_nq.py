@@ -11,7 +11,14 @@ import pytest
 from nqkit.data.toy import TOY_PATH, build_toy_lines
 from nqkit.errors import InputError
 from nqkit.formats.gold_cache import cache_dir, load_nq_gold
-from nqkit.formats.nq import NqExample, SimplifiedNqExample, read_nq, read_nq_original, tag_type
+from nqkit.formats.nq import (
+    NqExample,
+    SimplifiedNqExample,
+    read_nq,
+    read_nq_original,
+    tag_type,
+    write_nq,
+)
 from nqkit.formats.nq_gold import read_nq_gold
 
 from conftest import shared_file
@@ -153,3 +160,24 @@ def test_no_cache_writes_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("NQKIT_HOME", str(tmp_path / "home"))
     load_nq_gold(TOY_PATH, cache=False)
     assert not (tmp_path / "home").exists()
+
+
+@pytest.mark.parametrize("name", ["real", "toy"])
+def test_writer_round_trips_byte_identical(tmp_path, name):
+    src = (shared_file("data", "nq", "nq-dev-sample10.jsonl.gz") if name == "real"
+           else TOY_PATH)
+    out = tmp_path / "out.jsonl.gz"
+    assert write_nq(out, read_nq(src)) == len(list(read_nq(src)))
+    original = src.read_bytes()
+    if str(src).endswith(".gz"):
+        original = gzip.decompress(original)
+    assert gzip.decompress(out.read_bytes()) == original
+
+
+def test_simplified_records_write_back_the_same_objects(tmp_path):
+    src = shared_file("data", "nq", "simplified-nq-dev-sample10.jsonl")
+    out = tmp_path / "s.jsonl"
+    write_nq(out, read_nq(src))
+    got = [json.loads(x) for x in out.read_text().splitlines()]
+    want = [json.loads(x) for x in src.read_text().splitlines()]
+    assert got == want

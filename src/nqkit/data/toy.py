@@ -217,10 +217,10 @@ TOY_EXAMPLES: list[ToyExample] = [
 
 
 def build_toy_lines() -> list[str]:
-    """The toy dataset as JSON lines (sorted keys, like the official files)."""
+    """The toy dataset as JSON lines (sorted keys, compact, UTF-8: as the official files)."""
     import json
 
-    return [json.dumps(build_example(s), sort_keys=True, ensure_ascii=False)
+    return [json.dumps(build_example(s), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
             for s in TOY_EXAMPLES]
 
 

@@ -18,13 +18,15 @@ need only annotations (the evaluation) use :mod:`nqkit.formats.nq_gold` instead.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
 
+import orjson
+
 from nqkit.errors import InputError, location
-from nqkit.io import PathsLike, expand_paths, iter_lines, parse_json_line
+from nqkit.io import PathLike, PathsLike, atomic_output, expand_paths, iter_lines, parse_json_line
 
 YesNo = Literal["NONE", "YES", "NO"]
 YES_NO_VALUES: tuple[str, ...] = ("NONE", "YES", "NO")
@@ -166,6 +168,23 @@ class NqExample:
         """For each candidate, the index of the smallest candidate containing it, or -1."""
         return _parents([c.span for c in self.long_answer_candidates])
 
+    def to_json(self) -> dict[str, Any]:
+        """The official JSON object of this example (write it with sorted keys)."""
+        return {
+            "annotations": [_annotation_json(a, True) for a in self.annotations],
+            "document_html": self.document_html,
+            "document_title": self.document_title,
+            "document_tokens": [{"end_byte": t.end_byte, "html_token": t.html_token,
+                                 "start_byte": t.start_byte, "token": t.token}
+                                for t in self.document_tokens],
+            "document_url": self.document_url,
+            "example_id": self.example_id,
+            "long_answer_candidates": [_candidate_json(c, True)
+                                       for c in self.long_answer_candidates],
+            "question_text": self.question_text,
+            "question_tokens": list(self.question_tokens),
+        }
+
     def candidate_depth(self, index: int) -> int:
         """Nesting depth of a candidate: 0 for top-level ones."""
         depth, p = 0, self.candidate_parents[index]
@@ -203,11 +222,60 @@ class SimplifiedNqExample:
     def candidate_parents(self) -> tuple[int, ...]:
         return _parents([c.span for c in self.long_answer_candidates])
 
+    def to_json(self) -> dict[str, Any]:
+        """The simplified-format JSON object, keys in the official order."""
+        return {
+            "question_text": self.question_text,
+            "example_id": self.example_id,
+            "document_url": self.document_url,
+            "document_text": self.document_text,
+            "long_answer_candidates": [_candidate_json(c, False)
+                                       for c in self.long_answer_candidates],
+            "annotations": [_annotation_json(a, False) for a in self.annotations],
+        }
+
     @property
     def document_title(self) -> str:
         """The title, read from the URL (the simplified format has no title field)."""
         m = re.search(r"[?&]title=([^&]+)", self.document_url)
         return m.group(1).replace("_", " ") if m else ""
+
+
+def _span_json(s: Span, with_bytes: bool) -> dict[str, int]:
+    if with_bytes:
+        return {"end_byte": s.end_byte, "end_token": s.end_token,
+                "start_byte": s.start_byte, "start_token": s.start_token}
+    return {"end_token": s.end_token, "start_token": s.start_token}
+
+
+def _candidate_json(c: Candidate, with_bytes: bool) -> dict[str, Any]:
+    return {**_span_json(c.span, with_bytes), "top_level": c.top_level}
+
+
+def _annotation_json(a: Annotation, with_bytes: bool) -> dict[str, Any]:
+    return {
+        "annotation_id": a.annotation_id,
+        "long_answer": {"candidate_index": a.candidate_index,
+                        **_span_json(a.long_answer, with_bytes)},
+        "short_answers": [_span_json(s, with_bytes) for s in a.short_answers],
+        "yes_no_answer": a.yes_no_answer,
+    }
+
+
+def write_nq(path: PathLike, examples: Iterable[NqExample | SimplifiedNqExample]) -> int:
+    """Write examples as JSON lines (``.gz`` compressed), atomically; returns the count.
+
+    Original-format examples are written as the official files are: sorted keys, compact
+    separators, UTF-8 (so an unchanged example reads back byte-identical).
+    """
+    n = 0
+    with atomic_output(path, "wb") as f:
+        for ex in examples:
+            opts = orjson.OPT_SORT_KEYS if isinstance(ex, NqExample) else 0
+            f.write(orjson.dumps(ex.to_json(), option=opts))
+            f.write(b"\n")
+            n += 1
+    return n
 
 
 def _is_tag(token: str) -> bool:

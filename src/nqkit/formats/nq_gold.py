@@ -95,15 +95,17 @@ def _decode_at(buf: bytes, pos: int, hi: int, window: int = 4096) -> Any:
 def _token_at_byte(buf: bytes, start_byte: int, lo: int, hi: int) -> str | None:
     """The text of the document token starting at ``start_byte``, found without parsing.
 
-    Official files write tokens as ``{"end_byte": .., "html_token": .., "start_byte": N,
-    "token": "..."}``; candidates and spans never have ``"token"`` after ``start_byte``.
+    Official files write tokens with sorted keys, compactly:
+    ``{"end_byte":..,"html_token":..,"start_byte":N,"token":"..."}`` (other writers add
+    spaces); candidates and spans never have ``"token"`` after ``start_byte``.
     """
-    pat = b'"start_byte": %d, "token": "' % start_byte
-    i = buf.find(pat, lo, hi)
-    if i < 0:
-        return None
-    j = buf.find(b'"', i + len(pat), hi)
-    return buf[i + len(pat):j].decode("utf-8", errors="replace")
+    for pat in (b'"start_byte":%d,"token":"' % start_byte,
+                b'"start_byte": %d, "token": "' % start_byte):
+        i = buf.find(pat, lo, hi)
+        if i >= 0:
+            j = buf.find(b'"', i + len(pat), hi)
+            return buf[i + len(pat):j].decode("utf-8", errors="replace")
+    return None
 
 
 def _framed(buf: bytes, lo: int, hi: int) -> bool:
