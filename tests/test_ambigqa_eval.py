@@ -6,8 +6,8 @@ import json
 import math
 
 import pytest
-from conftest import shared_file
 
+from conftest import shared_file
 from nqkit.cli import main
 from nqkit.errors import InputError
 from nqkit.formats.ambignq import (
@@ -88,7 +88,8 @@ def test_ptb_tokenize(text, tokens):
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("Who plays Mavis in Hotel Transylvania (2012)?", "who plays mavis in hotel transylvania lrb 2012 rrb"),
+    ("Who plays Mavis in Hotel Transylvania (2012)?",
+     "who plays mavis in hotel transylvania lrb 2012 rrb"),
     ("When did the US start funding/supplying aid?", "when did us start fundingsupplying aid"),
     ("Who won FIFA's award?", "who won fifa s award"),
 ])
@@ -190,7 +191,7 @@ def test_cli_table_and_per_example(tmp_path, capsys):
     (REFS, {"1": [{"answer": "a"}]}, "preds.json: id 1: wrong prediction shape"),
     (REFS, {"1": 3}, "preds.json: id 1: expected a list, found int"),
     (REFS, {"1": ["a"], "7": ["b"]}, "1 predicted id(s) are not in the references (e.g. 7)"),
-    (REFS + [{**REFS[0], "id": "2"}], {"1": ["a"]},
+    ([*REFS, {**REFS[0], "id": "2"}], {"1": ["a"]},
      "1 of 2 reference ids have no prediction (e.g. 2)"),
     ([{"id": "1", "question": "Who?", "annotations": [{"type": "single", "answer": ["A"]}]}],
      {"1": ["a"]}, "unknown annotation type 'single'"),
@@ -203,7 +204,7 @@ def test_cli_bad_input(tmp_path, capsys, refs, preds, message):
 
 
 def test_cli_allow_missing(tmp_path, capsys):
-    refs = REFS + [{**REFS[0], "id": "2"}]
+    refs = [*REFS, {**REFS[0], "id": "2"}]
     assert _run(tmp_path, refs, {"1": ["ann"]}, "--allow-missing", "--format", "json") == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out)["metrics"]["F1 answer"]["all"] == 0.5

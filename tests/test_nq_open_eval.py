@@ -6,8 +6,8 @@ import json
 
 import orjson
 import pytest
-from conftest import shared_file
 
+from conftest import shared_file
 from nqkit.cli import main
 from nqkit.errors import InputError
 from nqkit.formats.nq_open import (

@@ -73,7 +73,7 @@ def _split_word(word: str) -> list[str]:
         return out
     low = word.lower()
     if low in _SPLIT_WORDS:
-        a, b = _SPLIT_WORDS[low]
+        a, _b = _SPLIT_WORDS[low]
         return [word[: len(a)], word[len(a):]]
     trail: list[str] = []
     if word.endswith(".") and len(word) > 1 and not re.search(r"\.[^\W_]", word):
