@@ -126,7 +126,8 @@ def read_dpr_biencoder(path: PathLike) -> Iterator[DprBiencoderExample]:
         for key in ("positive_ctxs", "negative_ctxs", "hard_negative_ctxs"):
             value = obj.get(key, [])
             if not isinstance(value, list):
-                raise InputError(where, f"{key!r} must be a list", f"each item looks like {{{keys}}}")
+                raise InputError(where, f"{key!r} must be a list",
+                                 f"each item looks like {{{keys}}}")
             lists.append(tuple(_context(c, where) for c in value))
         yield DprBiencoderExample(q, _answers(obj, where), *lists)
 
