@@ -106,3 +106,51 @@ def read_nq_open_predictions(paths: PathsLike) -> Iterator[NqOpenPrediction]:
 def nq_open_to_json(example: NqOpenExample, *, answer_field: str = "answer") -> dict[str, Any]:
     """The JSON line of an example, mirror of :func:`read_nq_open`."""
     return {"question": example.question, answer_field: list(example.answers)}
+
+
+def nq_open_from_nq(obj: dict[str, Any], where: str, *, max_tokens: int = 5
+                    ) -> NqOpenExample | None:
+    """Convert one NQ example (original format, as a JSON dict) to NQ-open, or ``None``.
+
+    As ORQA's ``convert_to_nq_open.py``: every short answer of every annotation that spans
+    at most ``max_tokens`` tokens contributes the visible text of its HTML bytes; the
+    example is kept when there is at least one; answers are deduplicated (first occurrence
+    order here, where the original used an unordered set). The question is
+    ``question_text`` unchanged.
+    """
+    from nqkit.text.html import html_span_text
+
+    html = obj.get("document_html")
+    if not isinstance(html, str):
+        hint = (" (this looks like the simplified format, which has no HTML)"
+                if "document_text" in obj else "")
+        raise InputError(where, "missing string 'document_html'" + hint,
+                         "NQ-open conversion needs the original NQ format")
+    question = obj.get("question_text")
+    annotations = obj.get("annotations")
+    if not isinstance(question, str) or not isinstance(annotations, list):
+        raise InputError(where, "missing 'question_text' or 'annotations'",
+                         "give NQ examples in the original format")
+    html_bytes: bytes | None = None
+    answers: dict[str, None] = {}
+    for ann in annotations:
+        for sa in ann.get("short_answers", []) if isinstance(ann, dict) else ():
+            try:
+                start_tok, end_tok = int(sa["start_token"]), int(sa["end_token"])
+                start_b, end_b = int(sa["start_byte"]), int(sa["end_byte"])
+            except (KeyError, TypeError, ValueError) as e:
+                raise InputError(where, f"a short answer lacks token/byte offsets ({e!r})",
+                                 "short answers need start/end_token and start/end_byte"
+                                 ) from e
+            if end_tok - start_tok > max_tokens:
+                continue
+            if html_bytes is None:
+                html_bytes = html.encode("utf-8")
+            if not 0 <= start_b <= end_b <= len(html_bytes):
+                raise InputError(where, f"short answer bytes [{start_b}, {end_b}) lie outside "
+                                 f"the {len(html_bytes):,}-byte document",
+                                 "check that the file is unmodified NQ data")
+            answers[html_span_text(html_bytes, start_b, end_b)] = None
+    if not answers:
+        return None
+    return NqOpenExample(question=question, answers=tuple(answers))
