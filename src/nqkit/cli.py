@@ -27,6 +27,7 @@ COMMAND_MODULES: list[str] = [
     "nqkit.commands.eval_ambigqa",
     "nqkit.commands.eval_retrieval",
     "nqkit.commands.convert_nq_open",
+    "nqkit.commands.baseline_open",
 ]
 
 GROUPS: dict[str, str] = {
