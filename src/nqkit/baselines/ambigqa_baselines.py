@@ -136,8 +136,9 @@ def _insert(prompt: str, words: Sequence[str]) -> str:
 def nearest_edit_questions(questions: Sequence[AmbigNqExample],
                            train: Sequence[AmbigNqExample]) -> dict[str, list[dict[str, str]]]:
     """Prompt + the added words of the nearest multi-answer training rewrite (module doc)."""
-    multi = [ex for ex in train if isinstance(ex.annotations[0], MultipleQAs)]
-    index = TfidfIndex([ex.question for ex in multi])
+    multi = [(ex, ann) for ex in train
+             if isinstance(ann := ex.annotations[0], MultipleQAs)]
+    index = TfidfIndex([ex.question for ex, _ in multi])
     out: dict[str, list[dict[str, str]]] = {}
     for ex in questions:
         answers = gold_answers(ex)
@@ -145,9 +146,7 @@ def nearest_edit_questions(questions: Sequence[AmbigNqExample],
             out[ex.id] = [{"question": ex.question, "answer": answers[0]}]
             continue
         (i, _), = index.nearest(ex.question, 1)
-        neighbour = multi[i]
-        ann = neighbour.annotations[0]
-        assert isinstance(ann, MultipleQAs)  # by construction of `multi`
+        neighbour, ann = multi[i]
         rewrites = [p.phrasings[0] if p.phrasings else neighbour.question for p in ann.qa_pairs]
         pairs = []
         for j, a in enumerate(answers):

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from nqkit.errors import InputError
-from nqkit.formats.ambignq import AmbigNqExample, AmbigQaPrediction, MultipleQAs, SingleAnswer
+from nqkit.formats.ambignq import AmbigNqExample, AmbigQaPrediction, SingleAnswer
 from nqkit.signature import make_signature
 from nqkit.text.normalize import normalize_answer
 
@@ -348,7 +348,6 @@ def score_ambigqa(
                 for name in names:
                     scores[name] = max(scores[name], f1)
                 continue
-            assert isinstance(ann, MultipleQAs)
             gold = [frozenset(normalize_answer(a) for a in qa.answers) for qa in ann.qa_pairs]
             scores["F1 answer"] = max(scores["F1 answer"], ans_f1(gold, pred_norm))
             if gen_norm is None:
