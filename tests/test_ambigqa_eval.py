@@ -209,3 +209,11 @@ def test_cli_allow_missing(tmp_path, capsys):
     captured = capsys.readouterr()
     assert json.loads(captured.out)["metrics"]["F1 answer"]["all"] == 0.5
     assert "1 id(s) without a prediction scored as 0 (1/2 predicted)" in captured.err
+
+
+def test_cli_jsonl_format(tmp_path, capsys):
+    assert _run(tmp_path, REFS, {"1": ["nobody", "ann"]}, "--format", "jsonl") == 0
+    captured = capsys.readouterr()
+    row = json.loads(captured.out)
+    assert row == {"id": "1", "is_multi": False, "F1 answer": pytest.approx(2 / 3)}
+    assert "signature: ambigqa|" in captured.err

@@ -101,3 +101,12 @@ def test_cli_bad_input(tmp_path, capsys, content, message):
 def test_cli_bad_topk(results_file, capsys):
     assert main(["eval", "retrieval", str(results_file), "--topk", "0"]) == 2
     assert "--topk must be positive" in capsys.readouterr().err
+
+
+def test_cli_jsonl_format(results_file, capsys):
+    assert main(["eval", "retrieval", str(results_file), "--topk", "2", "--format",
+                 "jsonl"]) == 0
+    captured = capsys.readouterr()
+    ranks = [json.loads(line)["first_hit"] for line in captured.out.splitlines()]
+    assert ranks == [1, 2, None, None, None]  # only the first 2 contexts are examined
+    assert "signature: retrieval|" in captured.err

@@ -134,3 +134,14 @@ def test_cli_bad_input(tmp_path, capsys, refs, preds, message):
     err = capsys.readouterr().err
     assert err.startswith("nqkit: error: ") and message in err
     assert err.count("\n") == 1
+
+
+def test_cli_jsonl_format(tmp_path, capsys):
+    refs = _write(tmp_path / "refs.jsonl", [{"question": "q1", "answer": ["x"]}])
+    preds = _write(tmp_path / "preds.jsonl", [{"question": "q1", "prediction": "X!"}])
+    assert main(["eval", "nq-open", "--references", refs, "--predictions", preds,
+                 "--format", "jsonl"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out) == {"question": "q1", "prediction": "X!", "correct": True,
+                                        "matched_answer": "x", "answers": ["x"]}
+    assert "signature: nq-open|" in captured.err

@@ -27,7 +27,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="score ids without a prediction as 0 instead of stopping")
     p.add_argument("--per-example", metavar="FILE",
                    help="also write one JSON line per id with its scores and is_multi")
-    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--format", choices=("table", "json", "jsonl"), default="table",
+                   help="table, json (means), or jsonl (one line per id on stdout; the "
+                   "signature goes to stderr)")
     p.set_defaults(func=run)
 
 
@@ -59,7 +61,12 @@ def run(args: argparse.Namespace) -> int:
         write_jsonl(args.per_example, (
             {"id": k, "is_multi": result.is_multi[k], **v}
             for k, v in result.per_example.items()))
-    if args.format == "json":
+    if args.format == "jsonl":
+        for k, v in result.per_example.items():
+            sys.stdout.write(orjson.dumps({"id": k, "is_multi": result.is_multi[k], **v})
+                             .decode() + "\n")
+        print(f"signature: {result.signature}", file=sys.stderr)
+    elif args.format == "json":
         out = {"metrics": result.metrics, "num_examples": result.num_examples,
                "num_multi": result.num_multi, "signature": result.signature}
         sys.stdout.write(orjson.dumps(out, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY)

@@ -30,7 +30,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--per-question", metavar="FILE",
                    help="also write one JSON line per question (question, prediction, "
                    "correct, matched_answer, answers) for error analysis")
-    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--format", choices=("table", "json", "jsonl"), default="table",
+                   help="table, json (the official numbers), or jsonl (one line per question "
+                   "on stdout; the summary goes to stderr)")
     p.set_defaults(func=run)
 
 
@@ -66,12 +68,18 @@ def run(args: argparse.Namespace) -> int:
     if result.unused_predictions:
         print(f"nqkit: warning: {result.unused_predictions} prediction(s) for questions not "
               "in the references were ignored", file=sys.stderr)
+    def item(it):
+        return {"question": it.question, "prediction": it.prediction, "correct": it.correct,
+                "matched_answer": it.matched_answer, "answers": list(it.answers)}
+
     if args.per_question:
-        write_jsonl(args.per_question, (
-            {"question": it.question, "prediction": it.prediction, "correct": it.correct,
-             "matched_answer": it.matched_answer, "answers": list(it.answers)}
-            for it in result.items))
-    if args.format == "json":
+        write_jsonl(args.per_question, (item(it) for it in result.items))
+    if args.format == "jsonl":
+        for it in result.items:
+            sys.stdout.write(orjson.dumps(item(it)).decode() + "\n")
+        print(f"exact match {result.accuracy:.4f} ({result.num_correct:,}/{result.num_total:,})"
+              f"; signature: {result.signature}", file=sys.stderr)
+    elif args.format == "json":
         out = {**result.official(), "signature": result.signature}
         sys.stdout.write(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:

@@ -22,7 +22,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--per-question", metavar="FILE",
                    help="also write one JSON line per question with the rank of its first "
                    "answer-bearing passage (null if none)")
-    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument("--format", choices=("table", "json", "jsonl"), default="table",
+                   help="table, json, or jsonl (one line per question with the rank of its "
+                   "first answer-bearing passage; the signature goes to stderr)")
     p.set_defaults(func=run)
 
 
@@ -54,7 +56,12 @@ def run(args: argparse.Namespace) -> int:
     if args.per_question:
         write_jsonl(args.per_question, ({"question": res.question, "first_hit": hit}
                                         for res, hit in zip(results, r.first_hit, strict=True)))
-    if args.format == "json":
+    if args.format == "jsonl":
+        for res, hit in zip(results, r.first_hit, strict=True):
+            sys.stdout.write(orjson.dumps({"question": res.question, "first_hit": hit})
+                             .decode() + "\n")
+        print(f"signature: {r.signature}", file=sys.stderr)
+    elif args.format == "json":
         out = {"recall": {str(k): v for k, v in r.recall.items()},
                "num_questions": r.num_questions, "signature": r.signature}
         sys.stdout.write(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode() + "\n")
