@@ -78,7 +78,7 @@ def test_whitespace_tokenizer_differs_from_official(dev):
     ("sperm\u2014occur", ["sperm", "--", "occur"]),
     ("the US/UK release", ["the", "US/UK", "release"]),
     ("Hotel (2012)", ["Hotel", "-LRB-", "2012", "-RRB-"]),
-    ('the "Thrill"', ["the", "``", "Thrill", "``"]),
+    ('the "Thrill"', ["the", "``", "Thrill", "''"]),
     ("1,000.5 people", ["1,000.5", "people"]),
     ("America\u2019s team", ["America", "'s", "team"]),
     ("well-known", ["well-known"]),

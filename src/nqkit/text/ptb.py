@@ -39,7 +39,6 @@ _SPACE = re.compile(r"[\s\u00a0\u200b\u2000-\u200a\u2028\u2029\u3000\ufeff]+")
 _APOS = "'\u2019"
 _BRACKETS = {"(": "-LRB-", ")": "-RRB-", "[": "-LSB-", "]": "-RSB-", "{": "-LCB-",
              "}": "-RCB-"}
-_DASHES = {"\u2013": "--", "\u2014": "--", "\u2015": "--", "\u2012": "--"}
 _SPLIT_WORDS = {
     "cannot": ("can", "not"), "gonna": ("gon", "na"), "gotta": ("got", "ta"),
     "wanna": ("wan", "na"), "gimme": ("gim", "me"), "lemme": ("lem", "me"),
@@ -73,8 +72,8 @@ def _split_word(word: str) -> list[str]:
         return out
     low = word.lower()
     if low in _SPLIT_WORDS:
-        a, _b = _SPLIT_WORDS[low]
-        return [word[: len(a)], word[len(a):]]
+        first = _SPLIT_WORDS[low][0]
+        return [word[: len(first)], word[len(first):]]
     trail: list[str] = []
     if word.endswith(".") and len(word) > 1 and not re.search(r"\.[^\W_]", word):
         # a sentence-final period (abbreviations keep theirs; punctuation removal makes
@@ -97,28 +96,28 @@ def ptb_tokenize(text: str, *, lower: bool = False) -> list[str]:
             kind = m.lastgroup
             tok = m.group()
             if kind == "word":
-                parts = _split_word(tok)
-                # a plural possessive: "students'" -> "students" "'"
-                tokens.extend(parts)
+                # clitics split off; a plural possessive's apostrophe ("students'") is
+                # left outside the word by _WORD and becomes a token of its own below
+                tokens.extend(_split_word(tok))
             elif kind == "num":
                 tokens.append(tok)
             elif kind == "dots":
                 tokens.append("...")
             elif kind == "dash":
                 tokens.append("--")
+            elif tok in _BRACKETS:
+                tokens.append(_BRACKETS[tok])
+            elif tok == '"':
+                # opening at the start of a chunk, closing elsewhere
+                tokens.append("``" if m.start() == 0 else "''")
+            elif tok in "\u201c\u00ab":
+                tokens.append("``")
+            elif tok in "\u201d\u00bb":
+                tokens.append("''")
+            elif tok in "\u2018\u2019":
+                tokens.append("`" if tok == "\u2018" else "'")
             else:
-                if tok in _BRACKETS:
-                    tokens.append(_BRACKETS[tok])
-                elif tok in _DASHES:
-                    tokens.append("--")
-                elif tok in "\"\u201c\u201d\u00ab\u00bb":
-                    tokens.append("''" if tok in "\u201d\u00bb" else "``")
-                elif tok in "\u2018\u2019":
-                    tokens.append("'")
-                elif tok in "`'":
-                    tokens.append(tok)
-                else:
-                    tokens.append(tok)
+                tokens.append(tok)
     if lower:
         tokens = [t.lower() for t in tokens]
     return tokens
