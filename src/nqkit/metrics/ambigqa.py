@@ -24,7 +24,7 @@ Faithful to the official ``ambigqa_evaluate_script.py`` (shown by the outputs in
 
 Beyond the official script: an empty prediction list scores 0 instead of crashing, and
 ``matching="optimal"`` replaces both greedy matchings by maximum-weight bipartite
-matchings. Optimal matching gives different, never lower numbers and is reported under
+matchings. Optimal matching can give different, never lower numbers; it is reported under
 different metric names (``... [optimal]``) and its own signature.
 """
 
