@@ -75,6 +75,9 @@ def test_missing_is_an_error_by_default():
         score_nq_open(refs, [NqOpenPrediction("q1", "a1")])
     r = score_nq_open(refs, [NqOpenPrediction("q1", "a1")], missing="wrong")
     assert (r.accuracy, r.missing_predictions) == (0.5, 1)
+    with pytest.raises(InputError, match=r"; 1 predictions are for questions not in the "
+                       r"references \(another split\?\)"):
+        score_nq_open(refs, [NqOpenPrediction("q1", "a1"), NqOpenPrediction("Q2", "a2")])
 
 
 def _write(path, lines):

@@ -121,13 +121,17 @@ def score_nq_open(
         preds[p.question] = p.prediction
 
     absent = [q for q in refs if q not in preds]
+    unused = sum(1 for q in preds if q not in refs)
     if absent and missing == "error":
         shown = "; ".join(repr(q) for q in absent[:3])
+        extra = (f"; {unused:,} predictions are for questions not in the references "
+                 "(another split?)" if unused else "")
         raise InputError(
             None,
             f"{len(absent):,} of {len(refs):,} reference questions have no prediction "
-            f"(e.g. {shown})",
-            "predict every question, or pass --allow-missing to score them as wrong",
+            f"(e.g. {shown}){extra}",
+            "predict every question (questions must match exactly), or pass "
+            "--allow-missing to score them as wrong",
         )
 
     items: list[NqOpenItem] = []
@@ -162,6 +166,6 @@ def score_nq_open(
         empty_gold_answers=empty_a,
         duplicate_references=dup_refs,
         duplicate_predictions=dup_preds,
-        unused_predictions=sum(1 for q in preds if q not in refs),
+        unused_predictions=unused,
         items=items,
     )
