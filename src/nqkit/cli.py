@@ -25,6 +25,11 @@ from nqkit.errors import NqkitError
 COMMAND_MODULES: list[str] = [
     "nqkit.commands.demo",
     "nqkit.commands.eval_nq",
+    "nqkit.commands.eval_nq_open",
+    "nqkit.commands.eval_ambigqa",
+    "nqkit.commands.eval_retrieval",
+    "nqkit.commands.convert_nq_open",
+    "nqkit.commands.baseline_open",
 ]
 
 GROUPS: dict[str, str] = {

@@ -1,0 +1,62 @@
+"""``nqkit convert nq-open``: NQ (original format) -> NQ-open question/answer lines."""
+
+from __future__ import annotations
+
+import argparse
+
+GROUP = "convert"
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "nq-open",
+        help="NQ original format -> NQ-open {question, answer} lines",
+        description="Convert NQ examples (original format, with document_html; shards and "
+        "globs, plain or gzipped) to NQ-open as ORQA's convert_to_nq_open.py does: short "
+        "answers of at most --max-tokens tokens, answer text = visible text of the HTML "
+        "bytes of the span, examples without such an answer dropped, answers deduplicated. "
+        "Output order follows the input (the original shuffles).",
+    )
+    p.add_argument("inputs", nargs="+", help="NQ JSONL files or globs (e.g. 'dev/*.jsonl.gz')")
+    p.add_argument("-o", "--output", required=True, help="output JSONL (.gz to compress)")
+    p.add_argument("--max-tokens", type=int, default=5,
+                   help="longest short answer kept, in tokens (default: 5)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from nqkit.errors import InputError, location
+    from nqkit.formats.nq_open import nq_open_from_nq, nq_open_to_json
+    from nqkit.io import ensure_not_input, expand_paths, iter_lines, parse_json_line, write_jsonl
+    from nqkit.report import progress
+
+    if args.max_tokens < 1:
+        raise InputError(None, f"--max-tokens must be positive, found {args.max_tokens}",
+                         "the official conversion uses 5")
+    paths = expand_paths(args.inputs, what="NQ")
+    ensure_not_input(args.output, paths)
+    counts = {"read": 0, "kept": 0}
+
+    def examples():
+        for path in paths:
+            for lineno, raw in progress(iter_lines(path), desc=path.name, unit="ex"):
+                where = location(path, lineno) or str(path)
+                obj = parse_json_line(raw, where)
+                if not isinstance(obj, dict):
+                    raise InputError(where, f"expected a JSON object, found "
+                                     f"{type(obj).__name__}", "give NQ JSON lines")
+                counts["read"] += 1
+                ex = nq_open_from_nq(obj, where, max_tokens=args.max_tokens)
+                if ex is not None:
+                    counts["kept"] += 1
+                    yield nq_open_to_json(ex)
+        if counts["read"] == 0:
+            raise InputError(", ".join(map(str, paths)), "the NQ input holds no example",
+                             "give non-empty NQ files")
+
+    write_jsonl(args.output, examples())
+    print(f"nqkit: {counts['kept']:,} of {counts['read']:,} examples have a short answer of "
+          f"at most {args.max_tokens} tokens; wrote {args.output}", file=sys.stderr)
+    return 0

@@ -1,0 +1,94 @@
+"""``nqkit eval nq-open``: NQ-open exact match, identical to the official ORQA script."""
+
+from __future__ import annotations
+
+import argparse
+
+GROUP = "eval"
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "nq-open",
+        help="NQ-open / EfficientQA exact match (official ORQA evaluation)",
+        description="Score {question, prediction} JSON lines against NQ-open references "
+        "{question, answer: [...]} by exact match after NFD, lower-casing, punctuation and "
+        "article removal (max over gold answers). Numbers equal the official "
+        "evaluate_predictions.py.",
+    )
+    p.add_argument("--references", required=True, help="NQ-open JSONL (plain or .gz)")
+    p.add_argument("--predictions", required=True, help='JSONL {"question", "prediction"}')
+    p.add_argument("--answer-field", default="answer",
+                   help="reference field holding the answers (default: answer; EfficientQA "
+                   "test: answer_and_def_correct_predictions)")
+    p.add_argument("--regex", action="store_true",
+                   help="references are regular expressions (CuratedTrec): a pattern must "
+                   "match at the start of the prediction, case-insensitively")
+    p.add_argument("--allow-missing", action="store_true",
+                   help="score questions without a prediction as wrong (the official "
+                   "behaviour) instead of stopping with an error")
+    p.add_argument("--per-question", metavar="FILE",
+                   help="also write one JSON line per question (question, prediction, "
+                   "correct, matched_answer, answers) for error analysis")
+    p.add_argument("--format", choices=("table", "json", "jsonl"), default="table",
+                   help="table, json (the official numbers), or jsonl (one line per question "
+                   "on stdout; the summary goes to stderr)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    import orjson
+
+    from nqkit.formats.nq_open import read_nq_open, read_nq_open_predictions
+    from nqkit.io import ensure_not_input, write_jsonl
+    from nqkit.metrics.nq_open import score_nq_open
+    from nqkit.report import format_table
+
+    if args.per_question:
+        ensure_not_input(args.per_question, [args.references, args.predictions])
+    result = score_nq_open(
+        read_nq_open(args.references, answer_field=args.answer_field),
+        read_nq_open_predictions(args.predictions),
+        regex=args.regex,
+        missing="wrong" if args.allow_missing else "error",
+        answer_field=args.answer_field,
+    )
+    if result.empty_gold_answers:
+        print(f"nqkit: warning: {result.empty_gold_answers} gold answer(s) of "
+              f"{result.empty_gold_questions} question(s) normalize to the empty string; "
+              "an empty prediction counts as correct for them (as in the official script)",
+              file=sys.stderr)
+    for count, what in ((result.duplicate_references, "reference questions"),
+                        (result.duplicate_predictions, "predicted questions")):
+        if count:
+            print(f"nqkit: warning: {count} duplicate {what}; the last one is used "
+                  "(as in the official script)", file=sys.stderr)
+    if result.unused_predictions:
+        print(f"nqkit: warning: {result.unused_predictions} prediction(s) for questions not "
+              "in the references were ignored", file=sys.stderr)
+    def item(it):
+        return {"question": it.question, "prediction": it.prediction, "correct": it.correct,
+                "matched_answer": it.matched_answer, "answers": list(it.answers)}
+
+    if args.per_question:
+        write_jsonl(args.per_question, (item(it) for it in result.items))
+    if args.format == "jsonl":
+        for it in result.items:
+            sys.stdout.write(orjson.dumps(item(it)).decode() + "\n")
+        print(f"exact match {result.accuracy:.4f} ({result.num_correct:,}/{result.num_total:,})"
+              f"; signature: {result.signature}", file=sys.stderr)
+    elif args.format == "json":
+        out = {**result.official(), "signature": result.signature}
+        sys.stdout.write(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        predicted = result.num_total - result.missing_predictions
+        rows = [
+            ("exact match", result.accuracy),
+            ("correct", f"{result.num_correct:,}/{result.num_total:,}"),
+            ("predicted", f"{predicted:,}/{result.num_total:,}"),
+        ]
+        print(format_table(("metric", "value"), rows))
+        print(f"signature: {result.signature}")
+    return 0

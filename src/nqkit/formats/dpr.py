@@ -1,0 +1,153 @@
+"""DPR formats (Karpukhin et al. 2020): retrieval results, bi-encoder data, QA TSV files.
+
+* Retrieval results (``dense_retriever.py`` output): a JSON list of ``{"question",
+  "answers": [...], "ctxs": [{"id", "title", "text", "score", "has_answer"?}, ...]}`` with
+  the contexts in rank order.
+* Bi-encoder training/dev data (``biencoder-nq-dev.json``): a JSON list of ``{"question",
+  "answers", "positive_ctxs", "negative_ctxs", "hard_negative_ctxs"}``; contexts carry
+  ``title``, ``text`` and ``passage_id``.
+* QA files (``nq-dev.qa.tsv``): ``question<TAB>python-list-of-answers`` per line.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from nqkit.errors import InputError, location
+from nqkit.io import PathLike, expand_paths, iter_lines, read_json
+
+__all__ = [
+    "DprBiencoderExample",
+    "DprContext",
+    "DprResult",
+    "read_dpr_biencoder",
+    "read_dpr_qa_tsv",
+    "read_dpr_results",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class DprContext:
+    """One retrieved or annotated Wikipedia passage."""
+
+    id: str  # passage id in psgs_w100 (``id`` or ``passage_id``), "" when absent
+    title: str
+    text: str
+    score: float | None = None  # retriever score, when given
+    has_answer: bool | None = None  # the file's own answer flag, when given
+
+
+@dataclass(frozen=True, slots=True)
+class DprResult:
+    """The ranked passages retrieved for one question."""
+
+    question: str
+    answers: tuple[str, ...]
+    ctxs: tuple[DprContext, ...]  # in rank order
+
+
+@dataclass(frozen=True, slots=True)
+class DprBiencoderExample:
+    """One bi-encoder example with its positive and negative passages."""
+
+    question: str
+    answers: tuple[str, ...]
+    positive_ctxs: tuple[DprContext, ...]
+    negative_ctxs: tuple[DprContext, ...]
+    hard_negative_ctxs: tuple[DprContext, ...]
+
+
+def _answers(obj: dict[str, Any], where: str) -> tuple[str, ...]:
+    answers = obj.get("answers")
+    if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
+        raise InputError(where, f"'answers' must be a list of strings, found {answers!r:.60}",
+                         "each item needs \"answers\": [\"...\"]")
+    return tuple(answers)
+
+
+def _context(obj: Any, where: str) -> DprContext:
+    if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
+        raise InputError(where, f"a context must be an object with a string 'text', found "
+                         f"{obj!r:.60}", 'contexts look like {"id", "title", "text", "score"}')
+    pid = obj.get("id", obj.get("passage_id", ""))
+    score = obj.get("score")
+    flag = obj.get("has_answer", obj.get("hasanswer"))
+    return DprContext(
+        id=str(pid) if pid is not None else "",
+        title=str(obj.get("title") or ""),
+        text=obj["text"],
+        score=float(score) if isinstance(score, int | float | str) and score != "" else None,
+        has_answer=bool(flag) if flag is not None else None,
+    )
+
+
+def _items(path: PathLike, what: str) -> list[Any]:
+    data = read_json(path, what=what)
+    if not isinstance(data, list):
+        raise InputError(path, f"expected a JSON list of questions, found {type(data).__name__}",
+                         f"give a DPR {what} file (a JSON list)")
+    if not data:
+        raise InputError(path, f"the {what} file holds no question", "give a non-empty file")
+    return data
+
+
+def _question(obj: Any, where: str, keys: str) -> str:
+    if not isinstance(obj, dict):
+        raise InputError(where, f"expected an object, found {type(obj).__name__}",
+                         f"each item looks like {{{keys}}}")
+    q = obj.get("question")
+    if not isinstance(q, str):
+        raise InputError(where, "missing string 'question'", f"each item looks like {{{keys}}}")
+    return q
+
+
+def read_dpr_results(path: PathLike) -> Iterator[DprResult]:
+    """Read DPR retrieval results; contexts keep the file's order (rank order)."""
+    for i, obj in enumerate(_items(path, "retrieval results")):
+        where = f"{path}: question {i}"
+        q = _question(obj, where, "question, answers, ctxs")
+        ctxs = obj.get("ctxs")
+        if not isinstance(ctxs, list):
+            raise InputError(where, "missing list 'ctxs'",
+                             "each item looks like {question, answers, ctxs: [...]}")
+        yield DprResult(q, _answers(obj, where), tuple(_context(c, where) for c in ctxs))
+
+
+def read_dpr_biencoder(path: PathLike) -> Iterator[DprBiencoderExample]:
+    """Read a DPR bi-encoder file (positive, negative and hard negative contexts)."""
+    keys = "question, answers, positive_ctxs, negative_ctxs, hard_negative_ctxs"
+    for i, obj in enumerate(_items(path, "bi-encoder")):
+        where = f"{path}: question {i}"
+        q = _question(obj, where, keys)
+        lists = []
+        for key in ("positive_ctxs", "negative_ctxs", "hard_negative_ctxs"):
+            value = obj.get(key, [])
+            if not isinstance(value, list):
+                raise InputError(where, f"{key!r} must be a list",
+                                 f"each item looks like {{{keys}}}")
+            lists.append(tuple(_context(c, where) for c in value))
+        yield DprBiencoderExample(q, _answers(obj, where), *lists)
+
+
+def read_dpr_qa_tsv(paths: PathLike) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """Yield ``(question, answers)`` of DPR QA TSV files (``question<TAB>['a', 'b']``)."""
+    for path in expand_paths(paths, what="QA TSV"):
+        for lineno, raw in iter_lines(path):
+            where = location(path, lineno)
+            line = raw.decode("utf-8").rstrip("\r\n")
+            question, sep, answers_text = line.partition("\t")
+            if not sep:
+                raise InputError(where, "expected question<TAB>answers, found no tab",
+                                 "each line is: question<TAB>['answer', ...]")
+            try:
+                answers = ast.literal_eval(answers_text)
+            except (ValueError, SyntaxError) as e:
+                raise InputError(where, f"the answers are not a Python list literal ({e})",
+                                 "write answers as ['a', 'b']") from e
+            if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
+                raise InputError(where, "the answers must be a list of strings",
+                                 "write answers as ['a', 'b']")
+            yield question, tuple(answers)

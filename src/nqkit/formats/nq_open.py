@@ -1,0 +1,156 @@
+"""NQ-open records: references ``{"question", "answer": [...]}`` and predictions.
+
+NQ-open (Lee et al. 2019; ``nq_open/README.md`` of the NQ repository) is one JSON object
+per line with the question text and the list of acceptable answer strings. The EfficientQA
+test file adds ``answer_and_def_correct_predictions`` (gold answers plus predictions that
+raters judged definitely correct); :func:`read_nq_open` takes the field name to read.
+Predictions are JSON lines ``{"question", "prediction"}`` joined to references by the
+question string, as in the official evaluation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from nqkit.errors import InputError, location
+from nqkit.io import PathsLike, expand_paths, iter_lines, parse_json_line
+
+__all__ = [
+    "NqOpenExample",
+    "NqOpenPrediction",
+    "nq_open_to_json",
+    "read_nq_open",
+    "read_nq_open_predictions",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class NqOpenExample:
+    """One NQ-open question with its acceptable answers."""
+
+    question: str  # the question text, the join key of predictions
+    answers: tuple[str, ...]  # acceptable answer strings (or regexes for CuratedTrec)
+
+
+@dataclass(frozen=True, slots=True)
+class NqOpenPrediction:
+    """One predicted answer string for a question."""
+
+    question: str  # the question text as in the references
+    prediction: str  # the single predicted answer string
+
+
+def _lines(paths: PathsLike, what: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    seen_any = False
+    files = expand_paths(paths, what=what)
+    for path in files:
+        for lineno, raw in iter_lines(path):
+            where = location(path, lineno) or str(path)
+            obj = parse_json_line(raw, where)
+            if not isinstance(obj, dict):
+                raise InputError(where, f"expected a JSON object, found {type(obj).__name__}",
+                                 "each line must be one JSON object {...}")
+            seen_any = True
+            yield where, obj
+    if not seen_any:
+        names = ", ".join(str(p) for p in files)
+        raise InputError(names, f"the {what} file is empty", f"give a non-empty {what} file")
+
+
+def _string_field(obj: dict[str, Any], key: str, where: str, example: str) -> str:
+    if key not in obj:
+        found = ", ".join(sorted(obj)) or "no keys"
+        raise InputError(where, f"missing key {key!r} (found {found})",
+                         f"each line must look like {example}")
+    value = obj[key]
+    if not isinstance(value, str):
+        raise InputError(where, f"{key!r} must be a string, found {type(value).__name__}",
+                         f"each line must look like {example}")
+    return value
+
+
+def read_nq_open(paths: PathsLike, *, answer_field: str = "answer") -> Iterator[NqOpenExample]:
+    """Lazily read NQ-open reference lines; ``answer_field`` names the answer list.
+
+    Raises :class:`InputError` at ``file:line`` for a missing question, a missing answer
+    field or an answer field that is not a non-empty list of strings.
+    """
+    example = f'{{"question": "...", "{answer_field}": ["..."]}}'
+    for where, obj in _lines(paths, "references"):
+        question = _string_field(obj, "question", where, example)
+        if answer_field not in obj:
+            found = ", ".join(sorted(obj)) or "no keys"
+            hint = (" (EfficientQA test references use 'answer_and_def_correct_predictions')"
+                    if answer_field == "answer" else "")
+            raise InputError(where, f"missing answer field {answer_field!r} (found {found})"
+                             + hint, "choose the field with --answer-field")
+        answers = obj[answer_field]
+        if (not isinstance(answers, list) or not answers
+                or not all(isinstance(a, str) for a in answers)):
+            raise InputError(where, f"{answer_field!r} must be a non-empty list of strings, "
+                             f"found {answers!r:.80}", f"each line must look like {example}")
+        yield NqOpenExample(question=question, answers=tuple(answers))
+
+
+def read_nq_open_predictions(paths: PathsLike) -> Iterator[NqOpenPrediction]:
+    """Lazily read prediction lines ``{"question": ..., "prediction": ...}``."""
+    example = '{"question": "...", "prediction": "..."}'
+    for where, obj in _lines(paths, "predictions"):
+        question = _string_field(obj, "question", where, example)
+        prediction = _string_field(obj, "prediction", where, example)
+        yield NqOpenPrediction(question=question, prediction=prediction)
+
+
+def nq_open_to_json(example: NqOpenExample, *, answer_field: str = "answer") -> dict[str, Any]:
+    """The JSON line of an example, mirror of :func:`read_nq_open`."""
+    return {"question": example.question, answer_field: list(example.answers)}
+
+
+def nq_open_from_nq(obj: dict[str, Any], where: str, *, max_tokens: int = 5
+                    ) -> NqOpenExample | None:
+    """Convert one NQ example (original format, as a JSON dict) to NQ-open, or ``None``.
+
+    As ORQA's ``convert_to_nq_open.py``: every short answer of every annotation that spans
+    at most ``max_tokens`` tokens contributes the visible text of its HTML bytes; the
+    example is kept when there is at least one; answers are deduplicated (first occurrence
+    order here, where the original used an unordered set). The question is
+    ``question_text`` unchanged.
+    """
+    from nqkit.text.html import html_span_text
+
+    html = obj.get("document_html")
+    if not isinstance(html, str):
+        hint = (" (this looks like the simplified format, which has no HTML)"
+                if "document_text" in obj else "")
+        raise InputError(where, "missing string 'document_html'" + hint,
+                         "NQ-open conversion needs the original NQ format")
+    question = obj.get("question_text")
+    annotations = obj.get("annotations")
+    if not isinstance(question, str) or not isinstance(annotations, list):
+        raise InputError(where, "missing 'question_text' or 'annotations'",
+                         "give NQ examples in the original format")
+    html_bytes: bytes | None = None
+    answers: dict[str, None] = {}
+    for ann in annotations:
+        for sa in ann.get("short_answers", []) if isinstance(ann, dict) else ():
+            try:
+                start_tok, end_tok = int(sa["start_token"]), int(sa["end_token"])
+                start_b, end_b = int(sa["start_byte"]), int(sa["end_byte"])
+            except (KeyError, TypeError, ValueError) as e:
+                raise InputError(where, f"a short answer lacks token/byte offsets ({e!r})",
+                                 "short answers need start/end_token and start/end_byte"
+                                 ) from e
+            if end_tok - start_tok > max_tokens:
+                continue
+            if html_bytes is None:
+                html_bytes = html.encode("utf-8")
+            if not 0 <= start_b <= end_b <= len(html_bytes):
+                raise InputError(where, f"short answer bytes [{start_b}, {end_b}) lie outside "
+                                 f"the {len(html_bytes):,}-byte document",
+                                 "check that the file is unmodified NQ data")
+            answers[html_span_text(html_bytes, start_b, end_b)] = None
+    if not answers:
+        return None
+    return NqOpenExample(question=question, answers=tuple(answers))

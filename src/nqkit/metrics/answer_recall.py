@@ -1,0 +1,63 @@
+"""Top-k answer recall of retrieval results (DPR, Karpukhin et al. 2020, §5.1).
+
+A question counts as answered at k when one of its first k retrieved passages *has the
+answer*: an answer's token sequence occurs in the passage text under DPR's simple
+tokenizer (NFD, lower-cased; :mod:`nqkit.text.dpr_tokenize`). The passage title is not
+searched, as in DPR's ``has_answer`` check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from nqkit.formats.dpr import DprResult
+from nqkit.signature import make_signature
+from nqkit.text.dpr_tokenize import has_answer, simple_tokenize, tokenize_answer
+
+__all__ = ["AnswerRecallResult", "passage_has_answer", "score_answer_recall"]
+
+
+def passage_has_answer(answers: Iterable[str], text: str) -> bool:
+    """DPR's string check: an answer's tokens occur contiguously in the text's tokens."""
+    return has_answer([tokenize_answer(a) for a in answers], simple_tokenize(text))
+
+
+@dataclass(frozen=True)
+class AnswerRecallResult:
+    recall: dict[int, float]  # k -> fraction of questions answered within the top k
+    num_questions: int
+    first_hit: list[int | None] = field(repr=False)  # per question: 1-based rank or None
+    short_lists: int = 0  # questions with fewer contexts than the largest k
+    flag_disagreements: int = 0  # contexts whose file flag differs from our check
+    signature: str = ""
+
+
+def score_answer_recall(results: Iterable[DprResult], ks: Sequence[int]) -> AnswerRecallResult:
+    """Top-k answer recall for each k in ``ks`` (positive integers)."""
+    ks = sorted(set(ks))
+    if not ks or ks[0] < 1:
+        raise ValueError("ks must be positive integers")
+    depth = ks[-1]
+    first: list[int | None] = []
+    short = disagree = 0
+    for res in results:
+        answers = [tokenize_answer(a) for a in res.answers]
+        hit: int | None = None
+        if len(res.ctxs) < depth:
+            short += 1
+        for rank, ctx in enumerate(res.ctxs[:depth], 1):
+            found = has_answer(answers, simple_tokenize(ctx.text))
+            if ctx.has_answer is not None and ctx.has_answer != found:
+                disagree += 1
+            if found and hit is None:
+                hit = rank
+                if all(c.has_answer is None for c in res.ctxs[:depth]):
+                    break  # nothing to cross-check further down the list
+        first.append(hit)
+    n = len(first)
+    recall = {k: (sum(1 for h in first if h is not None and h <= k) / n if n else 0.0)
+              for k in ks}
+    sig = make_signature("retrieval", {"recall": "answer", "tok": "dpr-simple-nfd",
+                                       "field": "text"})
+    return AnswerRecallResult(recall, n, first, short, disagree, sig)

@@ -1,0 +1,171 @@
+"""NQ-open exact match, as the official ORQA evaluation computes it.
+
+Reproduces ``language/orqa/evaluation/evaluate_predictions.py``: references and
+predictions are joined by the question string (a later duplicate replaces an earlier one,
+as in a dict); a prediction is correct when it equals one gold answer after NFD
+normalization (:func:`nqkit.text.normalize.normalize_answer_nfd`), or, for regex
+references (CuratedTrec), when a gold pattern matches at the start of the prediction
+(case-insensitive, multiline; a pattern that does not compile never matches). Accuracy is
+``num_correct / num_total`` over every reference question; a missing prediction is wrong.
+
+Beyond the official script the result counts gold answers that normalize to the empty
+string (they make an empty prediction correct: 4 questions in NQ-open dev) and keeps one
+record per question for error analysis.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from nqkit.errors import InputError
+from nqkit.formats.nq_open import NqOpenExample, NqOpenPrediction
+from nqkit.signature import make_signature
+from nqkit.text.normalize import normalize_answer_nfd
+
+__all__ = ["NqOpenItem", "NqOpenResult", "regex_match", "score_nq_open"]
+
+MISSING_POLICIES = ("error", "wrong")
+
+
+@dataclass(frozen=True, slots=True)
+class NqOpenItem:
+    """The score of one reference question."""
+
+    question: str
+    prediction: str | None  # None when the question has no prediction
+    correct: bool
+    matched_answer: str | None  # the first gold answer that matched, if any
+    answers: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NqOpenResult:
+    """Official numbers plus diagnostics."""
+
+    accuracy: float
+    num_correct: int
+    num_total: int
+    missing_predictions: int
+    signature: str
+    empty_gold_questions: int = 0  # questions with a gold answer normalizing to ""
+    empty_gold_answers: int = 0  # gold answer strings normalizing to ""
+    duplicate_references: int = 0  # reference lines whose question appeared before
+    duplicate_predictions: int = 0
+    unused_predictions: int = 0  # predictions for questions not in the references
+    items: list[NqOpenItem] = field(default_factory=list, repr=False)
+
+    def official(self) -> dict[str, float | int]:
+        """The four numbers the official script reports."""
+        return {
+            "accuracy": self.accuracy,
+            "num_correct": self.num_correct,
+            "num_total": self.num_total,
+            "missing_predictions": self.missing_predictions,
+        }
+
+
+@lru_cache(maxsize=65536)
+def _compile(pattern: str) -> re.Pattern[str] | None:
+    try:
+        return re.compile(pattern, flags=re.IGNORECASE | re.UNICODE | re.MULTILINE)
+    except re.error:
+        return None
+
+
+def regex_match(prediction: str, pattern: str) -> bool:
+    """True when ``pattern`` matches at the start of ``prediction`` (ORQA regex scoring)."""
+    compiled = _compile(pattern)
+    return compiled is not None and compiled.match(prediction) is not None
+
+
+def nq_open_signature(*, answer_field: str, regex: bool, missing: str) -> str:
+    return make_signature("nq-open", {
+        "answer-field": answer_field,
+        "match": "regex" if regex else "em-nfd",
+        "missing": missing,
+    })
+
+
+def score_nq_open(
+    references: Iterable[NqOpenExample],
+    predictions: Iterable[NqOpenPrediction],
+    *,
+    regex: bool = False,
+    missing: str = "error",
+    answer_field: str = "answer",
+) -> NqOpenResult:
+    """Score predictions against references.
+
+    ``missing`` is ``"error"`` (raise :class:`InputError` counting the missing questions and
+    listing a few) or ``"wrong"`` (score them as wrong, as the official script does).
+    ``answer_field`` only enters the signature.
+    """
+    if missing not in MISSING_POLICIES:
+        raise ValueError(f"missing must be one of {MISSING_POLICIES}, not {missing!r}")
+    refs: dict[str, tuple[str, ...]] = {}
+    dup_refs = 0
+    for ex in references:
+        if ex.question in refs:
+            dup_refs += 1
+        refs[ex.question] = ex.answers
+    if not refs:
+        raise InputError(None, "the references contain no question", "give NQ-open references")
+    preds: dict[str, str] = {}
+    dup_preds = 0
+    for p in predictions:
+        if p.question in preds:
+            dup_preds += 1
+        preds[p.question] = p.prediction
+
+    absent = [q for q in refs if q not in preds]
+    unused = sum(1 for q in preds if q not in refs)
+    if absent and missing == "error":
+        shown = "; ".join(repr(q) for q in absent[:3])
+        extra = (f"; {unused:,} predictions are for questions not in the references "
+                 "(another split?)" if unused else "")
+        raise InputError(
+            None,
+            f"{len(absent):,} of {len(refs):,} reference questions have no prediction "
+            f"(e.g. {shown}){extra}",
+            "predict every question (questions must match exactly), or pass "
+            "--allow-missing to score them as wrong",
+        )
+
+    items: list[NqOpenItem] = []
+    num_correct = 0
+    empty_q = empty_a = 0
+    for question, answers in refs.items():
+        if not regex:
+            n_empty = sum(1 for a in answers if normalize_answer_nfd(a) == "")
+            empty_a += n_empty
+            empty_q += n_empty > 0
+        pred = preds.get(question)
+        matched: str | None = None
+        if pred is not None:
+            if regex:
+                matched = next((a for a in answers if regex_match(pred, a)), None)
+            else:
+                norm_pred = normalize_answer_nfd(pred)
+                matched = next((a for a in answers if normalize_answer_nfd(a) == norm_pred),
+                               None)
+        correct = matched is not None
+        num_correct += correct
+        items.append(NqOpenItem(question, pred, correct, matched, answers))
+
+    total = len(refs)
+    return NqOpenResult(
+        accuracy=num_correct / float(total),
+        num_correct=num_correct,
+        num_total=total,
+        missing_predictions=len(absent),
+        signature=nq_open_signature(answer_field=answer_field, regex=regex, missing=missing),
+        empty_gold_questions=empty_q,
+        empty_gold_answers=empty_a,
+        duplicate_references=dup_refs,
+        duplicate_predictions=dup_preds,
+        unused_predictions=unused,
+        items=items,
+    )

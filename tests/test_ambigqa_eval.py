@@ -1,0 +1,220 @@
+"""AmbigQA metrics: golden parity with the official script (Java PTB run), units, CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from nqkit.cli import main
+from nqkit.errors import InputError
+from nqkit.formats.ambignq import (
+    AmbigNqExample,
+    AmbigQaPrediction,
+    MultipleQAs,
+    QaPair,
+    SingleAnswer,
+    read_ambignq,
+    read_ambigqa_predictions,
+)
+from nqkit.metrics.ambigqa import bleu_scores, edit_f1, max_weight_matching, score_ambigqa
+from nqkit.text.ptb import eval_question, ptb_tokenize
+
+from conftest import shared_file
+
+GOLDEN = ["answers_first_alias", "answers_noisy", "qa_edited", "qa_prompt_copy"]
+
+
+@pytest.fixture(scope="module")
+def dev():
+    return list(read_ambignq(shared_file("data", "ambignq", "dev_light.json")))
+
+
+@pytest.mark.parametrize("name", GOLDEN)
+def test_golden_parity(dev, name):
+    preds = read_ambigqa_predictions(shared_file("golden", "ambigqa",
+                                                 f"{name}.predictions.json"))
+    official = json.loads(shared_file("golden", "ambigqa", f"{name}.official.json").read_text())
+    result = score_ambigqa(dev, preds)
+    assert set(result.metrics) == set(official["metrics"])
+    for metric, means in official["metrics"].items():
+        for subset in ("all", "multi"):
+            assert result.metrics[metric][subset] == pytest.approx(means[subset], abs=1e-9)
+    assert set(result.per_example) == set(official["per_example"])
+    for ex_id, scores in official["per_example"].items():
+        for metric, value in scores.items():
+            assert result.per_example[ex_id][metric] == pytest.approx(value, abs=1e-9), (
+                ex_id, metric)
+
+
+def test_prompt_copy_reproduces_paper_table4(dev):
+    preds = read_ambigqa_predictions(shared_file("golden", "ambigqa",
+                                                 "qa_prompt_copy.predictions.json"))
+    m = score_ambigqa(dev, preds).metrics
+    # Paper (Table 4, gold answers given): F1_BLEU 47.4, F1_EDIT-F1 0.0. The official
+    # script of the released data gives 47.26 / 0.08: a rewrite that equals the prompt
+    # after normalization now earns full Edit-F1 credit (docs/nq-open-ambigqa.md).
+    assert abs(100 * m["F1 bleu4"]["multi"] - 47.4) < 0.2
+    assert 0 < 100 * m["F1 edit-f1"]["multi"] < 0.1
+
+
+def test_whitespace_tokenizer_differs_from_official(dev):
+    # The PTB splits matter: without them the question metrics move.
+    preds = read_ambigqa_predictions(shared_file("golden", "ambigqa",
+                                                 "qa_prompt_copy.predictions.json"))
+    official = json.loads(shared_file("golden", "ambigqa",
+                                      "qa_prompt_copy.official.json").read_text())
+    naive = score_ambigqa(dev, preds, tokenizer="whitespace")
+    assert naive.metrics["F1 bleu4"]["multi"] != pytest.approx(
+        official["metrics"]["F1 bleu4"]["multi"], abs=1e-9)
+    assert "tok:whitespace" in naive.signature
+
+
+@pytest.mark.parametrize(("text", "tokens"), [
+    ("Who's won it?", ["Who", "'s", "won", "it", "?"]),
+    ("don't can't", ["do", "n't", "ca", "n't"]),
+    ("I cannot wanna", ["I", "can", "not", "wan", "na"]),
+    ("rock'n'roll", ["rock", "'n'", "roll"]),
+    ("sperm\u2014occur", ["sperm", "--", "occur"]),
+    ("the US/UK release", ["the", "US/UK", "release"]),
+    ("Hotel (2012)", ["Hotel", "-LRB-", "2012", "-RRB-"]),
+    ('the "Thrill"', ["the", "``", "Thrill", "''"]),
+    ("1,000.5 people", ["1,000.5", "people"]),
+    ("America\u2019s team", ["America", "'s", "team"]),
+    ("well-known", ["well-known"]),
+])
+def test_ptb_tokenize(text, tokens):
+    assert ptb_tokenize(text) == tokens
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Who plays Mavis in Hotel Transylvania (2012)?",
+     "who plays mavis in hotel transylvania lrb 2012 rrb"),
+    ("When did the US start funding/supplying aid?", "when did us start fundingsupplying aid"),
+    ("Who won FIFA's award?", "who won fifa s award"),
+])
+def test_eval_question_keeps_official_quirks(text, expected):
+    # pycocoevalcap removes "-LRB-" but the tokenizer lower-cases it to "-lrb-" first
+    assert eval_question(text) == expected
+
+
+def test_edit_f1_paper_example():
+    prompt = eval_question("Who made the play the crucible?")
+    ref = eval_question("Who wrote the play the crucible?")
+    assert edit_f1(prompt, [ref], eval_question("Who made the play the crucible in 2012?")) == 0
+    assert edit_f1(prompt, [ref], eval_question("Who wrote the play the crucible?")) == 1
+    half = edit_f1(prompt, [ref], eval_question("Who wrote the play the crucible in 2012?"))
+    assert half == pytest.approx(2 * (2 / 4) * (2 / 2) / (2 / 4 + 2 / 2))
+    # neither edits the prompt: full credit; only one does: none
+    assert edit_f1(prompt, [prompt], prompt) == 1
+    assert edit_f1(prompt, [ref], prompt) == 0
+
+
+def test_bleu_identical_and_disjoint():
+    assert bleu_scores("a b c d", ["a b c d"]) == pytest.approx([1, 1, 1, 1])
+    assert bleu_scores("x y z w", ["a b c d"])[0] < 1e-9
+    # brevity penalty with the closest reference length
+    short = bleu_scores("a b", ["a b c d"])
+    assert short[0] == pytest.approx(math.exp(1 - 4 / 2), rel=1e-6)
+
+
+def test_max_weight_matching():
+    assert max_weight_matching([[1, 0], [1, 0]]) == 1
+    assert max_weight_matching([[0.9, 0.8], [0.85, 0.0]]) == pytest.approx(1.65)
+    assert max_weight_matching([]) == 0
+    assert max_weight_matching([[0.5, 0.2, 0.9]]) == pytest.approx(0.9)
+
+
+def _ex(ex_id, anns, question="who is it?"):
+    return AmbigNqExample(ex_id, question, tuple(anns))
+
+
+def test_greedy_versus_optimal_matching():
+    # Gold answer 1 accepts "x" or "y", gold answer 2 only "x". Greedy gives "x" to answer 1
+    # and finds nothing for answer 2; the optimal matching pairs y-1 and x-2.
+    refs = [_ex("1", [MultipleQAs((QaPair("q a?", ("x", "y")), QaPair("q b?", ("x",))))])]
+    preds = {"1": AmbigQaPrediction(("x", "y"), None)}
+    greedy = score_ambigqa(refs, preds)
+    optimal = score_ambigqa(refs, preds, matching="optimal")
+    assert greedy.per_example["1"]["F1 answer"] == pytest.approx(0.5)
+    assert optimal.per_example["1"]["F1 answer [optimal]"] == pytest.approx(1.0)
+    assert "matching:optimal" in optimal.signature and "matching:greedy" in greedy.signature
+
+
+def test_empty_prediction_scores_zero_and_missing_policy():
+    refs = [_ex("1", [SingleAnswer(("a",))]), _ex("2", [SingleAnswer(("b",))])]
+    r = score_ambigqa(refs, {"1": AmbigQaPrediction((), None),
+                             "2": AmbigQaPrediction(("b",), None)})
+    assert r.per_example["1"]["F1 answer"] == 0 and r.metrics["F1 answer"]["all"] == 0.5
+    with pytest.raises(InputError, match="1 of 2 reference ids have no prediction"):
+        score_ambigqa(refs, {"1": AmbigQaPrediction(("a",), None)})
+    r = score_ambigqa(refs, {"1": AmbigQaPrediction(("a",), None)}, missing="empty")
+    assert r.metrics["F1 answer"]["all"] == 0.5 and r.missing == ["2"]
+    with pytest.raises(InputError, match=r"1 predicted id\(s\) are not in the references"):
+        score_ambigqa(refs, {"1": AmbigQaPrediction(("a",), None),
+                             "2": AmbigQaPrediction(("b",), None),
+                             "3": AmbigQaPrediction(("c",), None)})
+
+
+def test_full_format_reader():
+    ex = list(read_ambignq(shared_file("data", "ambignq", "dev_full_sample5.json")))
+    assert len(ex) == 5
+    assert all(e.nq_answer is not None and e.viewed_doc_titles is not None for e in ex)
+
+
+REFS = [{"id": "1", "question": "Who?", "annotations": [{"type": "singleAnswer",
+                                                           "answer": ["Ann"]}]}]
+
+
+def _run(tmp_path, refs, preds, *extra):
+    r = tmp_path / "refs.json"
+    p = tmp_path / "preds.json"
+    r.write_text(refs if isinstance(refs, str) else json.dumps(refs))
+    p.write_text(preds if isinstance(preds, str) else json.dumps(preds))
+    return main(["eval", "ambigqa", "--references", str(r), "--predictions", str(p), *extra])
+
+
+def test_cli_table_and_per_example(tmp_path, capsys):
+    out_file = tmp_path / "per.jsonl"
+    assert _run(tmp_path, REFS, {"1": ["ann"]}, "--per-example", str(out_file)) == 0
+    out = capsys.readouterr().out
+    assert "F1 answer" in out and "signature: ambigqa|metrics:ans|" in out
+    assert json.loads(out_file.read_text()) == {"id": "1", "is_multi": False, "F1 answer": 1.0}
+
+
+@pytest.mark.parametrize(("refs", "preds", "message"), [
+    (REFS, "", "preds.json: the predictions file is empty"),
+    ("", {"1": ["a"]}, "refs.json: the AmbigNQ file is empty"),
+    (REFS, {}, "preds.json: the predictions object is empty"),
+    ([], {"1": ["a"]}, "refs.json: the AmbigNQ file holds no example"),
+    (REFS, ["a"], "preds.json: expected a JSON object {id: [...]}, found list"),
+    (REFS, {"1": [{"answer": "a"}]}, "preds.json: id 1: wrong prediction shape"),
+    (REFS, {"1": 3}, "preds.json: id 1: expected a list, found int"),
+    (REFS, {"1": ["a"], "7": ["b"]}, "1 predicted id(s) are not in the references (e.g. 7)"),
+    ([*REFS, {**REFS[0], "id": "2"}], {"1": ["a"]},
+     "1 of 2 reference ids have no prediction (e.g. 2)"),
+    ([{"id": "1", "question": "Who?", "annotations": [{"type": "single", "answer": ["A"]}]}],
+     {"1": ["a"]}, "unknown annotation type 'single'"),
+    ({"data": []}, {"1": ["a"]}, "refs.json: expected a JSON list of examples, found dict"),
+])
+def test_cli_bad_input(tmp_path, capsys, refs, preds, message):
+    assert _run(tmp_path, refs, preds) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("nqkit: error: ") and message in err
+
+
+def test_cli_allow_missing(tmp_path, capsys):
+    refs = [*REFS, {**REFS[0], "id": "2"}]
+    assert _run(tmp_path, refs, {"1": ["ann"]}, "--allow-missing", "--format", "json") == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["metrics"]["F1 answer"]["all"] == 0.5
+    assert "1 id(s) without a prediction scored as 0 (1/2 predicted)" in captured.err
+
+
+def test_cli_jsonl_format(tmp_path, capsys):
+    assert _run(tmp_path, REFS, {"1": ["nobody", "ann"]}, "--format", "jsonl") == 0
+    captured = capsys.readouterr()
+    row = json.loads(captured.out)
+    assert row == {"id": "1", "is_multi": False, "F1 answer": pytest.approx(2 / 3)}
+    assert "signature: ambigqa|" in captured.err

@@ -1,0 +1,67 @@
+"""NQ -> NQ-open conversion: the real check against NQ-open dev, and small cases."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from nqkit.cli import main
+from nqkit.errors import InputError
+from nqkit.formats.nq_open import nq_open_from_nq, read_nq_open
+from nqkit.text.html import html_span_text
+
+from conftest import shared_file
+
+
+def test_real_check_against_nq_open_dev(tmp_path, capsys):
+    nq = shared_file("data", "nq", "nq-dev-sample10.jsonl.gz")
+    dev = {ex.question: set(ex.answers)
+           for ex in read_nq_open(shared_file("data", "nq-open", "NQ-open.dev.jsonl"))}
+    out = tmp_path / "out.jsonl"
+    assert main(["convert", "nq-open", str(nq), "-o", str(out)]) == 0
+    assert "2 of 10 examples" in capsys.readouterr().err
+    produced = {ex.question: set(ex.answers) for ex in read_nq_open(out)}
+    assert len(produced) == 2
+    for question, answers in produced.items():
+        assert dev[question] == answers
+    with gzip.open(nq, "rt", encoding="utf-8") as f:
+        questions = [json.loads(line)["question_text"] for line in f]
+    dropped = [q for q in questions if q not in produced]
+    assert len(dropped) == 8
+    assert not any(q in dev for q in dropped)
+
+
+def _nq(html: str, spans: list[tuple[int, int, int, int]]) -> dict:
+    return {"question_text": "q", "document_html": html, "annotations": [
+        {"short_answers": [{"start_byte": a, "end_byte": b, "start_token": c, "end_token": d}
+                           for a, b, c, d in spans]}]}
+
+
+def test_small_cases():
+    html = "<P>Tom &amp; <B>Jerry</B> and a very long answer of many tokens</P>"
+    b = html.encode()
+    s = b.index(b"Tom")
+    e = b.index(b"</B>") + len(b"</B>")
+    far = b.index(b"</P>")
+    ex = nq_open_from_nq(_nq(html, [(s, e, 1, 4), (s, e, 1, 4), (s, far, 1, 14)]), "x")
+    assert ex is not None and ex.answers == ("Tom & Jerry",)  # deduplicated, long one dropped
+    assert nq_open_from_nq(_nq(html, [(s, far, 1, 14)]), "x") is None
+    assert html_span_text("R\u00f6ntgen</A>, x".encode(), 0, 8) == "R\u00f6ntgen"
+
+
+def test_bad_input(tmp_path, capsys):
+    simplified = tmp_path / "simple.jsonl"
+    simplified.write_text(json.dumps({"question_text": "q", "document_text": "a b",
+                                      "annotations": []}) + "\n")
+    assert main(["convert", "nq-open", str(simplified), "-o", str(tmp_path / "o.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert "simple.jsonl:1: missing string 'document_html' (this looks like the simplified" in err
+    assert not (tmp_path / "o.jsonl").exists()
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert main(["convert", "nq-open", str(empty), "-o", str(tmp_path / "o.jsonl")]) == 2
+    assert "the NQ input holds no example" in capsys.readouterr().err
+    with pytest.raises(InputError, match=r"bytes \[0, 99\) lie outside"):
+        nq_open_from_nq(_nq("<P>x</P>", [(0, 99, 0, 1)]), "x")
