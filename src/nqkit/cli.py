@@ -25,6 +25,8 @@ from nqkit.errors import NqkitError
 COMMAND_MODULES: list[str] = [
     "nqkit.commands.demo",
     "nqkit.commands.eval_nq",
+    "nqkit.commands.baseline",
+    "nqkit.commands.predict",
 ]
 
 GROUPS: dict[str, str] = {
