@@ -27,6 +27,7 @@ COMMAND_MODULES: list[str] = [
     "nqkit.commands.eval_nq",
     "nqkit.commands.baseline",
     "nqkit.commands.predict",
+    "nqkit.commands.human_bounds",
 ]
 
 GROUPS: dict[str, str] = {
