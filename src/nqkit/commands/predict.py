@@ -20,8 +20,8 @@ def register(sub: Any) -> None:
     p.add_argument("input", metavar="INPUT_PATTERN",
                    help="input shards, e.g. 'nq-test-*.jsonl.gz' (quote the pattern)")
     p.add_argument("output", metavar="OUTPUT.json", help="the predictions file to write")
-    p.add_argument("--train", nargs="+", metavar="GLOB",
-                   help="training files, for systems that need them")
+    p.add_argument("--train", action="append", metavar="GLOB",
+                   help="training files, for systems that need them (repeatable)")
     p.set_defaults(func=run)
 
 
