@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from nqkit.baselines import BASELINES, AnyNqExample
-from nqkit.baselines.pages import CopiedAnswer, candidate_texts, copied_answer, page_keys, transfer
+from nqkit.baselines.pages import CopiedAnswer, candidate_keys, copied_answer, page_keys, transfer
 from nqkit.formats.nq import NULL_SPAN
 from nqkit.formats.nq_predictions import NqPrediction
 
@@ -29,10 +29,11 @@ class MostFrequent:
     needs_train = True
 
     def __init__(self) -> None:
-        # page key -> page id; page id -> counts of answers (by text) and one example each
+        # page key -> page id; page id -> counts of answers (by text digest), and the
+        # distinct training occurrences of each answer (one per page revision)
         self._page_of: dict[str, int] = {}
-        self._counts: list[Counter[str]] = []
-        self._answers: list[dict[str, list[CopiedAnswer]]] = []
+        self._counts: list[Counter[bytes]] = []
+        self._answers: list[dict[bytes, list[CopiedAnswer]]] = []
 
     def _find_page(self, example: AnyNqExample) -> int | None:
         return next((self._page_of[k] for k in page_keys(example) if k in self._page_of), None)
@@ -54,18 +55,20 @@ class MostFrequent:
             for i in range(len(ex.annotations)):
                 ans = copied_answer(ex, i)
                 if ans is not None:
-                    self._counts[pid][ans.text] += 1
-                    self._answers[pid].setdefault(ans.text, []).append(ans)
+                    self._counts[pid][ans.key] += 1
+                    seen = self._answers[pid].setdefault(ans.key, [])
+                    if ans not in seen:
+                        seen.append(ans)
 
     def predict(self, example: AnyNqExample) -> NqPrediction:
         pid = self._find_page(example)
         if pid is None or not self._counts[pid]:
             return NqPrediction(example.example_id, NULL_SPAN, 0.0, (), 0.0, "NONE")
-        texts = candidate_texts(example)
+        keys = candidate_keys(example)
         best: tuple[int, int] | None = None  # (-count, candidate index): smallest wins
-        for text, count in self._counts[pid].items():
-            idx = next((j for a in self._answers[pid][text]
-                        if (j := transfer(a, example, texts)) >= 0), -1)
+        for key, count in self._counts[pid].items():
+            idx = next((j for a in self._answers[pid][key]
+                        if (j := transfer(a, example, keys)) >= 0), -1)
             if idx >= 0 and (best is None or (-count, idx) < best):
                 best = (-count, idx)
         if best is None:

@@ -9,12 +9,14 @@ case folded.
 
 Offsets of one revision mean nothing in another, so a training long answer is carried by
 its **text** (the candidate's words): on the evaluation page it becomes the first candidate
-with exactly that text. Only when no candidate has that text and the revisions are the same
-(equal URLs) is the training candidate index used as is.
+with exactly that text. Only when no candidate has that text and the revisions are the
+same (equal URLs) is the training candidate index used as is. Only a 16-byte digest of the
+text is kept, so that the whole training set (307k examples) fits in memory.
 """
 
 from __future__ import annotations
 
+import hashlib
 import html
 import re
 from dataclasses import dataclass
@@ -57,11 +59,16 @@ def page_keys(example: AnyNqExample) -> list[str]:
     return keys
 
 
+def text_key(text: str) -> bytes:
+    """A digest that identifies a candidate by its words."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+
+
 @dataclass(frozen=True, slots=True)
 class CopiedAnswer:
     """A long answer taken from a training page, in a revision-independent form."""
 
-    text: str  # the candidate's words, joined by single spaces
+    key: bytes  # text_key of the candidate's words (joined by single spaces)
     candidate_index: int  # its index on the training page
     url: str  # the training page's full URL (revision included)
 
@@ -76,8 +83,7 @@ def copied_answer(example: AnyNqExample, annotation_index: int = 0) -> CopiedAns
     idx = a.candidate_index
     if not 0 <= idx < len(example.long_answer_candidates):
         idx = _candidate_of_span(example, a.long_answer)
-    text = example.span_text(a.long_answer)
-    return CopiedAnswer(text, idx, example.document_url)
+    return CopiedAnswer(text_key(example.span_text(a.long_answer)), idx, example.document_url)
 
 
 def _candidate_of_span(example: AnyNqExample, span: Span) -> int:
@@ -87,17 +93,17 @@ def _candidate_of_span(example: AnyNqExample, span: Span) -> int:
     return -1
 
 
-def candidate_texts(example: AnyNqExample) -> list[str]:
-    """The text of every candidate of the page (cached per example object)."""
-    return [example.span_text(c) for c in example.long_answer_candidates]
+def candidate_keys(example: AnyNqExample) -> list[bytes]:
+    """The :func:`text_key` of every candidate of the page."""
+    return [text_key(example.span_text(c)) for c in example.long_answer_candidates]
 
 
-def transfer(answer: CopiedAnswer, example: AnyNqExample, texts: list[str] | None = None
+def transfer(answer: CopiedAnswer, example: AnyNqExample, keys: list[bytes] | None = None
              ) -> int:
     """Index of the candidate of ``example`` that carries ``answer``, or -1 when none does."""
-    texts = texts if texts is not None else candidate_texts(example)
-    for i, t in enumerate(texts):
-        if t == answer.text:
+    keys = keys if keys is not None else candidate_keys(example)
+    for i, k in enumerate(keys):
+        if k == answer.key:
             return i
     same_revision = answer.url and answer.url == example.document_url
     if same_revision and 0 <= answer.candidate_index < len(example.long_answer_candidates):
@@ -115,5 +121,5 @@ def example_answer(example: AnyNqExample, threshold: int = 2) -> CopiedAnswer | 
     given = [a for a in answers if a is not None]
     if len(given) < threshold:
         return None
-    texts = [a.text for a in given]
-    return max(given, key=lambda a: texts.count(a.text))  # first of the most common
+    keys = [a.key for a in given]
+    return max(given, key=lambda a: keys.count(a.key))  # first of the most common
