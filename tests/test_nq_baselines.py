@@ -211,3 +211,18 @@ def test_baselines_that_need_training_say_so(dev):
         load_system("most_frequent", None)
     with pytest.raises(InputError, match="unknown baseline 'nope'"):
         get_baseline("nope")
+
+
+def test_transfer_by_text_across_revisions_and_by_index_within_one(dev, train):
+    from nqkit.baselines.pages import copied_answer, transfer
+
+    rev2 = next(ex for ex in train if ex.example_id == 202)
+    ans = copied_answer(rev2)
+    assert ans is not None and ans.candidate_index == 2
+    assert transfer(ans, dev[101]) == 1  # found by its words, not its index
+    # not on the page and another revision: nothing
+    assert transfer(ans, dev[107]) == -1
+    # not on the page but the very same revision (same URL): the index is trusted, if the
+    # page has that many candidates (the Capitals page has 6, the Moon page 2)
+    assert transfer(ans, replace(dev[105], document_url=rev2.document_url)) == 2
+    assert transfer(ans, replace(dev[107], document_url=rev2.document_url)) == -1
