@@ -45,6 +45,12 @@ def text_of(ex, idx: int) -> str:
     return ex.span_text(ex.long_answer_candidates[idx])
 
 
+def test_shipped_toy_dev_is_still_what_the_builder_makes():
+    from nqkit.data.toy import build_toy_lines
+
+    assert TOY_PATH.read_text(encoding="utf-8") == "\n".join(build_toy_lines()) + "\n"
+
+
 def test_shipped_toy_train_is_what_the_builder_makes():
     assert TOY_TRAIN_PATH.read_text(encoding="utf-8") == "\n".join(build_toy_train_lines()) + "\n"
 
