@@ -30,6 +30,9 @@ COMMAND_MODULES: list[str] = [
     "nqkit.commands.eval_retrieval",
     "nqkit.commands.convert_nq_open",
     "nqkit.commands.baseline_open",
+    "nqkit.commands.baseline",
+    "nqkit.commands.predict",
+    "nqkit.commands.human_bounds",
 ]
 
 GROUPS: dict[str, str] = {

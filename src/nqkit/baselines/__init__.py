@@ -7,7 +7,7 @@ without arguments (or with keyword options), optionally ``fit`` on training exam
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from nqkit.formats.nq import NqExample, SimplifiedNqExample
@@ -28,17 +28,29 @@ class NqBaseline(Protocol):
     def predict(self, example: AnyNqExample) -> NqPrediction: ...
 
 
-BASELINES: Registry[type] = Registry("baseline")
+# name -> a class or factory called with keyword options that returns an NqBaseline
+BASELINES: Registry[Callable[..., NqBaseline]] = Registry("baseline")
 
 
 def get_baseline(name: str, **options: object) -> NqBaseline:
     """Instantiate a registered baseline by name."""
     _load_all()
-    cls = BASELINES.get(name)
-    baseline: NqBaseline = cls(**options)
+    factory = BASELINES.get(name)
+    baseline: NqBaseline = factory(**options)
     return baseline
+
+
+def baseline_names() -> list[str]:
+    """Names of every registered baseline."""
+    _load_all()
+    return BASELINES.names()
 
 
 def _load_all() -> None:
     # Importing the modules fills the registry; heavy dependencies stay inside them.
-    from nqkit.baselines import first_paragraph  # noqa: F401
+    from nqkit.baselines import (  # noqa: F401
+        candidate_ranking,
+        closest_question,
+        first_paragraph,
+        most_frequent,
+    )

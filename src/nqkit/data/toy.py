@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 TOY_PATH = Path(__file__).with_name("toy-nq-dev.jsonl")
+TOY_TRAIN_PATH = Path(__file__).with_name("toy-nq-train.jsonl")
 
 CANDIDATE_TAGS = {"p", "table", "tr", "ul", "ol", "dl", "li", "dd", "dt"}
 _TOKEN_RE = re.compile(r"<[^>]+>|[^\s<]+")
@@ -76,6 +77,7 @@ class ToyExample:
     title: str
     html: str
     annotations: list[ToyAnnotation]
+    oldid: int = 1  # page revision in the URL (pages match across revisions by title)
 
 
 def _find_words(tokens: list[dict[str, Any]], words: list[str], lo: int, hi: int) -> int:
@@ -118,7 +120,7 @@ def build_example(spec: ToyExample) -> dict[str, Any]:
         "document_title": spec.title,
         "document_tokens": tokens,
         "document_url": "https://en.wikipedia.org//w/index.php?title="
-                        + spec.title.replace(" ", "_") + "&amp;oldid=1",
+                        + spec.title.replace(" ", "_") + f"&amp;oldid={spec.oldid}",
         "example_id": spec.example_id,
         "long_answer_candidates": cands,
         "question_text": spec.question,
@@ -224,6 +226,74 @@ def build_toy_lines() -> list[str]:
             for s in TOY_EXAMPLES]
 
 
+# A later revision of the Google page: one more paragraph before the founding one, so the
+# same long answer has another candidate index (and other offsets) than on the dev page.
+_GOOGLE_REV2 = _GOOGLE.replace(
+    "<P>Google was founded",
+    "<P>Google is headquartered in Mountain View , California .</P><P>Google was founded")
+
+# Toy TRAIN data, one annotation per example as in the real train set, on the toy dev
+# pages (the Moon page is deliberately absent). Written in the SIMPLIFIED format, as the
+# real train file is. What the copying baselines must predict from it, by hand:
+#   most frequent, Google page: "Google was founded" has 2 votes (201, 202 on another
+#     revision), "Google LLC" 1, "Google Search" 1 -> the founding paragraph, score 2;
+#   Capitals of Europe: "Italy Rome" 2 votes, "Germany Berlin" 1 -> the Italy row, score 2;
+#   Nobel Prize in Physics: a 1-1 tie, broken by the earlier candidate -> first paragraph;
+#   Moon: unseen page -> NULL.
+TOY_TRAIN_EXAMPLES: list[ToyExample] = [
+    ToyExample(201, "who are the founders of google", "Google", _GOOGLE,
+               [ToyAnnotation("Google was founded", ["Larry Page and Sergey Brin"])]),
+    ToyExample(202, "what year was google founded", "Google", _GOOGLE_REV2,
+               [ToyAnnotation("Google was founded", ["1998"])], oldid=2),
+    ToyExample(203, "what is google", "Google", _GOOGLE, [ToyAnnotation("Google LLC")]),
+    ToyExample(204, "what does google search do", "Google", _GOOGLE,
+               [ToyAnnotation("Google Search")]),
+    ToyExample(205, "who is the ceo of google", "Google", _GOOGLE, [ToyAnnotation(None)]),
+    ToyExample(206, "what is the capital of germany", "Capitals of Europe", _PARIS,
+               [ToyAnnotation("Germany Berlin", ["Berlin"])]),
+    ToyExample(207, "what is the capital of italy", "Capitals of Europe", _PARIS,
+               [ToyAnnotation("Italy Rome", ["Rome"])]),
+    ToyExample(208, "which city is the capital of italy", "Capitals of Europe", _PARIS,
+               [ToyAnnotation("Italy Rome", ["Rome"])]),
+    ToyExample(209, "who won the nobel prize in physics in 1901", "Nobel Prize in Physics",
+               _ROENTGEN, [ToyAnnotation("The first prize", ["Wilhelm Conrad Röntgen"])]),
+    ToyExample(210, "how often is the nobel prize in physics awarded",
+               "Nobel Prize in Physics", _ROENTGEN,
+               [ToyAnnotation("The Nobel Prize in", ["once a year"])]),
+]
+
+
+def simplify_example(d: dict[str, Any]) -> dict[str, Any]:
+    """The simplified form of an original-format example (the dataset README's rules):
+    tokens joined by single spaces (spaces inside a token become ``_``), bytes dropped."""
+
+    def tokens_only(span: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in span.items() if not k.endswith("_byte")}
+
+    return {
+        "annotations": [{
+            "annotation_id": a["annotation_id"],
+            "long_answer": tokens_only(a["long_answer"]),
+            "short_answers": [tokens_only(s) for s in a["short_answers"]],
+            "yes_no_answer": a["yes_no_answer"],
+        } for a in d["annotations"]],
+        "document_text": " ".join(t["token"].replace(" ", "_") for t in d["document_tokens"]),
+        "document_url": d["document_url"],
+        "example_id": d["example_id"],
+        "long_answer_candidates": [tokens_only(c) for c in d["long_answer_candidates"]],
+        "question_text": d["question_text"],
+    }
+
+
+def build_toy_train_lines() -> list[str]:
+    """The toy train set as simplified-format JSON lines."""
+    import json
+
+    return [json.dumps(simplify_example(build_example(s)), sort_keys=True, ensure_ascii=False)
+            for s in TOY_TRAIN_EXAMPLES]
+
+
 if __name__ == "__main__":  # regenerate: python -m nqkit.data.toy
     TOY_PATH.write_text("\n".join(build_toy_lines()) + "\n", encoding="utf-8")
-    print(f"wrote {TOY_PATH}")
+    TOY_TRAIN_PATH.write_text("\n".join(build_toy_train_lines()) + "\n", encoding="utf-8")
+    print(f"wrote {TOY_PATH} and {TOY_TRAIN_PATH}")

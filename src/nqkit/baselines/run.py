@@ -1,0 +1,75 @@
+"""Running a baseline over files: fit on training shards, predict input shards, write the
+official predictions file. Shared by ``nqkit baseline`` and ``nqkit predict``."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from nqkit.baselines import NqBaseline, get_baseline
+from nqkit.errors import InputError
+from nqkit.formats.nq import read_nq
+from nqkit.formats.nq_predictions import NqPrediction, write_nq_predictions
+from nqkit.io import PathsLike, ensure_not_input, expand_paths
+from nqkit.report import progress
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class PredictSummary:
+    """What a run wrote."""
+
+    system: str
+    output: str
+    num_examples: int  # predictions written (one per input example)
+    num_answered: int  # of which with a non-null long answer
+    num_train: int  # training examples seen (0 when the system needs none)
+
+
+def _counted(items: Iterable[T], counter: list[int]) -> Iterator[T]:
+    for item in items:
+        counter[0] += 1
+        yield item
+
+
+def load_system(name: str, train: PathsLike | None, *, quiet: bool = False
+                ) -> tuple[NqBaseline, int]:
+    """Build baseline ``name`` and fit it on ``train`` when it needs training data."""
+    baseline = get_baseline(name)
+    n_train = 0
+    if baseline.needs_train:
+        if not train:
+            raise InputError(None, f"the {name} baseline learns from training data, but no "
+                             "training files were given",
+                             "pass --train 'simplified-nq-train*.jsonl*' (original or simplified)")
+        counted = [0]
+        files = expand_paths(train, what="training")
+        baseline.fit(_counted(progress(read_nq(files), desc=f"{name}: reading train",
+                                       unit="ex"), counted))
+        n_train = counted[0]
+    elif train and not quiet:
+        print(f"nqkit: note: {name} needs no training data; --train is ignored",
+              file=sys.stderr)
+    return baseline, n_train
+
+
+def predict_files(baseline: NqBaseline, inputs: PathsLike, output: str, *,
+                  train_files: Sequence[str] = (), num_train: int = 0) -> PredictSummary:
+    """Predict every example of ``inputs`` (with or without annotations) and write
+    ``output`` atomically in the official format."""
+    files = expand_paths(inputs, what="input")
+    ensure_not_input(output, [*files, *train_files])
+    preds: list[NqPrediction] = []
+    seen: set[int | str] = set()
+    for ex in progress(read_nq(files), desc=f"{baseline.name}: predicting", unit="ex"):
+        if ex.example_id in seen:
+            raise InputError(str(ex.example_id), "the example id occurs twice in the input",
+                             "give each example once (check for repeated shards in the glob)")
+        seen.add(ex.example_id)
+        preds.append(baseline.predict(ex))
+    write_nq_predictions(output, preds)
+    answered = sum(not p.long_answer.is_null for p in preds)
+    return PredictSummary(baseline.name, output, len(preds), answered, num_train)

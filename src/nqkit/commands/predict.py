@@ -1,0 +1,39 @@
+"""``nqkit predict``: the competition's contract — examples in, one predictions file out."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+GROUP = None
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "predict", help="predict NQ examples without annotations (competition style)",
+        description="Read NQ examples (the competition's input: a pattern of .jsonl.gz "
+        "shards in the original format, no annotations needed) and write one predictions "
+        "file that `nqkit eval nq` accepts.")
+    p.add_argument("--system", required=True, metavar="NAME",
+                   help="the system to run: a baseline name (see `nqkit baseline --help`)")
+    p.add_argument("input", metavar="INPUT_PATTERN",
+                   help="input shards, e.g. 'nq-test-*.jsonl.gz' (quote the pattern)")
+    p.add_argument("output", metavar="OUTPUT.json", help="the predictions file to write")
+    p.add_argument("--train", action="append", metavar="GLOB",
+                   help="training files, for systems that need them (repeatable)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from nqkit.baselines.run import load_system, predict_files
+    from nqkit.io import expand_paths
+
+    train_files = [str(p) for p in expand_paths(args.train, what="training")] \
+        if args.train else []
+    baseline, n_train = load_system(args.system, train_files)
+    summary = predict_files(baseline, args.input, args.output, train_files=train_files,
+                            num_train=n_train)
+    print(f"{summary.system}: {summary.num_examples:,} predictions written to {args.output}",
+          file=sys.stderr)
+    return 0
