@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from conftest import shared_file
 
+from conftest import shared_file
 from nqkit.text.sentences import sentence_spans, split_sentences
 
 
