@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import orjson
 import pytest
-from conftest import shared_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import shared_file
 from nqkit.metrics.ranking import (
     QueryRanks,
     RankTargets,
@@ -147,7 +147,8 @@ index = [json.loads(x) for x in open(d + "/index.jsonl")]
 queries = [json.loads(x) for x in open(d + "/queries.jsonl")]
 t = RankTargets.from_sentences([x["sentence"] for x in index], [x["doc_id"] for x in index],
                                [x["answer_sentence"] for x in queries])
-r = reqa_evaluate(np.load(d + "/hashed-bow-64.queries.npy"), np.load(d + "/hashed-bow-64.index.npy"),
+r = reqa_evaluate(np.load(d + "/hashed-bow-64.queries.npy"),
+                  np.load(d + "/hashed-bow-64.index.npy"),
                   t, [q["question"] for q in queries], chunk_size=1000)
 print(json.dumps(r.as_dict()))
 """

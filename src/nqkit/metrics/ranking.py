@@ -29,8 +29,17 @@ import numpy as np
 
 from nqkit.signature import make_signature
 
-__all__ = ["KS", "QueryRanks", "RankingResult", "RankTargets", "aggregate_ranks",
-           "average_ranks", "chunk_rows", "rank_queries", "reqa_evaluate"]
+__all__ = [
+    "KS",
+    "QueryRanks",
+    "RankTargets",
+    "RankingResult",
+    "aggregate_ranks",
+    "average_ranks",
+    "chunk_rows",
+    "rank_queries",
+    "reqa_evaluate",
+]
 
 KS: tuple[int, ...] = (1, 5, 10)
 ScoreFn = Callable[[int, int], np.ndarray]
