@@ -234,12 +234,14 @@ NqAnnotations = Literal["first", "each"]
 
 
 def iter_nq_as_squad(paths: PathsLike, annotations: NqAnnotations = "first",
-                     ) -> Iterator[dict[str, Any]]:
+                     counter: list[int] | None = None) -> Iterator[dict[str, Any]]:
     """Yield SQuAD articles converted from NQ original-format shards, in file order.
 
     ``annotations="first"`` uses each record's first annotation (the official converter,
     made for NQ train with one annotation per record); ``"each"`` converts every
     annotation as a record of its own and adds ``annotator_index`` to the article.
+    ``counter[0]``, when given, is increased by the number of records converted (one per
+    (example, annotator) pair with ``"each"``).
     """
     for n, record in enumerate(iter_jsonl(paths, what="NQ"), 1):
         where = f"example {record.get('example_id', f'#{n}')}"
@@ -248,6 +250,8 @@ def iter_nq_as_squad(paths: PathsLike, annotations: NqAnnotations = "first",
             raise InputError(where, "'annotations' must be a non-empty list",
                              "the input must be Natural Questions in the ORIGINAL format")
         chosen = anns[:1] if annotations == "first" else anns
+        if counter is not None:
+            counter[0] += len(chosen)
         for k, ann in enumerate(chosen):
             try:
                 article = nq_to_squad_article(record, ann, where)
@@ -265,8 +269,9 @@ def build_from_nq(paths: PathsLike, annotations: NqAnnotations = "first",
                   ) -> tuple[ReqaTask, dict[str, Any]]:
     """Build a ReQA NQ task; also returns the intermediate SQuAD document."""
     files = expand_paths(paths, what="NQ")
-    articles = list(iter_nq_as_squad(files, annotations))
-    squad = {"version": "nq-as-squad", "data": articles}
+    counter = [0]
+    articles = list(iter_nq_as_squad(files, annotations, counter))
+    squad = {"version": "nq-as-squad", "records_in": counter[0], "data": articles}
     params = {"source": "nq", "inputs": [str(p) for p in files], "nq_annotations": annotations}
     task = build_from_squad(squad_articles_from_json(squad, "nq-as-squad"), params)
     return task, squad
