@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import orjson
 import pytest
-from conftest import shared_file
 
+from conftest import shared_file
 from nqkit.cli import main
 from nqkit.formats.squad import iter_squad_articles, squad_articles_from_json
 from nqkit.metrics.ranking import RankTargets, aggregate_ranks, rank_queries, reqa_evaluate

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import orjson
 import pytest
-from conftest import shared_file
 
+from conftest import shared_file
 from nqkit.cli import main
 from nqkit.errors import InputError
 from nqkit.formats.squad import squad_articles_from_json
