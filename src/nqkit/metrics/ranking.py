@@ -187,8 +187,9 @@ def aggregate_ranks(questions: Sequence[str], ranks: QueryRanks, *, index_size: 
             if r < best.get(q, np.inf):
                 best[q] = r
         levels[name] = _summary(best.values(), ks)
+    paragraph = "best-sentence" if ranks.sentence is not None else "scored"
     sig = make_signature("reqa", {"ties": "average", "repeats": "best",
-                                  "paragraph": "best-sentence", "k": ",".join(map(str, ks)),
+                                  "paragraph": paragraph, "k": ",".join(map(str, ks)),
                                   **(settings or {})})
     return RankingResult(levels, len(questions), len(set(questions)), index_size, sig)
 
