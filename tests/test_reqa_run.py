@@ -150,3 +150,17 @@ def test_bad_run_options(small_task: Path, capsys, argv: list[str], message: str
     assert main(["reqa", "run", str(small_task), *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("nqkit: error: ") and message in err
+
+
+def test_bm25_runs_on_an_nq_task(tmp_path: Path, capsys) -> None:
+    nq = shared_file("data", "nq", "nq-dev-sample10.jsonl.gz")
+    out = tmp_path / "nq"
+    assert main(["reqa", "build", "--from", "nq", str(nq), "-o", str(out),
+                 "--nq-annotations", "each"]) == 0
+    capsys.readouterr()
+    assert main(["reqa", "run", str(out), "--format", "json", "--no-ranks"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    # 11 converted records, 4 distinct questions; repeated paragraphs are indexed once
+    assert (res["questions"], res["distinct_questions"]) == (11, 4)
+    assert 0 < res["sentence"]["mrr"] <= res["document"]["mrr"] <= 1
+    assert not (out / "runs").exists()
