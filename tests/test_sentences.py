@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import shared_file
 from nqkit.text.sentences import sentence_spans, split_sentences
@@ -61,3 +63,20 @@ def test_golden_squad_dev_sentence_breaks() -> None:
     differ = [i for i, (c, g) in enumerate(zip(contexts, gold, strict=True))
               if [list(s) for s in sentence_spans(c)] != g]
     assert differ == []
+
+
+_WORDS = st.sampled_from(["The", "cat", "Dr.", "U.S.", "sat.", "It", "ran!", "3.", "J.",
+                          "(b.", "1900)", "\"Hi.\"", "e.g.", "[1]", "Yes?", "In", " ", "\n"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_WORDS, max_size=40).map(" ".join))
+def test_spans_partition_the_text(text: str) -> None:
+    spans = sentence_spans(text)
+    prev_end = 0
+    for a, b in spans:
+        assert prev_end <= a <= b <= len(text)
+        assert text[a:b] == text[a:b].strip()
+        assert text[prev_end:a].strip() == ""  # only whitespace between sentences
+        prev_end = b
+    assert text[prev_end:].strip() == ""
