@@ -103,17 +103,17 @@ def test_dense_ranking_on_a_few_toy_examples(dev):
 
 
 @pytest.mark.parametrize(("module", "name", "message"), [
-    ("bm25s", "bm25_candidates", "BM25 candidate ranking needs an optional dependency that "
-     "is not installed (bm25s) — pip install nqkit[bm25]"),
-    ("sentence_transformers", "dense_candidates", "dense candidate ranking needs an optional "
-     "dependency that is not installed (sentence_transformers) — pip install nqkit[dense]"),
+    ("bm25s", "bm25_candidates",
+     "bm25s and PyStemmer is needed, which is not installed — pip install nqkit[bm25]"),
+    ("sentence_transformers", "dense_candidates",
+     "sentence-transformers is needed, which is not installed — pip install nqkit[dense]"),
 ])
 def test_missing_optional_dependency_names_the_extra(monkeypatch, module, name, message):
     import sys
 
-    from nqkit.errors import InputError
+    from nqkit.errors import MissingDependencyError
 
     monkeypatch.setitem(sys.modules, module, None)  # makes `import module` fail
-    with pytest.raises(InputError) as e:
+    with pytest.raises(MissingDependencyError) as e:
         get_baseline(name)
     assert str(e.value) == message

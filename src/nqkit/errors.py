@@ -36,6 +36,14 @@ class InputError(NqkitError, ValueError):
         return text
 
 
+class MissingDependencyError(NqkitError, ImportError):
+    """An optional dependency is not installed; the message names the extra to install."""
+
+    def __init__(self, package: str, extra: str, what: str | None = None) -> None:
+        need = f"{what} needs {package}" if what else f"{package} is needed"
+        super().__init__(f"{need}, which is not installed — pip install nqkit[{extra}]")
+
+
 def location(path: str | os.PathLike[str] | None, line: int | None = None) -> str | None:
     """``path:line`` for messages (``line`` is 1-based)."""
     if path is None:

@@ -74,5 +74,7 @@ RETRIEVERS: Registry[Callable[..., Any]] = Registry("retriever")
 
 
 def missing_extra(package: str, extra: str) -> ImportError:
-    """The error raised when an optional dependency is not installed."""
-    return ImportError(f"{package} is not installed; install it with `pip install nqkit[{extra}]`")
+    """The error raised when an optional dependency is not installed (one clear CLI line)."""
+    from nqkit.errors import MissingDependencyError
+
+    return MissingDependencyError(package, extra)

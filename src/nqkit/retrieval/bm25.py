@@ -42,7 +42,7 @@ class _BM25Index:
         def scores(lo: int, hi: int) -> np.ndarray:
             out = np.zeros((hi - lo, self.size), dtype=np.float32)
             for r, q in enumerate(ids[lo:hi]):
-                if q:
+                if q and self.model is not None:
                     out[r] = self.model.get_scores(q)
             return out
 
@@ -82,6 +82,8 @@ class BM25Retriever:
         model = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
         vocab: dict[str, int] = {}
         ids = [[vocab.setdefault(t, len(vocab)) for t in toks] for toks in tokens]
+        if not vocab:  # only stop words (or nothing): every query scores 0 everywhere
+            return _BM25Index(None, vocab, len(docs), tokenize)
         model.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocab), show_progress=False)
         return _BM25Index(model, vocab, len(docs), tokenize)
 
