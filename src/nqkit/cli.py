@@ -23,6 +23,7 @@ from nqkit.errors import NqkitError
 # Subcommand modules, in the order `nqkit --help` lists them. Add a module here to add a
 # command; a module that cannot be imported is a bug, so it is not silently skipped.
 COMMAND_MODULES: list[str] = [
+    "nqkit.commands.simplify",
 ]
 
 GROUPS: dict[str, str] = {

@@ -142,11 +142,13 @@ def read_json(path: PathLike, *, what: str = "input") -> Any:
 
 
 @contextlib.contextmanager
-def atomic_output(path: PathLike, mode: str = "w", *, encoding: str = "utf-8") -> Iterator[IO[Any]]:
+def atomic_output(path: PathLike, mode: str = "w", *, encoding: str = "utf-8",
+                  compress: bool | None = None) -> Iterator[IO[Any]]:
     """Write ``path`` all-or-nothing: a temp file in the same directory, renamed on success.
 
     On any exception the temporary file is removed and ``path`` is left as it was. Paths
-    ending in ``.gz`` are gzip-compressed.
+    ending in ``.gz`` are gzip-compressed unless ``compress`` says otherwise (``False`` for
+    bytes that are already gzip members).
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -154,7 +156,7 @@ def atomic_output(path: PathLike, mode: str = "w", *, encoding: str = "utf-8") -
     try:
         raw: IO[Any] = os.fdopen(fd, "wb")
         stream: IO[Any] = raw
-        if target.suffix == ".gz":
+        if compress if compress is not None else target.suffix == ".gz":
             stream = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0)
         if "b" not in mode:
             stream = io.TextIOWrapper(stream, encoding=encoding, newline="\n")
