@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 GROUP = None
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     gen = iter_simplify(args.inputs, args.output, jobs=args.jobs)
     result: SimplifyResult | None = None
 
-    def drive() -> Any:
+    def drive() -> Iterator[int]:
         nonlocal result
         result = yield from gen
 

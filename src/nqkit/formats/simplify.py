@@ -32,7 +32,7 @@ import os
 import queue
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,8 +77,15 @@ def document_text(tokens: Sequence[str]) -> str:
 
 
 def _type_name(v: Any) -> str:
-    return {dict: "object", list: "array", str: "string", bool: "boolean",
-            type(None): "null"}.get(type(v), type(v).__name__)
+    return {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer",
+            float: "number", type(None): "null"}.get(type(v), type(v).__name__)
+
+
+def _found(v: Any) -> str:
+    """``found <type> <value>`` for messages (the value cut to 40 characters)."""
+    if v is None or isinstance(v, dict | list):
+        return f"found {_type_name(v)}"
+    return f"found {_type_name(v)} {v!r:.40}"
 
 
 def _need(d: Mapping[str, Any], key: str, typ: type, ctx: str, where: str | None) -> Any:
@@ -88,15 +95,14 @@ def _need(d: Mapping[str, Any], key: str, typ: type, ctx: str, where: str | None
     v = d[key]
     if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
         want = {dict: "an object", list: "an array", str: "a string", int: "an integer"}[typ]
-        raise InputError(where, f"{ctx}.{key} must be {want}, found {_type_name(v)} {v!r:.40}",
-                         _FIX)
+        raise InputError(where, f"{ctx}.{key} must be {want}, {_found(v)}", _FIX)
     return v
 
 
 def _without_bytes(span: Any, ctx: str, where: str | None) -> dict[str, Any]:
     """A new dict equal to ``span`` without ``start_byte``/``end_byte``, key order kept."""
     if not isinstance(span, dict):
-        raise InputError(where, f"{ctx} must be an object, found {_type_name(span)}", _FIX)
+        raise InputError(where, f"{ctx} must be an object, {_found(span)}", _FIX)
     return {k: v for k, v in span.items() if k not in _BYTE_KEYS}
 
 
@@ -110,7 +116,7 @@ def _annotations(annotations: list[Any], where: str | None) -> list[dict[str, An
     for i, a in enumerate(annotations):
         ctx = f"annotations[{i}]"
         if not isinstance(a, dict):
-            raise InputError(where, f"{ctx} must be an object, found {_type_name(a)}", _FIX)
+            raise InputError(where, f"{ctx} must be an object, {_found(a)}", _FIX)
         long_answer = _without_bytes(_need(a, "long_answer", dict, ctx, where),
                                      f"{ctx}.long_answer", where)
         shorts = [_without_bytes(s, f"{ctx}.short_answers[{j}]", where)
@@ -155,8 +161,8 @@ def simplify_example(example: Mapping[str, Any], where: str | None = None) -> di
     tokens = []
     for i, t in enumerate(raw_tokens):
         if not isinstance(t, dict):
-            raise InputError(where, f"document_tokens[{i}] must be an object, found "
-                             f"{_type_name(t)}", _FIX)
+            raise InputError(where, f"document_tokens[{i}] must be an object, {_found(t)}",
+                             _FIX)
         tokens.append(_need(t, "token", str, f"document_tokens[{i}]", where))
     return _record(
         _need(example, "question_text", str, ctx, where),
@@ -185,7 +191,7 @@ def dumps_simplified(record: Mapping[str, Any], where: str | None = None) -> byt
 try:  # msgspec is a pure speed-up: without it every line takes the generic path
     import msgspec
 except ImportError:  # pragma: no cover - msgspec is a dependency
-    msgspec = None
+    msgspec = None  # type: ignore[assignment]
 
 
 if msgspec is not None:
@@ -217,7 +223,7 @@ def simplify_line(line: bytes, where: str | None = None) -> bytes:
     if _decode is not None:
         try:
             ex = _decode(line)
-        except Exception:  # noqa: BLE001 - anything odd: the generic path decides
+        except Exception:  # anything odd: the generic path decides
             pass
         else:
             record = _record(ex.question_text, ex.example_id, ex.document_url,
@@ -290,7 +296,7 @@ def _shard_worker(path: str, part: str, compress: bool) -> tuple[Any, ...]:
 
 
 def iter_simplify(inputs: PathsLike, output: str | os.PathLike[str], *,
-                  jobs: int | None = None) -> Iterator[int]:
+                  jobs: int | None = None) -> Generator[int, None, SimplifyResult]:
     """Simplify every example of ``inputs`` (paths, globs, shards) into ``output``.
 
     A generator: it does the work as it is consumed and yields ``1`` for each example
@@ -328,7 +334,7 @@ def _check_not_empty(total: int, paths: Sequence[Path]) -> None:
 
 
 def _parallel(paths: Sequence[Path], out_path: Path, compress: bool,
-              jobs: int) -> Iterator[int]:
+              jobs: int) -> Generator[int, None, int]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -373,8 +379,8 @@ def _parallel(paths: Sequence[Path], out_path: Path, compress: bool,
         # valid gzip file, so no recompression is needed.
         with atomic_output(out_path, "wb", compress=False) as out:
             for part in parts:
-                with open(part, "rb") as f:
-                    shutil.copyfileobj(f, out, 1 << 22)
+                with open(part, "rb") as src:
+                    shutil.copyfileobj(src, out, 1 << 22)
         return total
     finally:
         for part in parts:
