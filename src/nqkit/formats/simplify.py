@@ -231,8 +231,11 @@ def simplify_line(line: bytes, where: str | None = None) -> bytes:
                              ex.long_answer_candidates, ex.annotations, where)
             return dumps_simplified(record, where)
     try:
-        obj = json.loads(line)
-    except (ValueError, RecursionError) as e:  # JSONDecodeError and UnicodeDecodeError
+        obj = json.loads(line.rstrip())  # stripped: an error position counts in the line
+    except json.JSONDecodeError as e:
+        raise InputError(where, f"malformed JSON ({e.msg} at character {e.pos + 1})",
+                         "each line must be one complete JSON object") from e
+    except (ValueError, RecursionError) as e:  # UnicodeDecodeError, nesting too deep
         raise InputError(where, f"malformed JSON ({e})",
                          "each line must be one complete JSON object") from e
     return dumps_simplified(simplify_example(obj, where), where)
