@@ -91,7 +91,7 @@ def iter_lines(path: PathLike) -> Iterator[tuple[int, bytes]]:
     try:
         with open_binary(path) as f:
             for lineno, line in enumerate(f, 1):  # noqa: B007 - lineno used after the loop
-                if line.strip():
+                if not line.isspace():  # blank lines skipped; no copy of long lines
                     yield lineno, line
     except _TRUNCATED as e:
         if isinstance(e, FileNotFoundError | PermissionError | IsADirectoryError):

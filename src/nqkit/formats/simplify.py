@@ -68,12 +68,13 @@ def document_text(tokens: Sequence[str]) -> str:
     Splitting the result on ``" "`` gives back exactly ``len(tokens)`` items, except for no
     tokens at all (``""`` splits into one empty token), which the official function rejects.
     """
-    text = " ".join(tokens)
-    # Tokens rarely hold spaces (multi-column table cells such as <Td colspan="2">), so
-    # join first and redo the join with replacements only when a space count says so.
-    if text.count(" ") != len(tokens) - 1:
-        text = " ".join([t.replace(" ", "_") for t in tokens])
-    return text
+    # Most pages have a token with spaces (table cells such as <Td colspan="2">), so rather
+    # than one replace per token: join with NUL, replace every space, then turn the NULs
+    # into the separating spaces -- valid whenever no token holds a NUL itself.
+    text = "\0".join(tokens)
+    if text.count("\0") == len(tokens) - 1:
+        return text.replace(" ", "_").replace("\0", " ")
+    return " ".join([t.replace(" ", "_") for t in tokens])
 
 
 def _type_name(v: Any) -> str:
