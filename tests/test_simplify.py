@@ -334,3 +334,11 @@ def test_document_text_maps_spaces_inside_tokens_to_underscores(tokens):
     text = document_text(tokens)
     assert text.split(" ") == [t.replace(" ", "_") for t in tokens]
     assert text.count(" ") == len(tokens) - 1
+
+
+def test_jobs_must_be_positive(tmp_path, capsys):
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps(_example()) + "\n")
+    assert main(["simplify", str(src), "-o", str(tmp_path / "o.jsonl"), "-j", "0"]) == 2
+    assert capsys.readouterr().err == (
+        "nqkit: error: --jobs: must be at least 1, found 0 — give -j 1 or more\n")

@@ -308,7 +308,8 @@ def iter_simplify(inputs: PathsLike, output: str | os.PathLike[str], *,
     is a :class:`SimplifyResult`. The output is written atomically (``.gz`` is compressed)
     and never over an input. With several shards and ``jobs`` > 1 (default: one per core,
     at most one per shard) each shard is simplified in its own process; the output keeps
-    the input order.
+    the input order. Worker processes are started with ``spawn``, so a script that calls
+    this must guard its top level with ``if __name__ == "__main__":``.
     """
     paths = expand_paths(inputs, what="NQ")
     ensure_not_input(output, paths)
