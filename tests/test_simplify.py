@@ -111,6 +111,27 @@ def test_one_process_for_several_shards_gives_the_same_bytes(tmp_path):
     assert out1.read_bytes() == out2.read_bytes() == b"".join(_official_lines())
 
 
+def test_a_single_shard_is_cut_in_two_halves_that_meet_exactly(tmp_path):
+    from nqkit.formats.simplify import _halfway, _plan, _simplify_stream
+
+    src = shared_file(*ORIGINAL)
+    want = b"".join(_official_lines())
+    assert _plan([src], 2) == [(0, 0, _halfway(src)), (0, _halfway(src), 1 << 62)]
+    with gzip.open(src, "rb") as f:
+        size = len(f.read())
+    assert _halfway(src) == size // 2  # the gzip trailer's size, exact here
+    for mid in (0, 1, 342_194, 342_195, size // 2, size, size + 1):
+        first, second = tmp_path / "a", tmp_path / "b"
+        with open(first, "wb") as a, open(second, "wb") as b:
+            n1 = _simplify_stream(src, a, lambda _n: None, hi=mid)
+            n2 = _simplify_stream(src, b, lambda _n: None, lo=mid)
+        assert n1 + n2 == 10
+        assert first.read_bytes() + second.read_bytes() == want, mid
+    out = tmp_path / "out.jsonl"
+    assert simplify_files(src, out, jobs=2).examples == 10
+    assert out.read_bytes() == want
+
+
 # --------------------------------------------------------------------------- bad input
 
 def _example(**changes: Any) -> dict[str, Any]:

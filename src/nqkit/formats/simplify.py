@@ -38,7 +38,14 @@ from pathlib import Path
 from typing import Any
 
 from nqkit.errors import InputError, location
-from nqkit.io import PathsLike, atomic_output, ensure_not_input, expand_paths, iter_lines
+from nqkit.io import (
+    PathsLike,
+    atomic_output,
+    ensure_not_input,
+    expand_paths,
+    is_gzip,
+    iter_lines,
+)
 
 __all__ = [
     "SIMPLIFIED_KEYS",
@@ -253,11 +260,26 @@ class SimplifyResult:
     examples: int  # examples written
 
 
+_NO_LIMIT = 1 << 62
+
+
 def _simplify_stream(path: Path, out: Any, tick: Callable[[int], None],
-                     stop: Callable[[], bool] | None = None) -> int:
-    """Write the simplified lines of one shard to ``out``; returns the example count."""
-    n = pending = 0
+                     stop: Callable[[], bool] | None = None, lo: int = 0,
+                     hi: int = _NO_LIMIT) -> int:
+    """Write the simplified lines of one shard to ``out``; returns the example count.
+
+    Only lines whose offset lies in ``[lo, hi)`` are simplified; the offset of a line is
+    the total length of the non-blank lines before it, the same in every process, so two
+    ranges that meet split a shard exactly.
+    """
+    n = pending = offset = 0
     for lineno, line in iter_lines(path):
+        start = offset
+        offset += len(line)
+        if start < lo:
+            continue
+        if start >= hi:
+            break
         out.write(simplify_line(line, location(path, lineno)))
         n += 1
         pending += 1
@@ -271,6 +293,43 @@ def _simplify_stream(path: Path, out: Any, tick: Callable[[int], None],
     return n
 
 
+def _halfway(path: Path) -> int:
+    """About half the uncompressed length of ``path`` (a balance hint, never a limit).
+
+    For gzip, the last 4 bytes hold the uncompressed size modulo 2**32, exact for the usual
+    single-member file under 4 GiB; when implausible, assume a compression ratio of 4.
+    """
+    size = path.stat().st_size
+    if not is_gzip(path) or size < 18:
+        return size // 2
+    with open(path, "rb") as f:
+        f.seek(-4, os.SEEK_END)
+        isize = int.from_bytes(f.read(4), "little")
+    return (isize if isize >= size else 4 * size) // 2
+
+
+# A task: (index of the input, first offset, end offset) -- a whole shard or half of one.
+_Task = tuple[int, int, int]
+
+
+def _plan(paths: Sequence[Path], jobs: int) -> list[_Task]:
+    """One task per shard; when the shards do not divide evenly among ``jobs`` processes,
+    the last ones are cut in two halves so that no core idles while one shard finishes.
+
+    The second half of a cut shard still decompresses the first half (gzip cannot seek),
+    so cutting costs a little more work in total and is kept for the tail.
+    """
+    tasks: list[_Task] = []
+    tail = len(paths) % jobs
+    for i, p in enumerate(paths):
+        if tail and i >= len(paths) - tail:
+            mid = _halfway(p)
+            tasks += [(i, 0, mid), (i, mid, _NO_LIMIT)]
+        else:
+            tasks.append((i, 0, _NO_LIMIT))
+    return tasks
+
+
 # Worker-process state, set by _init_worker (each worker gets the queue and abort flag).
 _progress_q: Any = None
 _abort: Any = None
@@ -281,18 +340,19 @@ def _init_worker(progress_q: Any, abort: Any) -> None:
     _progress_q, _abort = progress_q, abort
 
 
-def _shard_worker(path: str, part: str, compress: bool) -> tuple[Any, ...]:
-    """Simplify one shard into the part file ``part``; errors come back as plain tuples
-    (InputError does not survive pickling)."""
+def _shard_worker(path: str, part: str, compress: bool, lo: int, hi: int) -> tuple[Any, ...]:
+    """Simplify one shard, or the ``[lo, hi)`` range of it, into the part file ``part``;
+    errors come back as plain tuples (InputError does not survive pickling)."""
     try:
         with open(part, "wb") as raw:
             if compress:
                 import gzip
 
                 with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as gz:
-                    n = _simplify_stream(Path(path), gz, _progress_q.put, _abort.is_set)
+                    n = _simplify_stream(Path(path), gz, _progress_q.put, _abort.is_set,
+                                         lo, hi)
             else:
-                n = _simplify_stream(Path(path), raw, _progress_q.put, _abort.is_set)
+                n = _simplify_stream(Path(path), raw, _progress_q.put, _abort.is_set, lo, hi)
         return ("ok", n)
     except InputError as e:
         _abort.set()
@@ -306,10 +366,12 @@ def iter_simplify(inputs: PathsLike, output: str | os.PathLike[str], *,
     A generator: it does the work as it is consumed and yields ``1`` for each example
     finished (to drive a progress bar); its return value (``StopIteration.value``)
     is a :class:`SimplifyResult`. The output is written atomically (``.gz`` is compressed)
-    and never over an input. With several shards and ``jobs`` > 1 (default: one per core,
-    at most one per shard) each shard is simplified in its own process; the output keeps
-    the input order. Worker processes are started with ``spawn``, so a script that calls
-    this must guard its top level with ``if __name__ == "__main__":``.
+    and never over an input. With ``jobs`` > 1 (default: one per core) shards are
+    simplified in worker processes, one shard per task, the last shards cut in halves when
+    they do not divide evenly among the processes (so a single shard also uses both
+    cores); the output keeps the input order. Worker processes are started with
+    ``spawn``, so a script that calls this must guard its top level with
+    ``if __name__ == "__main__":``.
     """
     paths = expand_paths(inputs, what="NQ")
     ensure_not_input(output, paths)
@@ -317,7 +379,7 @@ def iter_simplify(inputs: PathsLike, output: str | os.PathLike[str], *,
     compress = out_path.suffix == ".gz"
     if jobs is None:
         jobs = os.cpu_count() or 1
-    jobs = max(1, min(jobs, len(paths)))
+    jobs = max(1, jobs)
     if jobs == 1:
         total = 0
         with atomic_output(out_path, "wb") as out:
@@ -343,22 +405,24 @@ def _parallel(paths: Sequence[Path], out_path: Path, compress: bool,
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    tasks = _plan(paths, jobs)
     ctx = multiprocessing.get_context("spawn")  # no fork of a threaded parent (tqdm)
     progress_q = ctx.Queue()
     abort = ctx.Event()
     out_path.parent.mkdir(parents=True, exist_ok=True)
     parts: list[str] = []
     try:
-        for _ in paths:
+        for _ in tasks:
             fd, part = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".part.tmp",
                                         dir=out_path.parent)
             os.close(fd)
             parts.append(part)
-        with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_init_worker,
+        with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=ctx,
+                                 initializer=_init_worker,
                                  initargs=(progress_q, abort)) as pool:
             try:
-                futures = [pool.submit(_shard_worker, str(p), part, compress)
-                           for p, part in zip(paths, parts, strict=True)]
+                futures = [pool.submit(_shard_worker, str(paths[i]), part, compress, lo, hi)
+                           for (i, lo, hi), part in zip(tasks, parts, strict=True)]
                 while not all(f.done() for f in futures):
                     with contextlib.suppress(queue.Empty):
                         yield from itertools.repeat(1, progress_q.get(timeout=0.1))
