@@ -92,6 +92,11 @@ def test_several_shards_in_parallel_keep_the_input_order_and_gzip(tmp_path):
         with gzip.open(p, "wb") as f:
             f.writelines(lines[a:b])
         shards.append(p)
+    from nqkit.formats.simplify import _plan
+
+    # Two whole shards, then the third cut in two: no core idles at the end.
+    assert [(i, lo) for i, lo, _ in _plan(shards, 2)][:3] == [(0, 0), (1, 0), (2, 0)]
+    assert len(_plan(shards, 2)) == 4 and len(_plan(shards, 3)) == 3
     out = tmp_path / "out" / "simplified.jsonl.gz"
     result = simplify_files(str(tmp_path / "nq-dev-*.jsonl.gz"), out, jobs=2)
     assert result.examples == 10 and list(result.inputs) == shards
@@ -111,16 +116,17 @@ def test_one_process_for_several_shards_gives_the_same_bytes(tmp_path):
     assert out1.read_bytes() == out2.read_bytes() == b"".join(_official_lines())
 
 
-def test_a_single_shard_is_cut_in_two_halves_that_meet_exactly(tmp_path):
-    from nqkit.formats.simplify import _halfway, _plan, _simplify_stream
+def test_a_single_shard_is_cut_in_two_parts_that_meet_exactly(tmp_path):
+    from nqkit.formats.simplify import _cut_point, _plan, _simplify_stream
 
     src = shared_file(*ORIGINAL)
     want = b"".join(_official_lines())
-    assert _plan([src], 2) == [(0, 0, _halfway(src)), (0, _halfway(src), 1 << 62)]
+    cut = _cut_point(src)
+    assert _plan([src], 2) == [(0, 0, cut), (0, cut, 1 << 62)]
     with gzip.open(src, "rb") as f:
         size = len(f.read())
-    assert _halfway(src) == size // 2  # the gzip trailer's size, exact here
-    for mid in (0, 1, 342_194, 342_195, size // 2, size, size + 1):
+    assert cut == size * 3 // 5  # from the gzip trailer's size, exact here
+    for mid in (0, 1, 342_194, 342_195, cut, size, size + 1):
         first, second = tmp_path / "a", tmp_path / "b"
         with open(first, "wb") as a, open(second, "wb") as b:
             n1 = _simplify_stream(src, a, lambda _n: None, hi=mid)

@@ -293,19 +293,22 @@ def _simplify_stream(path: Path, out: Any, tick: Callable[[int], None],
     return n
 
 
-def _halfway(path: Path) -> int:
-    """About half the uncompressed length of ``path`` (a balance hint, never a limit).
+def _cut_point(path: Path) -> int:
+    """Where to cut a shard in two: about 60% of its uncompressed length (a balance hint,
+    never a limit; any value splits the shard exactly).
 
+    The second part also decompresses the first (gzip cannot seek), so it gets fewer lines:
+    with decompression about 2/3 of the parsing cost, 60/40 gives both parts equal work.
     For gzip, the last 4 bytes hold the uncompressed size modulo 2**32, exact for the usual
     single-member file under 4 GiB; when implausible, assume a compression ratio of 4.
     """
     size = path.stat().st_size
-    if not is_gzip(path) or size < 18:
-        return size // 2
-    with open(path, "rb") as f:
-        f.seek(-4, os.SEEK_END)
-        isize = int.from_bytes(f.read(4), "little")
-    return (isize if isize >= size else 4 * size) // 2
+    if is_gzip(path) and size >= 18:
+        with open(path, "rb") as f:
+            f.seek(-4, os.SEEK_END)
+            isize = int.from_bytes(f.read(4), "little")
+        size = isize if isize >= size else 4 * size
+    return size * 3 // 5
 
 
 # A task: (index of the input, first offset, end offset) -- a whole shard or half of one.
@@ -314,17 +317,17 @@ _Task = tuple[int, int, int]
 
 def _plan(paths: Sequence[Path], jobs: int) -> list[_Task]:
     """One task per shard; when the shards do not divide evenly among ``jobs`` processes,
-    the last ones are cut in two halves so that no core idles while one shard finishes.
+    the last ones are cut in two so that no core idles while one shard finishes.
 
-    The second half of a cut shard still decompresses the first half (gzip cannot seek),
-    so cutting costs a little more work in total and is kept for the tail.
+    The second part of a cut shard still decompresses the first (gzip cannot seek), so
+    cutting costs a little more work in total and is kept for the tail.
     """
     tasks: list[_Task] = []
     tail = len(paths) % jobs
     for i, p in enumerate(paths):
         if tail and i >= len(paths) - tail:
-            mid = _halfway(p)
-            tasks += [(i, 0, mid), (i, mid, _NO_LIMIT)]
+            cut = _cut_point(p)
+            tasks += [(i, 0, cut), (i, cut, _NO_LIMIT)]
         else:
             tasks.append((i, 0, _NO_LIMIT))
     return tasks
@@ -367,7 +370,7 @@ def iter_simplify(inputs: PathsLike, output: str | os.PathLike[str], *,
     finished (to drive a progress bar); its return value (``StopIteration.value``)
     is a :class:`SimplifyResult`. The output is written atomically (``.gz`` is compressed)
     and never over an input. With ``jobs`` > 1 (default: one per core) shards are
-    simplified in worker processes, one shard per task, the last shards cut in halves when
+    simplified in worker processes, one shard per task, the last shards cut in two when
     they do not divide evenly among the processes (so a single shard also uses both
     cores); the output keeps the input order. Worker processes are started with
     ``spawn``, so a script that calls this must guard its top level with
