@@ -27,8 +27,10 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from nqkit.errors import InputError
-    from nqkit.formats.simplify import SimplifyResult, iter_simplify
+    from nqkit.formats.simplify import SimplifyResult, iter_simplify, tune_malloc
     from nqkit.report import progress
+
+    tune_malloc()
 
     if args.jobs is not None and args.jobs < 1:
         raise InputError("--jobs", f"must be at least 1, found {args.jobs}", "give -j 1 or more")
