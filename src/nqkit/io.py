@@ -70,9 +70,18 @@ def is_gzip(path: PathLike) -> bool:
         return f.read(2) == b"\x1f\x8b"
 
 
-def open_binary(path: PathLike) -> IO[bytes]:
-    """Open a file for binary reading, decompressing gzip transparently."""
+def open_binary(path: PathLike, *, threads: int = 0) -> IO[bytes]:
+    """Open a file for binary reading, decompressing gzip transparently.
+
+    ``threads`` > 0 decompresses in that many background threads (isal only), which
+    overlaps decompression with the caller's work on another core; the thread reads
+    ahead, so a truncated file is noticed a few lines before its end.
+    """
     if is_gzip(path):
+        if threads > 0 and _igzip is not None:
+            from isal import igzip_threaded
+
+            return igzip_threaded.open(path, "rb", threads=threads)
         if _igzip is not None:
             return _igzip.open(path, "rb")  # type: ignore[no-any-return]
         return gzip.open(path, "rb")
@@ -82,14 +91,15 @@ def open_binary(path: PathLike) -> IO[bytes]:
 _TRUNCATED = (EOFError, zlib.error, gzip.BadGzipFile, OSError)
 
 
-def iter_lines(path: PathLike) -> Iterator[tuple[int, bytes]]:
+def iter_lines(path: PathLike, *, threads: int = 0) -> Iterator[tuple[int, bytes]]:
     """Yield ``(line_number, line_bytes)`` of a (possibly gzipped) file; blank lines skipped.
 
     A truncated or corrupt gzip stream raises :class:`InputError` naming the last good line.
+    ``threads`` is passed to :func:`open_binary`.
     """
     lineno = 0
     try:
-        with open_binary(path) as f:
+        with open_binary(path, threads=threads) as f:
             for lineno, line in enumerate(f, 1):  # noqa: B007 - lineno used after the loop
                 if not line.isspace():  # blank lines skipped; no copy of long lines
                     yield lineno, line

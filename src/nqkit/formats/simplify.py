@@ -422,8 +422,11 @@ def iter_simplify(inputs: PathsLike, output: str | os.PathLike[str], *,
     if jobs == 1:
         total = 0
         with atomic_output(out_path, "wb") as out:
+            # One process: decompress in a background thread when there is a core for it
+            # (in a parallel run the processes fill the cores, and threads only cost).
+            threads = 1 if (os.cpu_count() or 1) > 1 else 0
             for p in paths:
-                for lineno, line in iter_lines(p):
+                for lineno, line in iter_lines(p, threads=threads):
                     out.write(simplify_line(line, location(p, lineno)))
                     total += 1
                     yield 1
