@@ -369,3 +369,30 @@ def test_jobs_must_be_positive(tmp_path, capsys):
     assert main(["simplify", str(src), "-o", str(tmp_path / "o.jsonl"), "-j", "0"]) == 2
     assert capsys.readouterr().err == (
         "nqkit: error: --jobs: must be at least 1, found 0 — give -j 1 or more\n")
+
+
+@pytest.mark.parametrize("kernel", ["works", "refuses", "stops-halfway"])
+def test_parts_are_appended_whole_with_or_without_copy_file_range(tmp_path, monkeypatch,
+                                                                   kernel):
+    from nqkit.formats import simplify as mod
+
+    real = os.copy_file_range
+    calls = []
+
+    def fake(src: int, dst: int, count: int) -> int:
+        calls.append(count)
+        if kernel == "refuses" or (kernel == "stops-halfway" and len(calls) > 1):
+            raise OSError("EXDEV")
+        return real(src, dst, 3 if kernel == "stops-halfway" else count)
+
+    monkeypatch.setattr(mod.os, "copy_file_range", fake)
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_bytes(b"first part\n")
+    b.write_bytes(b"second part\n")
+    with open(tmp_path / "out", "wb") as out:
+        out.write(b"head\n")
+        mod._append(str(a), out)
+        mod._append(str(b), out)
+        out.write(b"tail\n")
+    assert (tmp_path / "out").read_bytes() == b"head\nfirst part\nsecond part\ntail\n"
+    assert calls

@@ -490,14 +490,33 @@ def _parallel(paths: Sequence[Path], out_path: Path, compress: bool,
         # valid gzip file, so no recompression is needed.
         with atomic_output(out_path, "wb", compress=False) as out:
             for part in parts:
-                with open(part, "rb") as src:
-                    shutil.copyfileobj(src, out, 1 << 22)
+                _append(part, out)
         return total
     finally:
         for part in parts:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(part)
         progress_q.close()
+
+
+def _append(part: str, out: Any) -> None:
+    """Append the file ``part`` to the binary file ``out``, in the kernel when it can."""
+    out.flush()
+    with open(part, "rb") as src:
+        size = os.fstat(src.fileno()).st_size
+        done = 0
+        try:
+            while done < size:
+                n = os.copy_file_range(src.fileno(), out.fileno(), size - done)
+                if n == 0:
+                    break
+                done += n
+        except (AttributeError, OSError):  # not Linux, or not for these files
+            pass
+        out.seek(0, os.SEEK_END)  # the kernel moved the file offset: resynchronise
+        if done < size:
+            src.seek(done)
+            shutil.copyfileobj(src, out, 1 << 22)
 
 
 def simplify_files(inputs: PathsLike, output: str | os.PathLike[str], *,
