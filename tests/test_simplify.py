@@ -396,3 +396,11 @@ def test_parts_are_appended_whole_with_or_without_copy_file_range(tmp_path, monk
         out.write(b"tail\n")
     assert (tmp_path / "out").read_bytes() == b"head\nfirst part\nsecond part\ntail\n"
     assert calls
+
+
+def test_orjson_writes_every_string_exactly_as_json_dumps():
+    # The fast path writes strings with orjson; this is the equivalence it relies on.
+    import orjson
+
+    every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    assert orjson.dumps(every) == json.dumps(every, ensure_ascii=False).encode()

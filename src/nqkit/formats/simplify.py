@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from nqkit.errors import InputError, location
 from nqkit.io import (
     PathsLike,
@@ -236,6 +238,32 @@ else:  # pragma: no cover
     _decode = None
 
 
+_encode_py = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def _dumps_fast(record: dict[str, Any], where: str | None) -> bytes:
+    """:func:`dumps_simplified`, with the strings written by orjson.
+
+    orjson writes a string exactly as ``json.dumps(s, ensure_ascii=False)`` does (checked
+    over every code point outside the surrogates, which it refuses), straight to UTF-8 and
+    several times faster, which matters for the ~50 kB document_text. Candidates and
+    annotations, which may hold any JSON value, go through the standard encoder.
+    """
+    try:
+        return b"".join((
+            b'{"question_text": ', orjson.dumps(record["question_text"]),
+            b', "example_id": ', int.__repr__(record["example_id"]).encode(),
+            b', "document_url": ', orjson.dumps(record["document_url"]),
+            b', "document_text": ', orjson.dumps(record["document_text"]),
+            b', "long_answer_candidates": ',
+            _encode_py(record["long_answer_candidates"]).encode("utf-8"),
+            b', "annotations": ', _encode_py(record["annotations"]).encode("utf-8"),
+            b"}\n",
+        ))
+    except (orjson.JSONEncodeError, UnicodeEncodeError):
+        return dumps_simplified(record, where)  # raises the error for the user
+
+
 def simplify_line(line: bytes, where: str | None = None) -> bytes:
     """Simplify one original-format JSON line (bytes) into one output line (bytes).
 
@@ -252,7 +280,7 @@ def simplify_line(line: bytes, where: str | None = None) -> bytes:
             record = _record(ex.question_text, ex.example_id, ex.document_url,
                              list(map(_token_text, ex.document_tokens)),
                              ex.long_answer_candidates, ex.annotations, where, owned=True)
-            return dumps_simplified(record, where)
+            return _dumps_fast(record, where)
     try:
         obj = json.loads(line.rstrip())  # stripped: an error position counts in the line
     except json.JSONDecodeError as e:
