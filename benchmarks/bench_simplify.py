@@ -17,7 +17,9 @@ other load on the machine does not blur; the wall-time speed-up is what a user w
 Usage (from the repository root):
 
     python benchmarks/make_tiled_dev.py      # once
-    python benchmarks/bench_simplify.py [--data bench-data/tiled-dev] [--keep]
+    python benchmarks/bench_simplify.py [--data bench-data/tiled-dev] [--repeat 3] [--keep]
+
+Each method runs ``--repeat`` times in interleaved rounds and its median is reported.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -90,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="where the outputs go (deleted afterwards unless --keep)")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--skip-naive", action="store_true", help="time only nqkit")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="rounds; the median of each method is reported (default 3)")
     args = ap.parse_args(argv)
 
     inputs = sorted(args.data.glob("nq-dev-*.jsonl.gz"))
@@ -100,7 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"input: {len(inputs)} shards, {gz_bytes / 1e6:,.0f} MB gzipped; "
           f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.2f}", flush=True)
 
-    runs: list[tuple[str, float, float, Path]] = []
+    runs: list[tuple[str, float, float, Path]] = []  # medians per method
+    times: dict[str, list[tuple[float, float]]] = {}
 
     def cpu_seconds() -> float:
         # This process plus every finished child and grandchild (the pool workers are
@@ -113,17 +119,29 @@ def main(argv: list[str] | None = None) -> int:
         c0, t0 = cpu_seconds(), time.perf_counter()
         fn(out)
         dt, cpu = time.perf_counter() - t0, cpu_seconds() - c0
-        runs.append((name, dt, cpu, out))
+        times.setdefault(name, []).append((dt, cpu))
         print(f"  {name}: {dt:.1f} s wall, {cpu:.1f} s CPU", flush=True)
 
+    methods: list[tuple[str, Callable[[Path], object], Path]] = []
+    if not args.skip_naive:
+        methods.append(("naive (json.loads + json.dumps, 1 process)",
+                        lambda o: naive_simplify(inputs, o), args.work / "naive.jsonl"))
+    methods.append(("nqkit simplify -j 1", lambda o: run_nqkit(inputs, o, 1),
+                    args.work / "nqkit-j1.jsonl"))
+    methods.append(("nqkit simplify (both cores)", lambda o: run_nqkit(inputs, o, None),
+                    args.work / "nqkit.jsonl"))
     try:
-        if not args.skip_naive:
-            timed("naive (json.loads + json.dumps, 1 process)",
-                  lambda o: naive_simplify(inputs, o), args.work / "naive.jsonl")
-        timed("nqkit simplify -j 1", lambda o: run_nqkit(inputs, o, 1),
-              args.work / "nqkit-j1.jsonl")
-        timed("nqkit simplify (both cores)", lambda o: run_nqkit(inputs, o, None),
-              args.work / "nqkit.jsonl")
+        # Rounds interleave the methods, so that a change of load on the machine touches
+        # all of them; each method's median over the rounds is reported.
+        for r in range(args.repeat):
+            if args.repeat > 1:
+                print(f"round {r + 1}/{args.repeat}", flush=True)
+            for name, fn, out in methods:
+                timed(name, fn, out)
+        for name, _, out in methods:
+            walls = sorted(t[0] for t in times[name])
+            cpus = sorted(t[1] for t in times[name])
+            runs.append((name, statistics.median(walls), statistics.median(cpus), out))
         digests = {name: sha256(out) for name, _, _, out in runs}
         identical = len(set(digests.values())) == 1
         first_out = runs[0][3]
@@ -139,6 +157,10 @@ def main(argv: list[str] | None = None) -> int:
         for name, dt, cpu, _ in runs:
             print(f"{name:<{width}}  {dt:7.1f}  {cpu:7.1f}  {n_examples / dt:10.0f}  "
                   f"{base / dt:7.2f}x  {base_cpu / cpu:8.2f}x")
+        if args.repeat > 1:
+            print(f"\nmedians of {args.repeat} interleaved rounds; all wall times: " + "; ".join(
+                f"{name.split(' (')[0]} " + ", ".join(f"{t[0]:.1f}" for t in times[name])
+                for name, _, _ in methods))
         print(f"\n{n_examples:,} examples, {out_bytes / 1e6:,.0f} MB written per run; outputs "
               f"{'byte-identical' if identical else 'DIFFER'} (sha256 {first_out.name}: "
               f"{digests[runs[0][0]][:16]}...); load average after {os.getloadavg()[0]:.2f}")
