@@ -305,7 +305,10 @@ token_text = st.text(
 span_dict = st.fixed_dictionaries(
     {"start_token": st.integers(-1, 50), "end_token": st.integers(-1, 50)},
     optional={"start_byte": st.integers(-1, 500), "end_byte": st.integers(-1, 500),
-              "extra": st.one_of(st.none(), st.text(max_size=3), st.floats(allow_nan=False))},
+              # Values the fast decoder must keep exactly as json.loads does: any size of
+              # integer, floats (infinity takes the generic path), text, null.
+              "extra": st.one_of(st.none(), st.text(max_size=3), st.floats(allow_nan=False),
+                                 st.integers(), st.booleans())},
 )
 
 

@@ -16,7 +16,8 @@ with a typed ``msgspec`` decoder (the HTML and the token offsets are skipped wit
 building Python objects), then builds the same record the generic path builds. Any line the
 fast decoder refuses goes through the generic path (``json.loads`` + :func:`simplify_example`),
 which either produces exactly the official record or raises :class:`InputError` with the
-file and line. :func:`iter_simplify` runs one shard per process when there are several.
+file and line. Strings are written by orjson, which writes them exactly as ``json.dumps``
+does. :func:`iter_simplify` runs shards in worker processes (see BENCHMARKS.md).
 
 Known leniency: bytes that are not valid UTF-8 inside fields the simplified format drops
 (``document_html``, ``document_title``, ...) are not checked; the official script, which
