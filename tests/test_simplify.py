@@ -276,6 +276,15 @@ def test_error_in_a_later_shard_of_a_parallel_run(tmp_path, capsys):
     assert sorted(os.listdir(tmp_path)) == ["a.jsonl", "b.jsonl"]
 
 
+def test_simplified_input_is_recognised(tmp_path, capsys):
+    src = shared_file(*OFFICIAL)
+    assert main(["simplify", str(src), "-o", str(tmp_path / "o.jsonl")]) == 2
+    assert capsys.readouterr().err == (
+        f"nqkit: error: {src}:1: this example is already in the simplified format "
+        "(document_text, no document_tokens) — give the original-format files (with "
+        "document_html and document_tokens)\n")
+
+
 def test_empty_input_and_output_over_input(tmp_path, capsys):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")

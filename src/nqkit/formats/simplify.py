@@ -181,6 +181,11 @@ def simplify_example(example: Mapping[str, Any], where: str | None = None) -> di
         raise InputError(where, f"expected a JSON object, found {_type_name(example)}",
                          "each line must be one NQ example {...}")
     ctx = "example"
+    if "document_tokens" not in example and "document_text" in example:
+        raise InputError(where, "this example is already in the simplified format "
+                         "(document_text, no document_tokens)",
+                         "give the original-format files (with document_html and "
+                         "document_tokens)")
     raw_tokens = _need(example, "document_tokens", list, ctx, where)
     tokens = []
     for i, t in enumerate(raw_tokens):
