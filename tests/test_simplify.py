@@ -285,6 +285,23 @@ def test_simplified_input_is_recognised(tmp_path, capsys):
         "document_html and document_tokens)\n")
 
 
+def test_parallel_run_reports_the_first_error_in_input_order(tmp_path, capsys):
+    # The second shard fails at once, the first only after twelve real pages (more than a
+    # worker processes between checks for failures elsewhere): the error shown must still
+    # be the first shard's, as in a one-process run.
+    lines = _original_lines()
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_bytes(b"".join(lines + lines[:2]) + b"[]\n")
+    b.write_bytes(b"{}\n" + b"".join(lines[:2]))
+    for jobs in ("1", "2"):
+        assert main(["simplify", str(a), str(b), "-o", str(tmp_path / "o.jsonl"),
+                     "-j", jobs]) == 2
+        assert capsys.readouterr().err == (
+            f"nqkit: error: {a}:13: expected a JSON object, found array — each line must be "
+            "one NQ example {...}\n")
+    assert sorted(os.listdir(tmp_path)) == ["a.jsonl", "b.jsonl"]
+
+
 def test_empty_input_and_output_over_input(tmp_path, capsys):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n")

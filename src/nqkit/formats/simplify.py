@@ -382,14 +382,16 @@ def _plan(paths: Sequence[Path], jobs: int) -> list[_Task]:
     return tasks
 
 
-# Worker-process state, set by _init_worker (each worker gets the queue and abort flag).
+# Worker-process state, set by _init_worker: the progress queue, and the index of the
+# first task that failed (tasks after it stop early; tasks before it run to the end, since
+# one of them may hold an earlier error: the error reported is the first in input order).
 _progress_q: Any = None
-_abort: Any = None
+_first_failed: Any = None
 
 
-def _init_worker(progress_q: Any, abort: Any) -> None:
-    global _progress_q, _abort
-    _progress_q, _abort = progress_q, abort
+def _init_worker(progress_q: Any, first_failed: Any) -> None:
+    global _progress_q, _first_failed
+    _progress_q, _first_failed = progress_q, first_failed
     tune_malloc()
 
 
@@ -413,22 +415,29 @@ def tune_malloc() -> None:
         pass
 
 
-def _shard_worker(path: str, part: str, compress: bool, lo: int, hi: int) -> tuple[Any, ...]:
+def _shard_worker(index: int, path: str, part: str, compress: bool, lo: int,
+                  hi: int) -> tuple[Any, ...]:
     """Simplify one shard, or the ``[lo, hi)`` range of it, into the part file ``part``;
     errors come back as plain tuples (InputError does not survive pickling)."""
+
+    def stop() -> bool:
+        return bool(_first_failed.value < index)
+
+    if stop():
+        return ("ok", 0)
     try:
         with open(part, "wb") as raw:
             if compress:
                 import gzip
 
                 with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as gz:
-                    n = _simplify_stream(Path(path), gz, _progress_q.put, _abort.is_set,
-                                         lo, hi)
+                    n = _simplify_stream(Path(path), gz, _progress_q.put, stop, lo, hi)
             else:
-                n = _simplify_stream(Path(path), raw, _progress_q.put, _abort.is_set, lo, hi)
+                n = _simplify_stream(Path(path), raw, _progress_q.put, stop, lo, hi)
         return ("ok", n)
     except InputError as e:
-        _abort.set()
+        with _first_failed.get_lock():
+            _first_failed.value = min(_first_failed.value, index)
         return ("error", e.where, e.problem, e.fix)
 
 
@@ -484,7 +493,7 @@ def _parallel(paths: Sequence[Path], out_path: Path, compress: bool,
     tasks = _plan(paths, jobs)
     ctx = multiprocessing.get_context("spawn")  # no fork of a threaded parent (tqdm)
     progress_q = ctx.Queue()
-    abort = ctx.Event()
+    first_failed = ctx.Value("q", len(tasks))  # no task has failed yet
     out_path.parent.mkdir(parents=True, exist_ok=True)
     parts: list[str] = []
     try:
@@ -495,20 +504,17 @@ def _parallel(paths: Sequence[Path], out_path: Path, compress: bool,
             parts.append(part)
         with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=ctx,
                                  initializer=_init_worker,
-                                 initargs=(progress_q, abort)) as pool:
+                                 initargs=(progress_q, first_failed)) as pool:
             try:
-                futures = [pool.submit(_shard_worker, str(paths[i]), part, compress, lo, hi)
-                           for (i, lo, hi), part in zip(tasks, parts, strict=True)]
+                futures = [pool.submit(_shard_worker, k, str(paths[i]), part, compress, lo, hi)
+                           for k, ((i, lo, hi), part) in enumerate(zip(tasks, parts,
+                                                                       strict=True))]
                 while not all(f.done() for f in futures):
                     with contextlib.suppress(queue.Empty):
                         yield from itertools.repeat(1, progress_q.get(timeout=0.1))
-                    for f in futures:
-                        if f.done() and f.result()[0] == "error":
-                            abort.set()
-                            break
                 results = [f.result() for f in futures]
-            except BaseException:
-                abort.set()
+            except BaseException:  # interrupted, or a worker died: stop every task
+                first_failed.value = -1
                 raise
         while True:
             try:
