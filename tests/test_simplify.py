@@ -97,6 +97,8 @@ def test_several_shards_in_parallel_keep_the_input_order_and_gzip(tmp_path):
     # Two whole shards, then the third cut in two: no core idles at the end.
     assert [(i, lo) for i, lo, _ in _plan(shards, 2)][:3] == [(0, 0), (1, 0), (2, 0)]
     assert len(_plan(shards, 2)) == 4 and len(_plan(shards, 3)) == 3
+    assert len(_plan(shards, 4)) == 3  # six parts on four cores would take two rounds
+    assert len(_plan(shards[:1], 4)) == 2
     out = tmp_path / "out" / "simplified.jsonl.gz"
     result = simplify_files(str(tmp_path / "nq-dev-*.jsonl.gz"), out, jobs=2)
     assert result.examples == 10 and list(result.inputs) == shards

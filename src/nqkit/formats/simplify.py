@@ -373,6 +373,8 @@ def _plan(paths: Sequence[Path], jobs: int) -> list[_Task]:
     """
     tasks: list[_Task] = []
     tail = len(paths) % jobs
+    if 2 * tail > jobs:  # the halves would not all run at once: cutting would not help
+        tail = 0
     for i, p in enumerate(paths):
         if tail and i >= len(paths) - tail:
             cut = _cut_point(p)
