@@ -366,7 +366,8 @@ _Task = tuple[int, int, int]
 
 def _plan(paths: Sequence[Path], jobs: int) -> list[_Task]:
     """One task per shard; when the shards do not divide evenly among ``jobs`` processes,
-    the last ones are cut in two so that no core idles while one shard finishes.
+    the last ones are cut in two so that no core idles while one shard finishes (when
+    all the parts can run at once; otherwise cutting would only add a round).
 
     The second part of a cut shard still decompresses the first (gzip cannot seek), so
     cutting costs a little more work in total and is kept for the tail.
