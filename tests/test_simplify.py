@@ -47,11 +47,12 @@ def _sha(path: Path) -> str:
 
 # --------------------------------------------------------------------------- parity
 
-def test_cli_output_is_byte_identical_to_the_official_file(tmp_path, capsys):
+@pytest.mark.parametrize("jobs", [[], ["-j", "1"]])  # the file cut in two; one process
+def test_cli_output_is_byte_identical_to_the_official_file(tmp_path, capsys, jobs):
     src = shared_file(*ORIGINAL)
     before = (_sha(src), src.stat().st_mtime_ns)
     out = tmp_path / "simplified.jsonl"
-    assert main(["simplify", str(src), "-o", str(out)]) == 0
+    assert main(["simplify", str(src), "-o", str(out), *jobs]) == 0
     got = out.read_bytes().splitlines(keepends=True)
     want = _official_lines()
     assert len(got) == len(want) == 10

@@ -79,9 +79,12 @@ def open_binary(path: PathLike, *, threads: int = 0) -> IO[bytes]:
     """
     if is_gzip(path):
         if threads > 0 and _igzip is not None:
-            from isal import igzip_threaded
-
-            return igzip_threaded.open(path, "rb", threads=threads)
+            try:
+                from isal import igzip_threaded
+            except ImportError:  # pragma: no cover - an isal older than 1.4
+                pass
+            else:
+                return igzip_threaded.open(path, "rb", threads=threads)
         if _igzip is not None:
             return _igzip.open(path, "rb")  # type: ignore[no-any-return]
         return gzip.open(path, "rb")
