@@ -70,9 +70,21 @@ def is_gzip(path: PathLike) -> bool:
         return f.read(2) == b"\x1f\x8b"
 
 
-def open_binary(path: PathLike) -> IO[bytes]:
-    """Open a file for binary reading, decompressing gzip transparently."""
+def open_binary(path: PathLike, *, threads: int = 0) -> IO[bytes]:
+    """Open a file for binary reading, decompressing gzip transparently.
+
+    ``threads`` > 0 decompresses in that many background threads (isal only), which
+    overlaps decompression with the caller's work on another core; the thread reads
+    ahead, so a truncated file is noticed a few lines before its end.
+    """
     if is_gzip(path):
+        if threads > 0 and _igzip is not None:
+            try:
+                from isal import igzip_threaded
+            except ImportError:  # pragma: no cover - an isal older than 1.4
+                pass
+            else:
+                return igzip_threaded.open(path, "rb", threads=threads)
         if _igzip is not None:
             return _igzip.open(path, "rb")
         return gzip.open(path, "rb")
@@ -82,16 +94,17 @@ def open_binary(path: PathLike) -> IO[bytes]:
 _TRUNCATED = (EOFError, zlib.error, gzip.BadGzipFile, OSError)
 
 
-def iter_lines(path: PathLike) -> Iterator[tuple[int, bytes]]:
+def iter_lines(path: PathLike, *, threads: int = 0) -> Iterator[tuple[int, bytes]]:
     """Yield ``(line_number, line_bytes)`` of a (possibly gzipped) file; blank lines skipped.
 
     A truncated or corrupt gzip stream raises :class:`InputError` naming the last good line.
+    ``threads`` is passed to :func:`open_binary`.
     """
     lineno = 0
     try:
-        with open_binary(path) as f:
+        with open_binary(path, threads=threads) as f:
             for lineno, line in enumerate(f, 1):
-                if line.strip():
+                if not line.isspace():  # blank lines skipped; no copy of long lines
                     yield lineno, line
     except _TRUNCATED as e:
         if isinstance(e, FileNotFoundError | PermissionError | IsADirectoryError):
@@ -142,11 +155,13 @@ def read_json(path: PathLike, *, what: str = "input") -> Any:
 
 
 @contextlib.contextmanager
-def atomic_output(path: PathLike, mode: str = "w", *, encoding: str = "utf-8") -> Iterator[IO[Any]]:
+def atomic_output(path: PathLike, mode: str = "w", *, encoding: str = "utf-8",
+                  compress: bool | None = None) -> Iterator[IO[Any]]:
     """Write ``path`` all-or-nothing: a temp file in the same directory, renamed on success.
 
     On any exception the temporary file is removed and ``path`` is left as it was. Paths
-    ending in ``.gz`` are gzip-compressed.
+    ending in ``.gz`` are gzip-compressed unless ``compress`` says otherwise (``False`` for
+    bytes that are already gzip members).
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -154,7 +169,7 @@ def atomic_output(path: PathLike, mode: str = "w", *, encoding: str = "utf-8") -
     try:
         raw: IO[Any] = os.fdopen(fd, "wb")
         stream: IO[Any] = raw
-        if target.suffix == ".gz":
+        if compress if compress is not None else target.suffix == ".gz":
             stream = gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0)  # type: ignore[assignment]
         if "b" not in mode:
             stream = io.TextIOWrapper(stream, encoding=encoding, newline="\n")

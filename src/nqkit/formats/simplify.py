@@ -1,0 +1,574 @@
+"""Simplify original-format NQ examples, byte for byte as the official simplification does.
+
+The simplified format (dataset README, "Simplified data"; ``simplify_nq_example`` of the
+official utilities) keeps, in this order, ``question_text``, ``example_id``,
+``document_url``, a ``document_text`` made of the page tokens joined by single spaces (a
+space inside a token, as in ``<Td colspan="2">``, becomes ``_``), the long-answer
+candidates and the annotations with their byte offsets removed. Everything else in a
+candidate, an annotation or a span keeps its key order. Each output line is what Python's
+``json.dumps(record, ensure_ascii=False)`` writes (separators ``", "`` and ``": "``),
+followed by ``"\\n"`` — the official output, which ``tests/test_simplify.py`` checks byte
+for byte against the official file.
+
+Speed: parsing the ~1 MB original line is nearly all of the work, and most of it is HTML
+that the simplified format drops. :func:`simplify_line` decodes only the fields it needs
+with a typed ``msgspec`` decoder (the HTML and the token offsets are skipped without
+building Python objects), then builds the same record the generic path builds. Any line the
+fast decoder refuses goes through the generic path (``json.loads`` + :func:`simplify_example`),
+which either produces exactly the official record or raises :class:`InputError` with the
+file and line. Strings are written by orjson, which writes them exactly as ``json.dumps``
+does. :func:`iter_simplify` runs shards in worker processes (see BENCHMARKS.md).
+
+Known leniency: bytes that are not valid UTF-8 inside fields the simplified format drops
+(``document_html``, ``document_title``, ...) are not checked; the official script, which
+decodes the whole line, would crash on such a file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import operator
+import os
+import queue
+import shutil
+import tempfile
+from collections.abc import Callable, Generator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from nqkit.errors import InputError, location
+from nqkit.io import (
+    PathsLike,
+    atomic_output,
+    ensure_not_input,
+    expand_paths,
+    is_gzip,
+    iter_lines,
+)
+
+__all__ = [
+    "SIMPLIFIED_KEYS",
+    "SimplifyResult",
+    "document_text",
+    "dumps_simplified",
+    "iter_simplify",
+    "simplify_example",
+    "simplify_files",
+    "simplify_line",
+]
+
+# Key order of a simplified record, as the official function builds it.
+SIMPLIFIED_KEYS: tuple[str, ...] = (
+    "question_text", "example_id", "document_url", "document_text",
+    "long_answer_candidates", "annotations",
+)
+_BYTE_KEYS = frozenset(("start_byte", "end_byte"))
+_FIX = "check the file is in the original Natural Questions format"
+
+
+# --------------------------------------------------------------------------- one example
+
+def document_text(tokens: Sequence[str]) -> str:
+    """The tokens joined by single spaces, each space inside a token replaced by ``_``.
+
+    Splitting the result on ``" "`` gives back exactly ``len(tokens)`` items, except for no
+    tokens at all (``""`` splits into one empty token), which the official function rejects.
+    """
+    # Most pages have a token with spaces (table cells such as <Td colspan="2">), so rather
+    # than one replace per token: join with NUL, replace every space, then turn the NULs
+    # into the separating spaces -- valid whenever no token holds a NUL itself.
+    text = "\0".join(tokens)
+    if text.count("\0") == len(tokens) - 1:
+        return text.replace(" ", "_").replace("\0", " ")
+    return " ".join([t.replace(" ", "_") for t in tokens])
+
+
+def _type_name(v: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer",
+            float: "number", type(None): "null"}.get(type(v), type(v).__name__)
+
+
+def _found(v: Any) -> str:
+    """``found <type> <value>`` for messages (the value cut to 40 characters)."""
+    if v is None or isinstance(v, dict | list):
+        return f"found {_type_name(v)}"
+    return f"found {_type_name(v)} {v!r:.40}"
+
+
+def _need(d: Mapping[str, Any], key: str, typ: type, ctx: str, where: str | None) -> Any:
+    """``d[key]``, checked to be of type ``typ`` (never a bool for ``int``)."""
+    if key not in d:
+        raise InputError(where, f"missing key {key!r} in {ctx}", _FIX)
+    v = d[key]
+    if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
+        want = {dict: "an object", list: "an array", str: "a string", int: "an integer"}[typ]
+        raise InputError(where, f"{ctx}.{key} must be {want}, {_found(v)}", _FIX)
+    return v
+
+
+def _without_bytes(span: Any, ctx: str, where: str | None) -> dict[str, Any]:
+    """A new dict equal to ``span`` without ``start_byte``/``end_byte``, key order kept."""
+    if not isinstance(span, dict):
+        raise InputError(where, f"{ctx} must be an object, {_found(span)}", _FIX)
+    return {k: v for k, v in span.items() if k not in _BYTE_KEYS}
+
+
+def _candidates(cands: list[Any], where: str | None, *, owned: bool = False
+                ) -> list[dict[str, Any]]:
+    """The candidates without byte offsets: new dicts, or, when the caller ``owned`` the
+    decoded list (the fast path), the same dicts with the offsets popped."""
+    if not owned:
+        return [_without_bytes(c, f"long_answer_candidates[{i}]", where)
+                for i, c in enumerate(cands)]
+    for i, c in enumerate(cands):
+        if type(c) is not dict:
+            _without_bytes(c, f"long_answer_candidates[{i}]", where)  # raises
+        c.pop("start_byte", None)
+        c.pop("end_byte", None)
+    return cands
+
+
+def _annotations(annotations: list[Any], where: str | None, *, owned: bool = False
+                 ) -> list[dict[str, Any]]:
+    out = []
+    for i, a in enumerate(annotations):
+        ctx = f"annotations[{i}]"
+        if not isinstance(a, dict):
+            raise InputError(where, f"{ctx} must be an object, {_found(a)}", _FIX)
+        long_answer = _without_bytes(_need(a, "long_answer", dict, ctx, where),
+                                     f"{ctx}.long_answer", where)
+        shorts = [_without_bytes(s, f"{ctx}.short_answers[{j}]", where)
+                  for j, s in enumerate(_need(a, "short_answers", list, ctx, where))]
+        # Replacing values of existing keys keeps the annotation's own key order.
+        new = a if owned else dict(a)
+        new["long_answer"] = long_answer
+        new["short_answers"] = shorts
+        out.append(new)
+    return out
+
+
+def _record(question_text: str, example_id: int, document_url: str, tokens: Sequence[str],
+            candidates: list[Any], annotations: list[Any], where: str | None, *,
+            owned: bool = False) -> dict[str, Any]:
+    if not tokens:
+        # The official function checks that the text splits back into as many tokens as
+        # the page has; that fails only for a page without tokens.
+        raise InputError(where, "document_tokens is empty (a page without tokens cannot be "
+                         "simplified)", "remove the example or give its tokens")
+    return {
+        "question_text": question_text,
+        "example_id": example_id,
+        "document_url": document_url,
+        "document_text": document_text(tokens),
+        "long_answer_candidates": _candidates(candidates, where, owned=owned),
+        "annotations": _annotations(annotations, where, owned=owned),
+    }
+
+
+def simplify_example(example: Mapping[str, Any], where: str | None = None) -> dict[str, Any]:
+    """The simplified record of one decoded original-format example.
+
+    Returns new objects (the input and everything in it is left untouched), with keys in
+    :data:`SIMPLIFIED_KEYS` order. Raises :class:`InputError` at ``where`` (e.g.
+    ``file:line``) for a missing key or a value of the wrong type.
+    """
+    if not isinstance(example, Mapping):
+        raise InputError(where, f"expected a JSON object, found {_type_name(example)}",
+                         "each line must be one NQ example {...}")
+    ctx = "example"
+    if "document_tokens" not in example and "document_text" in example:
+        raise InputError(where, "this example is already in the simplified format "
+                         "(document_text, no document_tokens)",
+                         "give the original-format files (with document_html and "
+                         "document_tokens)")
+    raw_tokens = _need(example, "document_tokens", list, ctx, where)
+    tokens = []
+    for i, t in enumerate(raw_tokens):
+        if not isinstance(t, dict):
+            raise InputError(where, f"document_tokens[{i}] must be an object, {_found(t)}",
+                             _FIX)
+        tokens.append(_need(t, "token", str, f"document_tokens[{i}]", where))
+    return _record(
+        _need(example, "question_text", str, ctx, where),
+        _need(example, "example_id", int, ctx, where),
+        _need(example, "document_url", str, ctx, where),
+        tokens,
+        _need(example, "long_answer_candidates", list, ctx, where),
+        _need(example, "annotations", list, ctx, where),
+        where,
+    )
+
+
+def dumps_simplified(record: Mapping[str, Any], where: str | None = None) -> bytes:
+    """One output line: ``json.dumps(record, ensure_ascii=False)`` + newline, UTF-8."""
+    try:
+        return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise InputError(where, "a string holds a lone UTF-16 surrogate escape, which cannot "
+                         "be written as UTF-8", "repair the example's text") from e
+    except ValueError as e:  # e.g. circular references in a hand-made dict
+        raise InputError(where, f"cannot write the record as JSON ({e})", _FIX) from e
+
+
+# --------------------------------------------------------------------------- one line
+
+try:  # msgspec is a pure speed-up: without it every line takes the generic path
+    import msgspec
+except ImportError:  # pragma: no cover - msgspec is a dependency
+    msgspec = None  # type: ignore[assignment]
+
+
+if msgspec is not None:
+
+    class _Token(msgspec.Struct):
+        token: str
+
+    class _Example(msgspec.Struct):
+        # Only the fields the simplified record needs; the rest (the HTML, the token
+        # offsets, the question tokens) is skipped without building Python objects.
+        question_text: str
+        example_id: int
+        document_url: str
+        document_tokens: list[_Token]
+        long_answer_candidates: list[Any]
+        annotations: list[Any]
+
+    _decode: Callable[[bytes], Any] | None = msgspec.json.Decoder(_Example).decode
+    _token_text = operator.attrgetter("token")
+else:  # pragma: no cover
+    _decode = None
+
+
+_encode_py = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def _dumps_fast(record: dict[str, Any], where: str | None) -> bytes:
+    """:func:`dumps_simplified`, with the strings written by orjson.
+
+    orjson writes a string exactly as ``json.dumps(s, ensure_ascii=False)`` does (checked
+    over every code point outside the surrogates, which it refuses), straight to UTF-8 and
+    several times faster, which matters for the ~50 kB document_text. Candidates and
+    annotations, which may hold any JSON value, go through the standard encoder.
+    """
+    try:
+        return b"".join((
+            b'{"question_text": ', orjson.dumps(record["question_text"]),
+            b', "example_id": ', int.__repr__(record["example_id"]).encode(),
+            b', "document_url": ', orjson.dumps(record["document_url"]),
+            b', "document_text": ', orjson.dumps(record["document_text"]),
+            b', "long_answer_candidates": ',
+            _encode_py(record["long_answer_candidates"]).encode("utf-8"),
+            b', "annotations": ', _encode_py(record["annotations"]).encode("utf-8"),
+            b"}\n",
+        ))
+    except (orjson.JSONEncodeError, UnicodeEncodeError):
+        return dumps_simplified(record, where)  # raises the error for the user
+
+
+def simplify_line(line: bytes, where: str | None = None) -> bytes:
+    """Simplify one original-format JSON line (bytes) into one output line (bytes).
+
+    Equal to ``dumps_simplified(simplify_example(json.loads(line)))``, but several times
+    faster on real pages. Raises :class:`InputError` at ``where`` on bad input.
+    """
+    if _decode is not None:
+        try:
+            ex = _decode(line)
+        except Exception:  # anything odd: the generic path decides
+            pass
+        else:
+            # The decoded objects are this function's own: strip them in place.
+            record = _record(ex.question_text, ex.example_id, ex.document_url,
+                             list(map(_token_text, ex.document_tokens)),
+                             ex.long_answer_candidates, ex.annotations, where, owned=True)
+            return _dumps_fast(record, where)
+    try:
+        obj = json.loads(line.rstrip())  # stripped: an error position counts in the line
+    except json.JSONDecodeError as e:
+        raise InputError(where, f"malformed JSON ({e.msg} at character {e.pos + 1})",
+                         "each line must be one complete JSON object") from e
+    except (ValueError, RecursionError) as e:  # UnicodeDecodeError, nesting too deep
+        raise InputError(where, f"malformed JSON ({e})",
+                         "each line must be one complete JSON object") from e
+    return dumps_simplified(simplify_example(obj, where), where)
+
+
+# --------------------------------------------------------------------------- files
+
+@dataclass(frozen=True)
+class SimplifyResult:
+    """What :func:`simplify_files` did."""
+
+    output: Path  # the file written
+    inputs: tuple[Path, ...]  # the input shards, in output order
+    examples: int  # examples written
+
+
+_NO_LIMIT = 1 << 62
+
+
+def _simplify_stream(path: Path, out: Any, tick: Callable[[int], None],
+                     stop: Callable[[], bool] | None = None, lo: int = 0,
+                     hi: int = _NO_LIMIT) -> int:
+    """Write the simplified lines of one shard to ``out``; returns the example count.
+
+    Only lines whose offset lies in ``[lo, hi)`` are simplified; the offset of a line is
+    the total length of the non-blank lines before it, the same in every process, so two
+    ranges that meet split a shard exactly.
+    """
+    n = pending = offset = 0
+    for lineno, line in iter_lines(path):
+        start = offset
+        offset += len(line)
+        if start < lo:
+            continue
+        if start >= hi:
+            break
+        out.write(simplify_line(line, location(path, lineno)))
+        n += 1
+        pending += 1
+        if pending == 8:
+            tick(pending)
+            pending = 0
+            if stop is not None and stop():
+                return n
+    if pending:
+        tick(pending)
+    return n
+
+
+def _cut_point(path: Path) -> int:
+    """Where to cut a shard in two: about 60% of its uncompressed length (a balance hint,
+    never a limit; any value splits the shard exactly).
+
+    The second part also decompresses the first (gzip cannot seek), so it gets fewer lines:
+    with decompression about 2/3 of the parsing cost, 60/40 gives both parts equal work.
+    For gzip, the last 4 bytes hold the uncompressed size modulo 2**32, exact for the usual
+    single-member file under 4 GiB; when implausible, assume a compression ratio of 4.
+    """
+    size = path.stat().st_size
+    if is_gzip(path) and size >= 18:
+        with open(path, "rb") as f:
+            f.seek(-4, os.SEEK_END)
+            isize = int.from_bytes(f.read(4), "little")
+        size = isize if isize >= size else 4 * size
+    return size * 3 // 5
+
+
+# A task: (index of the input, first offset, end offset) -- a whole shard or half of one.
+_Task = tuple[int, int, int]
+
+
+def _plan(paths: Sequence[Path], jobs: int) -> list[_Task]:
+    """One task per shard; when the shards do not divide evenly among ``jobs`` processes,
+    the last ones are cut in two so that no core idles while one shard finishes (when
+    all the parts can run at once; otherwise cutting would only add a round).
+
+    The second part of a cut shard still decompresses the first (gzip cannot seek), so
+    cutting costs a little more work in total and is kept for the tail.
+    """
+    tasks: list[_Task] = []
+    tail = len(paths) % jobs
+    if 2 * tail > jobs:  # the halves would not all run at once: cutting would not help
+        tail = 0
+    for i, p in enumerate(paths):
+        if tail and i >= len(paths) - tail:
+            cut = _cut_point(p)
+            tasks += [(i, 0, cut), (i, cut, _NO_LIMIT)]
+        else:
+            tasks.append((i, 0, _NO_LIMIT))
+    return tasks
+
+
+# Worker-process state, set by _init_worker: the progress queue, and the index of the
+# first task that failed (tasks after it stop early; tasks before it run to the end, since
+# one of them may hold an earlier error: the error reported is the first in input order).
+_progress_q: Any = None
+_first_failed: Any = None
+
+
+def _init_worker(progress_q: Any, first_failed: Any) -> None:
+    global _progress_q, _first_failed
+    _progress_q, _first_failed = progress_q, first_failed
+    tune_malloc()
+
+
+def tune_malloc() -> None:
+    """Keep glibc from returning memory to the system after every ~1 MB line.
+
+    Each original line and its decoded objects are allocated and freed again; by default
+    glibc maps large blocks afresh and trims the heap top each time, and the page faults
+    cost about 8% of a simplify run. Raising the mmap and trim thresholds keeps the pages.
+    For processes nqkit owns (the CLI, its workers); a no-op where glibc is absent.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        m_trim_threshold, m_top_pad, m_mmap_threshold = -1, -2, -3
+        libc.mallopt(m_mmap_threshold, 64 << 20)
+        libc.mallopt(m_trim_threshold, 256 << 20)
+        libc.mallopt(m_top_pad, 64 << 20)
+    except (OSError, AttributeError):  # pragma: no cover - not glibc
+        pass
+
+
+def _shard_worker(index: int, path: str, part: str, compress: bool, lo: int,
+                  hi: int) -> tuple[Any, ...]:
+    """Simplify one shard, or the ``[lo, hi)`` range of it, into the part file ``part``;
+    errors come back as plain tuples (InputError does not survive pickling)."""
+
+    def stop() -> bool:
+        return bool(_first_failed.value < index)
+
+    if stop():
+        return ("ok", 0)
+    try:
+        with open(part, "wb") as raw:
+            if compress:
+                import gzip
+
+                with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as gz:
+                    n = _simplify_stream(Path(path), gz, _progress_q.put, stop, lo, hi)
+            else:
+                n = _simplify_stream(Path(path), raw, _progress_q.put, stop, lo, hi)
+        return ("ok", n)
+    except InputError as e:
+        with _first_failed.get_lock():
+            _first_failed.value = min(_first_failed.value, index)
+        return ("error", e.where, e.problem, e.fix)
+
+
+def iter_simplify(inputs: PathsLike, output: str | os.PathLike[str], *,
+                  jobs: int | None = None) -> Generator[int, None, SimplifyResult]:
+    """Simplify every example of ``inputs`` (paths, globs, shards) into ``output``.
+
+    A generator: it does the work as it is consumed and yields ``1`` for each example
+    finished (to drive a progress bar); its return value (``StopIteration.value``)
+    is a :class:`SimplifyResult`. The output is written atomically (``.gz`` is compressed)
+    and never over an input. With ``jobs`` > 1 (default: one per core) shards are
+    simplified in worker processes, one shard per task, the last shards cut in two when
+    they do not divide evenly among the processes (so a single shard also uses both
+    cores); the output keeps the input order. Worker processes are started with
+    ``spawn``, so a script that calls this must guard its top level with
+    ``if __name__ == "__main__":``.
+    """
+    paths = expand_paths(inputs, what="NQ")
+    ensure_not_input(output, paths)
+    out_path = Path(output)
+    compress = out_path.suffix == ".gz"
+    if jobs is None:
+        jobs = os.cpu_count() or 1
+    jobs = max(1, jobs)
+    if jobs == 1:
+        total = 0
+        with atomic_output(out_path, "wb") as out:
+            # One process: decompress in a background thread when there is a core for it
+            # (in a parallel run the processes fill the cores, and threads only cost).
+            threads = 1 if (os.cpu_count() or 1) > 1 else 0
+            for p in paths:
+                for lineno, line in iter_lines(p, threads=threads):
+                    out.write(simplify_line(line, location(p, lineno)))
+                    total += 1
+                    yield 1
+            _check_not_empty(total, paths)
+    else:
+        total = yield from _parallel(paths, out_path, compress, jobs)
+    return SimplifyResult(out_path, tuple(paths), total)
+
+
+def _check_not_empty(total: int, paths: Sequence[Path]) -> None:
+    if total == 0:
+        raise InputError(", ".join(map(str, paths)), "no examples found (the input is empty)",
+                         "give non-empty NQ .jsonl or .jsonl.gz files")
+
+
+def _parallel(paths: Sequence[Path], out_path: Path, compress: bool,
+              jobs: int) -> Generator[int, None, int]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    tasks = _plan(paths, jobs)
+    ctx = multiprocessing.get_context("spawn")  # no fork of a threaded parent (tqdm)
+    progress_q = ctx.Queue()
+    first_failed = ctx.Value("q", len(tasks))  # no task has failed yet
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    parts: list[str] = []
+    try:
+        for _ in tasks:
+            fd, part = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".part.tmp",
+                                        dir=out_path.parent)
+            os.close(fd)
+            parts.append(part)
+        with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=ctx,
+                                 initializer=_init_worker,
+                                 initargs=(progress_q, first_failed)) as pool:
+            try:
+                futures = [pool.submit(_shard_worker, k, str(paths[i]), part, compress, lo, hi)
+                           for k, ((i, lo, hi), part) in enumerate(zip(tasks, parts,
+                                                                       strict=True))]
+                while not all(f.done() for f in futures):
+                    with contextlib.suppress(queue.Empty):
+                        yield from itertools.repeat(1, progress_q.get(timeout=0.1))
+                results = [f.result() for f in futures]
+            except BaseException:  # interrupted, or a worker died: stop every task
+                first_failed.value = -1
+                raise
+        while True:
+            try:
+                yield from itertools.repeat(1, progress_q.get_nowait())
+            except queue.Empty:
+                break
+        for r in results:
+            if r[0] == "error":
+                raise InputError(r[1], r[2], r[3])
+        total = sum(r[1] for r in results)
+        _check_not_empty(total, paths)
+        # Parts are whole gzip members when compressing; members concatenate into one
+        # valid gzip file, so no recompression is needed.
+        with atomic_output(out_path, "wb", compress=False) as out:
+            for part in parts:
+                _append(part, out)
+        return total
+    finally:
+        for part in parts:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(part)
+        progress_q.close()
+
+
+def _append(part: str, out: Any) -> None:
+    """Append the file ``part`` to the binary file ``out``, in the kernel when it can."""
+    out.flush()
+    with open(part, "rb") as src:
+        size = os.fstat(src.fileno()).st_size
+        done = 0
+        try:
+            while done < size:
+                n = os.copy_file_range(src.fileno(), out.fileno(), size - done)
+                if n == 0:
+                    break
+                done += n
+        except (AttributeError, OSError):  # not Linux, or not for these files
+            pass
+        out.seek(0, os.SEEK_END)  # the kernel moved the file offset: resynchronise
+        if done < size:
+            src.seek(done)
+            shutil.copyfileobj(src, out, 1 << 22)
+
+
+def simplify_files(inputs: PathsLike, output: str | os.PathLike[str], *,
+                   jobs: int | None = None) -> SimplifyResult:
+    """Run :func:`iter_simplify` to the end (no progress display) and return its result."""
+    gen = iter_simplify(inputs, output, jobs=jobs)
+    while True:
+        try:
+            next(gen)
+        except StopIteration as stop:
+            result: SimplifyResult = stop.value
+            return result
