@@ -166,6 +166,10 @@ def atomic_output(path: PathLike, mode: str = "w", *, encoding: str = "utf-8",
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    # mkstemp creates 0600; the finished file gets the mode open() would give (umask).
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(fd, 0o666 & ~umask)
     try:
         raw: IO[Any] = os.fdopen(fd, "wb")
         stream: IO[Any] = raw
