@@ -57,3 +57,30 @@ def test_ensure_not_input(tmp_path):
     p.write_text("{}")
     with pytest.raises(InputError, match="the output path is one of the inputs"):
         ensure_not_input(str(tmp_path / "." / "x.json"), [p])
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7, 64, 1 << 16])
+@pytest.mark.parametrize("gz", [False, True])
+def test_iter_line_spans_equals_iter_lines(tmp_path, chunk, gz):
+    import gzip
+
+    from nqkit.io import iter_line_spans, iter_lines
+
+    text = b'{"a": 1}\n\n   \n{"b": "x y"}\n' + b"z" * 100 + b"\n  lead\nlast-no-newline"
+    path = tmp_path / ("f.jsonl.gz" if gz else "f.jsonl")
+    path.write_bytes(gzip.compress(text) if gz else text)
+    spans = [(n, buf[lo:hi]) for n, buf, lo, hi in iter_line_spans(path, chunk_size=chunk)]
+    lines = [(n, line.rstrip(b"\n")) for n, line in iter_lines(path)]
+    assert spans == lines
+
+
+def test_iter_line_spans_truncated_gzip(tmp_path):
+    import gzip
+
+    from nqkit.io import iter_line_spans
+
+    data = gzip.compress(b"".join(b'{"i": %d}\n' % i for i in range(5000)))
+    path = tmp_path / "t.jsonl.gz"
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(InputError, match=r"t\.jsonl\.gz:\d+: the compressed file is truncated"):
+        list(iter_line_spans(path))

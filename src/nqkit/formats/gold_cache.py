@@ -55,9 +55,18 @@ def _encode(gold: dict[int | str, GoldExample]) -> bytes:
 
 def _decode(blob: bytes) -> dict[int | str, GoldExample]:
     gold: dict[int | str, GoldExample] = {}
+    spans: dict[tuple[int, ...], Span] = {}  # frozen, so equal spans can share one object
+
+    def span(offsets: list[int]) -> Span:
+        key = tuple(offsets)
+        s = spans.get(key)
+        if s is None:
+            s = spans[key] = Span(*offsets)
+        return s
+
     for ex_id, question, types, anns in orjson.loads(blob):
         annotations = tuple(
-            Annotation(aid, Span(*la), ci, tuple(Span(*s) for s in shorts), yn)
+            Annotation(aid, span(la), ci, tuple(span(s) for s in shorts), yn)
             for aid, la, ci, shorts, yn in anns)
         gold[ex_id] = GoldExample(ex_id, annotations, question, tuple(types))
     return gold

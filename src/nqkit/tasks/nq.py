@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nqkit.errors import InputError
 from nqkit.formats.gold_cache import load_nq_gold
@@ -16,8 +16,10 @@ from nqkit.formats.nq_gold import GoldExample
 from nqkit.formats.nq_predictions import check_id_types, read_nq_predictions
 from nqkit.io import PathsLike, ensure_not_input, expand_paths
 from nqkit.metrics.nq import NqResult, evaluate_nq
-from nqkit.metrics.nq_analysis import GroupScore, Interval, bootstrap_f1, breakdown, question_word
 from nqkit.report import format_table
+
+if TYPE_CHECKING:
+    from nqkit.metrics.nq_analysis import GroupScore, Interval
 
 TYPE_ORDER = ("paragraph", "table", "table row", "list", "list item", "other", "null")
 WORD_ORDER = ("who", "when", "where", "what", "how", "which", "other")
@@ -114,6 +116,9 @@ def run_nq_eval(gold: PathsLike, predictions: str, *, long_threshold: int = 2,
                          missing="null" if allow_missing else "error",
                          allow_extra=allow_extra, where=predictions)
     out = NqEvalOutput(result, gold_ex, bootstrap=bootstrap, seed=seed)
+    # numpy (analysis) and matplotlib (plots) are imported only when asked for.
+    from nqkit.metrics.nq_analysis import bootstrap_f1, question_word
+
     if breakdown:
         types = [gold_ex[i].long_type(long_threshold) or "null" for i in result.example_ids]
         words = [question_word(gold_ex[i].question_text) for i in result.example_ids]
@@ -130,4 +135,6 @@ def run_nq_eval(gold: PathsLike, predictions: str, *, long_threshold: int = 2,
 
 def _breakdown(result: NqResult, labels: list[str], task: str, order: tuple[str, ...]
                ) -> list[GroupScore]:
+    from nqkit.metrics.nq_analysis import breakdown
+
     return breakdown(result, labels, task=task, order=order)
