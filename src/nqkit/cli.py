@@ -25,6 +25,7 @@ from nqkit.errors import NqkitError
 COMMAND_MODULES: list[str] = [
     "nqkit.commands.demo",
     "nqkit.commands.eval_nq",
+    "nqkit.commands.browse",
 ]
 
 GROUPS: dict[str, str] = {
