@@ -35,6 +35,7 @@ COMMAND_MODULES: list[str] = [
     "nqkit.commands.predict",
     "nqkit.commands.human_bounds",
     "nqkit.commands.reqa",
+    "nqkit.commands.browse",
 ]
 
 GROUPS: dict[str, str] = {

@@ -1,0 +1,245 @@
+"""Turning third-party page HTML into safe, highlighted HTML for the browser.
+
+Two steps:
+
+1. **Highlight by offsets.** Each word token of the span being shown gets a set of CSS
+   classes (gold short answer, predicted long answer, ...). Runs of consecutive words with
+   the same classes and no markup between them are wrapped in one ``<mark>``. A mark
+   therefore never crosses a tag, so the markup stays properly nested whatever the spans
+   are. Original-format pages are cut by byte offsets from ``document_html``; simplified
+   pages (tokens only) are rebuilt from their tokens, whose HTML tags are bare tag names.
+2. **Sanitize.** The result is re-serialized from a parse by an allow-list: only
+   structural and text tags survive (paragraphs, lists, tables, headings, emphasis),
+   without any attribute except ``colspan``/``rowspan`` and the browser's own ``class`` on
+   marks and ``id`` anchors; the content of ``script``/``style`` and similar elements is
+   dropped; all text and attribute values are escaped anew. Nothing the page contains can
+   run a script, load a resource, or submit a form. The pages are also served with a
+   strict Content-Security-Policy, and the full page is shown in a sandboxed iframe.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable, Sequence
+from html.parser import HTMLParser
+
+from nqkit.formats.nq import NqExample, SimplifiedNqExample, Span
+
+# Tags kept (with their text); anything else is unwrapped (text kept, tag dropped).
+ALLOWED_TAGS = frozenset([
+    "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "dl", "dt", "dd",
+    "table", "caption", "thead", "tbody", "tfoot", "tr", "th", "td", "b", "i", "em", "strong",
+    "u", "s", "sub", "sup", "small", "code", "pre", "blockquote", "cite", "q", "abbr", "span",
+    "div", "mark", "section", "article", "aside", "header", "footer", "figure", "figcaption",
+    "center", "big", "tt", "var", "kbd", "samp", "del", "ins", "a",
+])
+# Tags whose content is dropped too (scripts, styles, embedded objects, forms, media).
+DROPPED_TAGS = frozenset([
+    "script", "style", "noscript", "template", "iframe", "frame", "frameset", "object", "embed",
+    "applet", "link", "meta", "base", "head", "title", "form", "input", "button", "select",
+    "option", "textarea", "svg", "math", "audio", "video", "source", "track", "picture", "img",
+    "canvas", "map", "area", "param", "noembed", "noframes", "xmp", "plaintext", "dialog",
+    "portal",
+])
+VOID_TAGS = frozenset([
+    "br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed", "param",
+    "source", "track", "wbr",
+])
+# Classes the browser itself puts on marks.
+MARK_CLASSES = frozenset(("gl", "gs", "pl", "ps", "hl"))
+
+
+class _Sanitizer(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.out: list[str] = []
+        self.skip = 0  # depth inside dropped elements
+        self.open: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in DROPPED_TAGS:
+            if tag not in VOID_TAGS:
+                self.skip += 1
+            if tag == "img" and not self.skip:
+                alt = next((v for k, v in attrs if k == "alt" and v), "")
+                if alt:
+                    self.out.append(f'<span class="img-alt">[{html.escape(alt)}]</span>')
+            return
+        if self.skip or tag not in ALLOWED_TAGS:
+            return
+        kept = []
+        for k, v in attrs:
+            if v is None:
+                continue
+            if k in ("colspan", "rowspan") and v.isdigit() and len(v) < 4:
+                kept.append(f'{k}="{v}"')
+            elif k == "class" and tag == "mark":
+                cls = " ".join(c for c in v.split() if c in MARK_CLASSES)
+                if cls:
+                    kept.append(f'class="{cls}"')
+            elif k == "id" and v.startswith("nqkit-") and v.replace("-", "").isalnum():
+                kept.append(f'id="{v}"')
+        attr = (" " + " ".join(kept)) if kept else ""
+        self.out.append(f"<{tag}{attr}>")
+        if tag not in VOID_TAGS:
+            self.open.append(tag)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handle_starttag(tag, attrs)
+        if tag not in VOID_TAGS and tag not in DROPPED_TAGS and not self.skip \
+                and tag in ALLOWED_TAGS:
+            self.handle_endtag(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in DROPPED_TAGS:
+            if tag not in VOID_TAGS and self.skip:
+                self.skip -= 1
+            return
+        if self.skip or tag not in ALLOWED_TAGS or tag in VOID_TAGS:
+            return
+        if tag in self.open:
+            # Close what is still open inside it, so the output stays well nested.
+            while self.open:
+                t = self.open.pop()
+                self.out.append(f"</{t}>")
+                if t == tag:
+                    break
+
+    def handle_data(self, data: str) -> None:
+        if not self.skip:
+            self.out.append(html.escape(data, quote=False))
+
+    def close_all(self) -> str:
+        self.close()
+        while self.open:
+            self.out.append(f"</{self.open.pop()}>")
+        return "".join(self.out)
+
+
+def sanitize(fragment: str) -> str:
+    """Allow-list sanitizing of an HTML fragment (see the module docstring)."""
+    s = _Sanitizer()
+    s.feed(fragment)
+    return s.close_all()
+
+
+# ------------------------------------------------------------------- highlighting
+
+Highlight = tuple[Span, str]  # a span (token offsets used) and the CSS class it adds
+
+
+def _token_classes(highlights: Iterable[Highlight], start: int, end: int) -> list[frozenset[str]]:
+    sets: list[set[str]] = [set() for _ in range(end - start)]
+    for span, cls in highlights:
+        if not span.has_tokens:
+            continue
+        for t in range(max(start, span.start_token), min(end, span.end_token)):
+            sets[t - start].add(cls)
+    return [frozenset(s) for s in sets]
+
+
+def _mark(classes: frozenset[str]) -> str:
+    return f'<mark class="{" ".join(sorted(classes))}">'
+
+
+def highlight_original(ex: NqExample, start_token: int, end_token: int,
+                       highlights: Sequence[Highlight], anchors: dict[int, str] | None = None,
+                       ) -> str:
+    """The page HTML from token ``start_token`` to ``end_token`` with marks inserted.
+
+    ``anchors`` maps a token index to ids (space-separated) placed as empty spans before it.
+    The result is *not yet sanitized*.
+    """
+    data = ex.html_bytes
+    toks = ex.document_tokens
+    if not toks:
+        return ""
+    start_token = max(0, start_token)
+    end_token = min(len(toks), end_token)
+    classes = _token_classes(highlights, start_token, end_token)
+    out: list[bytes] = []
+    pos = toks[start_token].start_byte if start_token < end_token else 0
+    open_cls: frozenset[str] | None = None
+    for i in range(start_token, end_token):
+        tok = toks[i]
+        if tok.start_byte < pos:  # overlapping or out-of-order offsets: skip the token
+            continue
+        gap = data[pos:tok.start_byte]
+        cls = classes[i - start_token] if not tok.html_token else frozenset()
+        if open_cls is not None and (cls != open_cls or b"<" in gap or b">" in gap):
+            out.append(b"</mark>")
+            open_cls = None
+        out.append(gap)
+        if anchors and i in anchors:
+            if open_cls is not None:
+                out.append(b"</mark>")
+                open_cls = None
+            out.extend(f'<span id="{a}"></span>'.encode() for a in anchors[i].split())
+        if cls and open_cls is None:
+            out.append(_mark(cls).encode())
+            open_cls = cls
+        out.append(data[tok.start_byte:tok.end_byte])
+        pos = tok.end_byte
+    if open_cls is not None:
+        out.append(b"</mark>")
+    return b"".join(out).decode("utf-8", errors="replace")
+
+
+def highlight_simplified(ex: SimplifiedNqExample, start_token: int, end_token: int,
+                         highlights: Sequence[Highlight], anchors: dict[int, str] | None = None,
+                         ) -> str:
+    """Like :func:`highlight_original`, rebuilt from the tokens of a simplified example."""
+    toks = ex.tokens
+    start_token = max(0, start_token)
+    end_token = min(len(toks), end_token)
+    classes = _token_classes(highlights, start_token, end_token)
+    out: list[str] = []
+    open_cls: frozenset[str] | None = None
+    for i in range(start_token, end_token):
+        t = toks[i]
+        is_tag = len(t) > 2 and t[0] == "<" and t[-1] == ">"
+        cls = frozenset() if is_tag else classes[i - start_token]
+        if open_cls is not None and cls != open_cls:
+            out.append("</mark>")
+            open_cls = None
+        if anchors and i in anchors:
+            if open_cls is not None:
+                out.append("</mark>")
+                open_cls = None
+            out.extend(f'<span id="{a}"></span>' for a in anchors[i].split())
+        if is_tag:
+            out.append(t.lower() + " ")
+            continue
+        if cls and open_cls is None:
+            out.append(_mark(cls))
+            open_cls = cls
+        out.append(html.escape(t.replace("_", " ")) + " ")
+    if open_cls is not None:
+        out.append("</mark>")
+    return "".join(out)
+
+
+def render_span(ex: NqExample | SimplifiedNqExample, start_token: int, end_token: int,
+                highlights: Sequence[Highlight], anchors: dict[int, str] | None = None) -> str:
+    """Sanitized, highlighted HTML of a token range of either format."""
+    if isinstance(ex, NqExample):
+        raw = highlight_original(ex, start_token, end_token, highlights, anchors)
+    else:
+        raw = highlight_simplified(ex, start_token, end_token, highlights, anchors)
+    return sanitize(raw)
+
+
+def num_tokens(ex: NqExample | SimplifiedNqExample) -> int:
+    return len(ex.document_tokens) if isinstance(ex, NqExample) else len(ex.tokens)
+
+
+def token_text(ex: NqExample | SimplifiedNqExample, start: int, end: int, limit: int = 0) -> str:
+    """Plain text of a token range (HTML tags left out), cut to ``limit`` words if given."""
+    if isinstance(ex, NqExample):
+        words = [t.token for t in ex.document_tokens[start:end] if not t.html_token]
+    else:
+        words = [t.replace("_", " ") for t in ex.tokens[start:end]
+                 if not (len(t) > 2 and t[0] == "<" and t[-1] == ">")]
+    if limit and len(words) > limit:
+        return " ".join(words[:limit]) + " …"
+    return " ".join(words)

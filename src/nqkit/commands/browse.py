@@ -1,0 +1,61 @@
+"""``nqkit browse``: a local web browser for NQ examples, annotations and predictions."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+GROUP = None
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "browse", help="browse NQ examples, annotations and predictions in a web browser",
+        description="Start a local web app over NQ files (original or simplified format): "
+        "an index with search, filters and the official metrics, one page per example "
+        "with its five annotations, candidate tree and prediction, and the full page "
+        "with gold and predicted spans highlighted. The first run over a file builds an "
+        "on-disk index (once, with a progress bar); later runs start in seconds.")
+    p.add_argument("--gold", required=True, nargs="+", metavar="GLOB",
+                   help="NQ files (original or simplified; .jsonl or .jsonl.gz; globs)")
+    p.add_argument("--predictions", metavar="FILE",
+                   help="predictions JSON in the official format (optional)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    p.add_argument("--cache-dir", metavar="DIR",
+                   help="where the example index lives (default $NQKIT_HOME/cache/browse, "
+                   "else ~/.cache/nqkit/browse); never inside the data directories")
+    p.add_argument("--index-only", action="store_true",
+                   help="build the on-disk index and exit without serving")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from nqkit.errors import InputError
+
+    try:
+        import fastapi  # noqa: F401
+        import jinja2  # noqa: F401
+        import uvicorn
+    except ImportError as e:
+        raise InputError(None, f"the browser needs FastAPI, Jinja2 and uvicorn ({e})",
+                         "pip install nqkit[web]") from None
+    from nqkit.browser.app import create_app
+    from nqkit.browser.model import load_dataset
+
+    if not 0 < args.port < 65536:
+        raise InputError(None, f"--port {args.port} is not a valid port", "use 1-65535")
+    ds = load_dataset(args.gold, args.predictions, cache_dir=args.cache_dir)
+    n = len(ds.rows)
+    print(f"nqkit browse: {n:,} examples from {len(ds.store.files)} file(s)"
+          + (f", predictions {ds.predictions_name}" if ds.has_predictions else ""),
+          file=sys.stderr)
+    if args.index_only:
+        return 0
+    app = create_app(ds)
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"nqkit browse: open http://{host}:{args.port}/  (Ctrl-C to stop)", file=sys.stderr)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
