@@ -94,6 +94,17 @@ def open_binary(path: PathLike, *, threads: int = 0) -> IO[bytes]:
 _TRUNCATED = (EOFError, zlib.error, gzip.BadGzipFile, OSError)
 
 
+def _read_error(path: PathLike, lineno: int, e: BaseException) -> InputError:
+    """The error for a file that cannot be read at ``lineno`` (truncated gzip, I/O)."""
+    if isinstance(e, FileNotFoundError | PermissionError | IsADirectoryError):
+        return InputError(path, f"cannot read the file ({e.strerror})", "check the path")
+    return InputError(
+        location(path, lineno),
+        f"the compressed file is truncated or corrupt ({e.__class__.__name__}: {e})",
+        "download or copy the file again",
+    )
+
+
 def iter_lines(path: PathLike, *, threads: int = 0) -> Iterator[tuple[int, bytes]]:
     """Yield ``(line_number, line_bytes)`` of a (possibly gzipped) file; blank lines skipped.
 
@@ -107,13 +118,7 @@ def iter_lines(path: PathLike, *, threads: int = 0) -> Iterator[tuple[int, bytes
                 if not line.isspace():  # blank lines skipped; no copy of long lines
                     yield lineno, line
     except _TRUNCATED as e:
-        if isinstance(e, FileNotFoundError | PermissionError | IsADirectoryError):
-            raise InputError(path, f"cannot read the file ({e.strerror})", "check the path") from e
-        raise InputError(
-            location(path, lineno + 1),
-            f"the compressed file is truncated or corrupt ({e.__class__.__name__}: {e})",
-            "download or copy the file again",
-        ) from e
+        raise _read_error(path, lineno + 1, e) from e
 
 
 def iter_line_spans(path: PathLike, chunk_size: int = 1 << 24, *, threads: int = 0
@@ -162,13 +167,7 @@ def iter_line_spans(path: PathLike, chunk_size: int = 1 << 24, *, threads: int =
             if not blank(line, 0, len(line)):
                 yield lineno, line, 0, len(line)
     except _TRUNCATED as e:
-        if isinstance(e, FileNotFoundError | PermissionError | IsADirectoryError):
-            raise InputError(path, f"cannot read the file ({e.strerror})", "check the path") from e
-        raise InputError(
-            location(path, lineno + 1),
-            f"the compressed file is truncated or corrupt ({e.__class__.__name__}: {e})",
-            "download or copy the file again",
-        ) from e
+        raise _read_error(path, lineno + 1, e) from e
 
 
 def parse_json_line(raw: bytes | str, where: str | None) -> Any:
