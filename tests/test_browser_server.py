@@ -494,3 +494,19 @@ def test_malformed_gold_same_error_as_cli(tmp_path: Path,
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1] == f"nqkit: error: {e.value}"
     assert sorted(os.listdir(bad.parent)) == ["bad.jsonl"]
+
+
+def test_example_pages_show_the_labels(toy: TestClient) -> None:
+    for i in TOY_TYPE:
+        r = toy.get(f"/example/{i}")
+        assert r.status_code == 200
+        badges = re.search(r'<div class="badges">(.*?)</div>', r.text, re.S)
+        assert badges is not None
+        text = re.sub(r"<[^>]+>", "", badges.group(1))
+        text = re.sub(r"\s+", " ", text)
+        long_type = TOY_TYPE[i]
+        assert f"gold long: {long_type}" in text, (i, text)
+        assert f"gold short: {'yes' if i in TOY_HAS_SHORT else 'no'}" in text, (i, text)
+        assert f"question word: {TOY_WORD[i]}" in text, (i, text)
+        assert f"long prediction {TOY_LONG_OUTCOME[i]}" in text, (i, text)
+        assert f"short prediction {TOY_SHORT_OUTCOME[i]}" in text, (i, text)
