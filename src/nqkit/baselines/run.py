@@ -73,3 +73,14 @@ def predict_files(baseline: NqBaseline, inputs: PathsLike, output: str, *,
     write_nq_predictions(output, preds)
     answered = sum(not p.long_answer.is_null for p in preds)
     return PredictSummary(baseline.name, output, len(preds), answered, num_train)
+
+
+def run_system(name: str, train: Sequence[str] | None, inputs: PathsLike, output: str
+               ) -> tuple[NqBaseline, PredictSummary]:
+    """Build system ``name``, fit it on ``train`` if it learns, predict ``inputs`` into
+    ``output``: what ``nqkit baseline`` and ``nqkit predict`` both do."""
+    train_files = [str(p) for p in expand_paths(train, what="training")] if train else []
+    baseline, n_train = load_system(name, train_files)
+    summary = predict_files(baseline, inputs, output, train_files=train_files,
+                            num_train=n_train)
+    return baseline, summary

@@ -41,15 +41,10 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nqkit.baselines.run import load_system, predict_files
-    from nqkit.io import expand_paths
+    from nqkit.baselines.run import run_system
 
-    train_files = [str(p) for p in expand_paths(args.train, what="training")] \
-        if args.train else []
-    baseline, n_train = load_system(args.name, train_files)
-    summary = predict_files(baseline, args.inputs, args.output, train_files=train_files,
-                            num_train=n_train)
-    trained = f", trained on {n_train:,} examples" if baseline.needs_train else ""
+    baseline, summary = run_system(args.name, args.train, args.inputs, args.output)
+    trained = f", trained on {summary.num_train:,} examples" if baseline.needs_train else ""
     print(f"{summary.system}: {summary.num_examples:,} predictions "
           f"({summary.num_answered:,} with a long answer{trained}) written to {args.output}",
           file=sys.stderr)

@@ -26,14 +26,9 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nqkit.baselines.run import load_system, predict_files
-    from nqkit.io import expand_paths
+    from nqkit.baselines.run import run_system
 
-    train_files = [str(p) for p in expand_paths(args.train, what="training")] \
-        if args.train else []
-    baseline, n_train = load_system(args.system, train_files)
-    summary = predict_files(baseline, args.input, args.output, train_files=train_files,
-                            num_train=n_train)
+    _, summary = run_system(args.system, args.train, args.input, args.output)
     print(f"{summary.system}: {summary.num_examples:,} predictions written to {args.output}",
           file=sys.stderr)
     return 0

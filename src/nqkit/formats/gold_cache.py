@@ -93,15 +93,3 @@ def load_nq_gold(paths: PathsLike, *, with_types: bool = False, cache: bool = Tr
     with contextlib.suppress(OSError), atomic_output(d / f"{keys[-1]}.json", "wb") as f:
         f.write(_encode(gold))
     return gold
-
-
-def clear_cache() -> int:
-    """Delete every cache entry; returns how many were removed."""
-    n = 0
-    for entry in cache_dir().glob("*.json"):
-        with contextlib.suppress(OSError):
-            entry.unlink()
-            n += 1
-    return n
-
-

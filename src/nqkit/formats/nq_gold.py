@@ -117,13 +117,10 @@ def _framed(buf: bytes, lo: int, hi: int) -> bool:
     return hi - lo >= 2 and buf[lo] == 123 and buf[hi - 1] == 125
 
 
-def parse_gold_line(line: bytes, where: str | None, *, with_types: bool = False) -> GoldExample:
-    """Extract a :class:`GoldExample` from one original- or simplified-format line."""
-    return _parse_gold(line, 0, len(line), where, with_types)
-
-
 def _parse_gold(buf: bytes, lo: int, hi: int, where: str | None, with_types: bool
                 ) -> GoldExample:
+    """Extract a :class:`GoldExample` from the original- or simplified-format line
+    ``buf[lo:hi]``."""
     p = _Parser(where)
     try:
         # A truncated or cut line fails this framing check and gets the full parser's error.

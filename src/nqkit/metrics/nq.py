@@ -25,7 +25,7 @@ The rules, as the official evaluation applies them:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -249,11 +249,3 @@ def null_prediction(example_id: int | str) -> NqPrediction:
 def nq_signature(long_threshold: int, short_threshold: int, missing: MissingPolicy) -> str:
     return make_signature("nq", {"long-thr": long_threshold, "short-thr": short_threshold,
                                  "missing": missing})
-
-
-# ------------------------------------------------------------------ subset metrics
-
-def subset_f1(stats: Sequence[AnswerStat], keep: Callable[[int], bool]) -> tuple[float, int]:
-    """Best-threshold F1 over the examples whose position satisfies ``keep``, and their count."""
-    sub = [s for i, s in enumerate(stats) if keep(i)]
-    return sweep(sub).best_f1, len(sub)

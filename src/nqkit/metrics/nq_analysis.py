@@ -62,7 +62,7 @@ def score_at_threshold(stats: Sequence[AnswerStat], threshold: float, group: str
     return GroupScore(group, len(stats), gold, predicted, correct, p, r, f1)
 
 
-def breakdown(result: NqResult, labels: Sequence[str], *, task: str = "long",
+def group_scores(result: NqResult, labels: Sequence[str], *, task: str = "long",
               order: Sequence[str] = ()) -> list[GroupScore]:
     """Scores per group; ``labels`` is aligned with ``result.example_ids``."""
     stats = result.long_stats if task == "long" else result.short_stats

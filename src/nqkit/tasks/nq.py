@@ -117,13 +117,15 @@ def run_nq_eval(gold: PathsLike, predictions: str, *, long_threshold: int = 2,
                          allow_extra=allow_extra, where=predictions)
     out = NqEvalOutput(result, gold_ex, bootstrap=bootstrap, seed=seed)
     # numpy (analysis) and matplotlib (plots) are imported only when asked for.
-    from nqkit.metrics.nq_analysis import bootstrap_f1, question_word
+    from nqkit.metrics.nq_analysis import bootstrap_f1, group_scores, question_word
 
     if breakdown:
         types = [gold_ex[i].long_type(long_threshold) or "null" for i in result.example_ids]
         words = [question_word(gold_ex[i].question_text) for i in result.example_ids]
-        out.by_type = {t: _breakdown(result, types, t, TYPE_ORDER) for t in ("long", "short")}
-        out.by_word = {t: _breakdown(result, words, t, WORD_ORDER) for t in ("long", "short")}
+        out.by_type = {t: group_scores(result, types, task=t, order=TYPE_ORDER)
+                       for t in ("long", "short")}
+        out.by_word = {t: group_scores(result, words, task=t, order=WORD_ORDER)
+                       for t in ("long", "short")}
     if bootstrap:
         out.intervals = bootstrap_f1(result, bootstrap, seed)
     if pr_curve:
@@ -131,10 +133,3 @@ def run_nq_eval(gold: PathsLike, predictions: str, *, long_threshold: int = 2,
 
         write_pr_curve(pr_curve, {"long": result.long, "short": result.short})
     return out
-
-
-def _breakdown(result: NqResult, labels: list[str], task: str, order: tuple[str, ...]
-               ) -> list[GroupScore]:
-    from nqkit.metrics.nq_analysis import breakdown
-
-    return breakdown(result, labels, task=task, order=order)
