@@ -9,6 +9,9 @@ what was found, what was expected and how to fix it. The CLI prints it to stderr
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
+
+MAX_EXAMPLES = 3  # a message lists at most this many examples, after the count
 
 
 class NqkitError(Exception):
@@ -50,3 +53,16 @@ def location(path: str | os.PathLike[str] | None, line: int | None = None) -> st
         return None
     p = os.fspath(path)
     return f"{p}:{line}" if line is not None else p
+
+
+def examples(items: Iterable[object], limit: int = MAX_EXAMPLES) -> str:
+    """``e.g. a, b, c``: the first ``limit`` items, so that a message stays one short line.
+
+    The message itself gives the count; this gives a few examples to look at.
+    """
+    shown: list[str] = []
+    for item in items:
+        if len(shown) == limit:
+            break
+        shown.append(str(item))
+    return "e.g. " + ", ".join(shown)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+
+if TYPE_CHECKING:
+    from nqkit.signature import ResultWarning
 
 T = TypeVar("T")
 
@@ -38,6 +41,12 @@ def format_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *, digit
     out.append("  ".join("-" * w for w in widths))
     out.extend(line(r) for r in cells)
     return "\n".join(out)
+
+
+def print_warnings(warnings: Iterable[ResultWarning], file: TextIO | None = None) -> None:
+    """One ``nqkit: warning:`` line per warning on stderr, before any result is printed."""
+    for w in warnings:
+        print(f"nqkit: warning: {w.message}", file=file or sys.stderr)
 
 
 def progress(iterable: Iterable[T], *, desc: str, total: int | None = None,

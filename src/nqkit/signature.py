@@ -7,17 +7,53 @@ signatures are equal (the idea of sacrebleu's signatures).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from nqkit import __version__
 
 
-def make_signature(task: str, settings: Mapping[str, object]) -> str:
-    """Build ``task|key:value|...|vX.Y.Z`` from ordered settings."""
+@dataclass(frozen=True, slots=True)
+class ResultWarning:
+    """A number that is computed correctly but means less than it seems.
+
+    Printed first (``nqkit: warning: <message>`` on stderr), kept in JSON output under
+    ``warnings``, and marked in the signature as ``warn:<code>+<code>`` so that a number
+    carrying a warning is never compared as if it were clean. A warning never changes a
+    number; where a number cannot mean anything the run is refused instead.
+    """
+
+    code: str  # short mark for the signature, e.g. "all-null"
+    message: str  # one line: what was found, what it does to the number, what fixes it
+
+    def to_json(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message}
+
+
+def make_signature(task: str, settings: Mapping[str, object],
+                   warnings: Iterable[ResultWarning] = ()) -> str:
+    """Build ``task|key:value|...|vX.Y.Z`` from ordered settings (and warning marks)."""
     parts = [task]
     for key, value in settings.items():
         if isinstance(value, bool):
             value = "yes" if value else "no"
         parts.append(f"{key}:{value}")
     parts.append(f"v{__version__}")
-    return "|".join(parts)
+    return mark_signature("|".join(parts), warnings)
+
+
+def mark_signature(signature: str, warnings: Iterable[ResultWarning]) -> str:
+    """Insert ``warn:code+code`` before the version of ``signature`` (no-op without any)."""
+    codes: list[str] = []
+    for w in warnings:
+        if w.code not in codes:
+            codes.append(w.code)
+    if not codes:
+        return signature
+    head, sep, version = signature.rpartition("|")
+    mark = "warn:" + "+".join(codes)
+    return f"{head}|{mark}|{version}" if sep else f"{signature}|{mark}"
+
+
+def warnings_json(warnings: Sequence[ResultWarning]) -> list[dict[str, str]]:
+    return [w.to_json() for w in warnings]

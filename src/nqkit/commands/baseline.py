@@ -37,19 +37,34 @@ def register(sub: Any) -> None:
     p.add_argument("--eval", action="store_true",
                    help="then score the predictions against the input's annotations "
                    "(as `nqkit eval nq` does)")
+    from nqkit.commands.eval_nq import add_threshold_options
+
+    add_threshold_options(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from nqkit.baselines.run import run_system
 
+    gold = None
+    if args.eval:
+        from nqkit.tasks.nq import load_gold_for_eval
+
+        # Refuse a gold the scores cannot mean anything on before predicting anything.
+        gold = load_gold_for_eval(args.inputs, long_threshold=args.long_threshold,
+                                  short_threshold=args.short_threshold, cache=False)
     baseline, summary = run_system(args.name, args.train, args.inputs, args.output)
     trained = f", trained on {summary.num_train:,} examples" if baseline.needs_train else ""
     print(f"{summary.system}: {summary.num_examples:,} predictions "
           f"({summary.num_answered:,} with a long answer{trained}) written to {args.output}",
           file=sys.stderr)
     if args.eval:
+        from nqkit.report import print_warnings
         from nqkit.tasks.nq import run_nq_eval
 
-        print(run_nq_eval(gold=args.inputs, predictions=args.output, cache=False).to_table())
+        out = run_nq_eval(gold=args.inputs, predictions=args.output, cache=False,
+                          long_threshold=args.long_threshold,
+                          short_threshold=args.short_threshold, gold_examples=gold)
+        print_warnings(out.warnings)
+        print(out.to_table())
     return 0

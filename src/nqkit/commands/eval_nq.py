@@ -26,10 +26,7 @@ def register(sub: Any) -> None:
     p.add_argument("--predictions", required=True, metavar="FILE", help="predictions JSON")
     p.add_argument("--format", choices=("table", "json"), default="table",
                    help="table (default) or the official JSON keys (plus 'signature')")
-    p.add_argument("--long-threshold", type=int, default=2, metavar="K",
-                   help="gold has a long answer when >= K annotators gave one (default 2)")
-    p.add_argument("--short-threshold", type=int, default=2, metavar="K",
-                   help="gold has a short answer when >= K annotators gave one (default 2)")
+    add_threshold_options(p)
     p.add_argument("--allow-missing", action="store_true",
                    help="score examples without a prediction as null (default: error)")
     p.add_argument("--allow-extra", action="store_true",
@@ -45,7 +42,18 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+def add_threshold_options(p: Any) -> None:
+    """--long-threshold / --short-threshold, shared with ``nqkit baseline --eval``."""
+    p.add_argument("--long-threshold", type=int, default=2, metavar="K",
+                   help="gold has a long answer when >= K annotators gave one (default 2; "
+                   "1 for 1-way train gold)")
+    p.add_argument("--short-threshold", type=int, default=2, metavar="K",
+                   help="gold has a short answer when >= K annotators gave one (default 2; "
+                   "1 for 1-way train gold)")
+
+
 def run(args: argparse.Namespace) -> int:
+    from nqkit.report import print_warnings
     from nqkit.tasks.nq import run_nq_eval
 
     out = run_nq_eval(
@@ -55,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
         breakdown=args.breakdown, bootstrap=args.bootstrap, seed=args.seed,
         pr_curve=args.pr_curve, cache=not args.no_cache,
     )
+    print_warnings(out.warnings)
     if args.format == "json":
         sys.stdout.write(out.to_json_text())
     else:

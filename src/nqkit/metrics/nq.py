@@ -21,19 +21,26 @@ The rules, as the official evaluation applies them:
   duplicates do not matter).
 * Precision = correct / predicted-non-null, recall = correct / gold-non-null, over the
   examples whose score is >= the threshold; ties are decided together.
+
+Beyond the official script, inputs that can only give a zero are refused with the reason
+(no predicted id in the gold; a threshold above the number of annotations; predicted spans
+whose only offsets are of a kind the gold lacks, such as byte-only predictions against the
+token-only simplified gold; gold without any answer), and numbers that are right but
+say little carry warnings (:class:`nqkit.signature.ResultWarning`) that mark the signature.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from nqkit.errors import InputError
+from nqkit.errors import InputError, examples
 from nqkit.formats.nq import NULL_SPAN, Annotation, Span
 from nqkit.formats.nq_gold import GoldExample
 from nqkit.formats.nq_predictions import NqPrediction
-from nqkit.signature import make_signature
+from nqkit.signature import ResultWarning, make_signature
 
 PRECISION_TARGETS: tuple[float, ...] = (0.5, 0.75, 0.9)
 MissingPolicy = Literal["error", "null"]
@@ -188,56 +195,201 @@ class NqResult:
     signature: str
     num_predicted: int  # examples that had a prediction
     num_examples: int  # examples in the gold
+    warnings: tuple[ResultWarning, ...] = ()  # what limits the meaning of the numbers
 
 
 def check_ids(gold_ids: Iterable[int | str], pred_ids: Iterable[int | str], *,
               missing: MissingPolicy = "error", allow_extra: bool = False,
               where: str | None = None) -> None:
-    """Raise InputError on missing (unless allowed) or extra prediction ids."""
+    """Raise InputError on missing (unless allowed) or extra prediction ids, and always when
+    no predicted id is in the gold (every example would be scored as null)."""
     gold_set, pred_set = set(gold_ids), set(pred_ids)
+    if pred_set and not pred_set & gold_set:
+        raise InputError(where, f"none of the {len(pred_set):,} predicted example ids is in "
+                         f"the gold data ({examples(sorted(pred_set, key=str))}), so every "
+                         "example would be scored as null",
+                         "score the predictions against the gold of the split they were "
+                         "made for")
     extra = pred_set - gold_set
     if extra and not allow_extra:
-        few = ", ".join(map(str, sorted(extra, key=str)[:5]))
         raise InputError(where, f"{len(extra):,} predicted example ids are not in the gold data "
-                         f"(e.g. {few})",
+                         f"({examples(sorted(extra, key=str))})",
                          "check that the gold files match the predictions, or pass --allow-extra")
     missing_ids = gold_set - pred_set
     if missing_ids and missing == "error":
-        few = ", ".join(map(str, sorted(missing_ids, key=str)[:5]))
         raise InputError(where, f"{len(missing_ids):,} of {len(gold_set):,} gold examples have no "
-                         f"prediction (e.g. {few})",
+                         f"prediction ({examples(sorted(missing_ids, key=str))})",
                          "predict every example, or pass --allow-missing to score them as null")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+def check_gold(annotations: Mapping[int | str, Sequence[Annotation]], *,
+               long_threshold: int = 2, short_threshold: int = 2,
+               where: str | None = None) -> list[ResultWarning]:
+    """Refuse thresholds the gold's annotation count cannot reach; warn when only some
+    examples have too few annotations.
+
+    With ``k`` annotations an example can have a gold answer only when the threshold is at
+    most ``k``: NQ train has 1 annotation per example, so the official threshold 2 makes
+    every F1 0 there; ``--long-threshold 6`` does the same on 5-way dev.
+    """
+    counts = Counter(len(a) for a in annotations.values())
+    most = max(counts)
+    per = (f"{_plural(most, 'annotation')} per example" if len(counts) == 1
+           else f"at most {_plural(most, 'annotation')} per example")
+    if most == 0:
+        raise InputError(where, "the gold has no annotations (0 per example), so there is "
+                         "nothing to score against",
+                         "score against annotated NQ files (dev or train), not unannotated input")
+    too_high = [f"--{name}-threshold {thr}" for name, thr in
+                (("long", long_threshold), ("short", short_threshold)) if thr > most]
+    if too_high:
+        fix = ("pass --long-threshold 1 --short-threshold 1" if most == 1 else
+               f"pass thresholds of at most {most} (the official value is 2, for 5-way gold)")
+        raise InputError(where, f"this gold has {per}, so {' and '.join(too_high)} can never "
+                         "be reached and every F1 would be 0", fix)
+    need = max(long_threshold, short_threshold)
+    few = [i for i, a in annotations.items() if len(a) < need]
+    if not few:
+        return []
+    return [ResultWarning(
+        "few-annotations",
+        f"{len(few):,} of {len(annotations):,} gold examples have fewer than {need} "
+        f"annotations ({examples(few)}), so they can never have a gold answer under "
+        f"--long-threshold {long_threshold} --short-threshold {short_threshold}; they lower "
+        "recall whatever the predictions — score them separately with thresholds they can "
+        "reach")]
+
+
+def _kinds(s: Span) -> frozenset[str]:
+    return frozenset(k for k, has in (("byte", s.has_bytes), ("token", s.has_tokens)) if has)
+
+
+def check_span_kinds(annotations: Mapping[int | str, Sequence[Annotation]],
+                     predictions: Mapping[int | str, NqPrediction],
+                     where: str | None = None) -> None:
+    """Refuse predicted spans whose only offsets are of a kind the gold spans lack.
+
+    Spans match by bytes or by tokens; a byte-only prediction can never equal a span of the
+    simplified format (tokens only), nor a token-only prediction a byte-only gold span, so
+    a right answer would be scored as wrong.
+    """
+    found: dict[tuple[str, str], dict[str, list[int | str]]] = {}
+    for ex_id, anns in annotations.items():
+        pred = predictions.get(ex_id)
+        if pred is None:
+            continue
+        gold_long: frozenset[str] = frozenset().union(
+            *(_kinds(a.long_answer) for a in anns if a.has_long))
+        gold_short: frozenset[str] = frozenset().union(
+            *(_kinds(s) for a in anns for s in a.short_answers if not s.is_null))
+        for task, gold_kinds, spans in (("long", gold_long, (pred.long_answer,)),
+                                        ("short", gold_short, pred.short_answers)):
+            if not gold_kinds:
+                continue
+            for sp in spans:
+                kinds = _kinds(sp)
+                if kinds and not kinds & gold_kinds:
+                    key = (next(iter(kinds)), next(iter(gold_kinds)))
+                    found.setdefault(key, {"long": [], "short": []})[task].append(ex_id)
+                    break
+    for (pred_kind, gold_kind), ids in sorted(found.items()):
+        parts = [f"{len(v):,} {task}-answer" for task, v in ids.items() if v]
+        n = sum(len(v) for v in ids.values())
+        what = " and ".join(parts) + (" prediction" if n == 1 else " predictions")
+        fix = ("use the original-format gold nq-dev-*.jsonl.gz, which has byte offsets, or "
+               "give token offsets in the predictions" if pred_kind == "byte" else
+               "give byte offsets in the predictions, or use gold with token offsets (the "
+               "original or simplified NQ files)")
+        gold_what = ("token offsets only (the simplified format)" if gold_kind == "token"
+                     else "byte offsets only")
+        raise InputError(where, f"{what} have only {pred_kind} offsets, but the gold has "
+                         f"{gold_what}, so they could never match "
+                         f"({examples(ids['long'] + ids['short'])})", fix)
+
+
+def _result_warnings(long_stats: Sequence[AnswerStat], short_stats: Sequence[AnswerStat],
+                     predictions: Iterable[NqPrediction], long_threshold: int,
+                     short_threshold: int, where: str | None) -> list[ResultWarning]:
+    """Refuse gold without any answer; warn on tasks without gold or without predictions."""
+    n = len(long_stats)
+    gold_long = sum(s.gold_has_answer for s in long_stats)
+    gold_short = sum(s.gold_has_answer for s in short_stats)
+    if not gold_long and not gold_short:
+        raise InputError(where, f"none of the {n:,} gold examples has a long answer (>= "
+                         f"{long_threshold} annotators) or a short answer (>= {short_threshold}), "
+                         "so every recall and F1 would be 0 whatever the predictions",
+                         "score on gold examples that have answers (e.g. a whole NQ dev shard)")
+    out: list[ResultWarning] = []
+    for task, gold, thr in (("long", gold_long, long_threshold),
+                            ("short", gold_short, short_threshold)):
+        if not gold:
+            out.append(ResultWarning(
+                f"no-gold-{task}",
+                f"none of the {n:,} gold examples has a {task} answer (>= {thr} annotators), "
+                f"so {task}-answer recall and F1 are 0 whatever the predictions — score on "
+                f"more examples to measure {task} answers"))
+    preds = list(predictions)
+    has_long = any(not p.long_answer.is_null for p in preds)
+    has_short = any(_pred_has_short(p) for p in preds)
+    if preds and not has_long and not has_short:
+        out.append(ResultWarning(
+            "all-null", f"all {len(preds):,} predictions are null (no long answer, no short "
+            "answer, no yes/no answer), so every F1 is 0 — check that the system wrote its "
+            "answers"))
+    else:
+        for task, has in (("long", has_long), ("short", has_short)):
+            if preds and not has:
+                out.append(ResultWarning(
+                    f"null-{task}", f"none of the {len(preds):,} predictions has a {task} "
+                    f"answer, so {task}-answer F1 is 0"))
+    return out
 
 
 def evaluate_nq(gold: Mapping[int | str, GoldExample | Sequence[Annotation]],
                 predictions: Mapping[int | str, NqPrediction], *,
                 long_threshold: int = 2, short_threshold: int = 2,
                 missing: MissingPolicy = "error", allow_extra: bool = False,
-                where: str | None = None) -> NqResult:
+                where: str | None = None, gold_where: str | None = None) -> NqResult:
     """Evaluate NQ predictions against gold annotations with the official rules.
 
     ``gold`` maps example ids to annotations (or :class:`GoldExample`); ``predictions`` maps
     example ids to predictions. With ``missing="null"`` an example without prediction is
     scored as a null prediction (it can only lower recall); the default raises.
+    ``where``/``gold_where`` name the predictions and the gold in messages. Inputs that can
+    only give zeros raise :class:`InputError`; see :func:`check_gold`,
+    :func:`check_span_kinds` and the warnings in :attr:`NqResult.warnings`.
     """
     check_ids(gold, predictions, missing=missing, allow_extra=allow_extra, where=where)
     ids = tuple(gold)
+    anns_by_id: dict[int | str, Sequence[Annotation]] = {}
+    for ex_id in ids:
+        g = gold[ex_id]
+        anns_by_id[ex_id] = g.annotations if isinstance(g, GoldExample) else g
+    warnings = check_gold(anns_by_id, long_threshold=long_threshold,
+                          short_threshold=short_threshold, where=gold_where)
+    check_span_kinds(anns_by_id, predictions, where=where)
     long_stats: list[AnswerStat] = []
     short_stats: list[AnswerStat] = []
     for ex_id in ids:
-        g = gold[ex_id]
-        anns = g.annotations if isinstance(g, GoldExample) else g
+        anns = anns_by_id[ex_id]
         pred = predictions.get(ex_id) or null_prediction(ex_id)
         long_stats.append(score_long(anns, pred, long_threshold))
         short_stats.append(score_short(anns, pred, short_threshold))
+    warnings += _result_warnings(long_stats, short_stats,
+                                 (p for i, p in predictions.items() if i in anns_by_id),
+                                 long_threshold, short_threshold, gold_where)
     long_sweep, short_sweep = sweep(long_stats), sweep(short_stats)
     metrics = {**official_keys(long_sweep, "long-"), **official_keys(short_sweep, "short-")}
     n_pred = sum(1 for i in ids if i in predictions)
     return NqResult(
         metrics=metrics, long=long_sweep, short=short_sweep, example_ids=ids,
         long_stats=tuple(long_stats), short_stats=tuple(short_stats),
-        signature=nq_signature(long_threshold, short_threshold, missing),
-        num_predicted=n_pred, num_examples=len(ids),
+        signature=nq_signature(long_threshold, short_threshold, missing, warnings),
+        num_predicted=n_pred, num_examples=len(ids), warnings=tuple(warnings),
     )
 
 
@@ -246,6 +398,7 @@ def null_prediction(example_id: int | str) -> NqPrediction:
     return NqPrediction(example_id, NULL_SPAN, float("-inf"), (), float("-inf"), "NONE")
 
 
-def nq_signature(long_threshold: int, short_threshold: int, missing: MissingPolicy) -> str:
+def nq_signature(long_threshold: int, short_threshold: int, missing: MissingPolicy,
+                 warnings: Iterable[ResultWarning] = ()) -> str:
     return make_signature("nq", {"long-thr": long_threshold, "short-thr": short_threshold,
-                                 "missing": missing})
+                                 "missing": missing}, warnings)

@@ -9,6 +9,9 @@ they add no second implementation of the scoring rules.
 * The bootstrap resamples examples with replacement and recomputes the best-threshold F1
   (the threshold re-tuned in each replicate, as the metric is defined); the interval is
   the 2.5th-97.5th percentile.
+
+A group without gold answers has no recall and no F1 (``None``, printed ``-``), and a
+group without predictions no precision: a 0 there would read as a measured failure.
 """
 
 from __future__ import annotations
@@ -46,9 +49,9 @@ class GroupScore:
     gold: int  # of which have a gold answer
     predicted: int  # non-null predictions scored at or above the threshold
     correct: int
-    precision: float
-    recall: float
-    f1: float
+    precision: float | None  # None without predictions
+    recall: float | None  # None without gold answers
+    f1: float | None  # None without gold answers
 
 
 def score_at_threshold(stats: Sequence[AnswerStat], threshold: float, group: str) -> GroupScore:
@@ -56,9 +59,11 @@ def score_at_threshold(stats: Sequence[AnswerStat], threshold: float, group: str
     kept = [s for s in stats if s.score >= threshold]
     predicted = sum(s.pred_has_answer for s in kept)
     correct = sum(s.is_correct for s in kept)
-    p = correct / predicted if predicted else 0.0
-    r = correct / gold if gold else 0.0
-    f1 = 2 * p * r / (p + r) if p + r else 0.0
+    p = correct / predicted if predicted else None
+    r = correct / gold if gold else None
+    f1: float | None = None
+    if r is not None:
+        f1 = 2 * p * r / (p + r) if p is not None and p + r else 0.0
     return GroupScore(group, len(stats), gold, predicted, correct, p, r, f1)
 
 
@@ -103,6 +108,7 @@ def _best_f1_batch(stats: Sequence[AnswerStat], weights: np.ndarray) -> np.ndarr
 class Interval:
     low: float
     high: float
+    no_gold: int = 0  # resamples without any gold answer (their F1 counts as 0)
 
 
 def bootstrap_f1(result: NqResult, n: int = 1000, seed: int = 0) -> dict[str, Interval]:
@@ -113,6 +119,9 @@ def bootstrap_f1(result: NqResult, n: int = 1000, seed: int = 0) -> dict[str, In
     weights = np.empty((0, size))
     done = 0
     samples: dict[str, list[np.ndarray]] = {"long": [], "short": []}
+    no_gold = {"long": 0, "short": 0}
+    gold = {t: np.array([s.gold_has_answer for s in stats], dtype=float)
+            for t, stats in (("long", result.long_stats), ("short", result.short_stats))}
     while done < n:  # batches bound memory on dev-sized sets
         b = min(200, n - done)
         idx = rng.integers(0, size, size=(b, size))
@@ -120,9 +129,11 @@ def bootstrap_f1(result: NqResult, n: int = 1000, seed: int = 0) -> dict[str, In
         np.add.at(weights, (np.repeat(np.arange(b), size), idx.ravel()), 1.0)
         samples["long"].append(_best_f1_batch(result.long_stats, weights))
         samples["short"].append(_best_f1_batch(result.short_stats, weights))
+        for t in no_gold:
+            no_gold[t] += int(np.count_nonzero(weights @ gold[t] == 0))
         done += b
     for task, parts in samples.items():
         vals = np.concatenate(parts)
         lo, hi = np.percentile(vals, [2.5, 97.5])
-        out[task] = Interval(float(lo), float(hi))
+        out[task] = Interval(float(lo), float(hi), no_gold[task])
     return out

@@ -15,8 +15,9 @@ from nqkit.formats.gold_cache import load_nq_gold
 from nqkit.formats.nq_gold import GoldExample
 from nqkit.formats.nq_predictions import check_id_types, read_nq_predictions
 from nqkit.io import PathsLike, ensure_not_input, expand_paths
-from nqkit.metrics.nq import NqResult, evaluate_nq
+from nqkit.metrics.nq import NqResult, check_gold, evaluate_nq
 from nqkit.report import format_table
+from nqkit.signature import ResultWarning, mark_signature
 
 if TYPE_CHECKING:
     from nqkit.metrics.nq_analysis import GroupScore, Interval
@@ -36,11 +37,23 @@ class NqEvalOutput:
     intervals: dict[str, Interval] = field(default_factory=dict)
     bootstrap: int = 0
     seed: int = 0
+    extra_warnings: list[ResultWarning] = field(default_factory=list)  # of the analyses
+
+    @property
+    def warnings(self) -> list[ResultWarning]:
+        return [*self.result.warnings, *self.extra_warnings]
+
+    @property
+    def signature(self) -> str:
+        return mark_signature(self.result.signature, self.extra_warnings)
 
     def to_dict(self) -> dict[str, Any]:
         r = self.result
-        d: dict[str, Any] = dict(sorted(r.metrics.items()))
-        d["signature"] = r.signature
+        d: dict[str, Any] = {}
+        if self.warnings:
+            d["warnings"] = [w.to_json() for w in self.warnings]
+        d.update(sorted(r.metrics.items()))
+        d["signature"] = self.signature
         if r.num_predicted != r.num_examples:
             d["coverage"] = {"predicted": r.num_predicted, "examples": r.num_examples}
         if self.intervals:
@@ -82,7 +95,7 @@ class NqEvalOutput:
                     [[g.group, g.examples, g.gold, g.predicted, g.correct, g.precision,
                       g.recall, g.f1] for g in groups],
                     title=f"\n{task} answer by {title} (at the overall best threshold)"))
-        parts.append(f"\nsignature: {r.signature}")
+        parts.append(f"\nsignature: {self.signature}")
         if self.intervals:
             parts.append(f"confidence intervals: {self.bootstrap} bootstrap resamples, "
                          f"seed {self.seed}")
@@ -95,26 +108,52 @@ def _g(g: GroupScore) -> dict[str, Any]:
             "recall": g.recall, "f1": g.f1}
 
 
+def check_thresholds(long_threshold: int, short_threshold: int) -> None:
+    if long_threshold < 1 or short_threshold < 1:
+        raise InputError(None, "thresholds must be at least 1", "the official value is 2")
+
+
+def gold_label(gold: PathsLike) -> str:
+    """How messages name the gold: the paths or globs as given."""
+    return gold if isinstance(gold, str) else " ".join(map(str, gold))
+
+
+def load_gold_for_eval(gold: PathsLike, *, long_threshold: int = 2, short_threshold: int = 2,
+                       with_types: bool = False, cache: bool = True,
+                       ) -> dict[int | str, GoldExample]:
+    """Load gold annotations and refuse thresholds they cannot reach, before any work."""
+    check_thresholds(long_threshold, short_threshold)
+    gold_ex = load_nq_gold(expand_paths(gold, what="gold"), with_types=with_types, cache=cache)
+    check_gold({i: g.annotations for i, g in gold_ex.items()}, long_threshold=long_threshold,
+               short_threshold=short_threshold, where=gold_label(gold))
+    return gold_ex
+
+
 def run_nq_eval(gold: PathsLike, predictions: str, *, long_threshold: int = 2,
                 short_threshold: int = 2, allow_missing: bool = False,
                 allow_extra: bool = False, breakdown: bool = False, bootstrap: int = 0,
                 seed: int = 0, pr_curve: str | None = None, cache: bool = True,
+                gold_examples: dict[int | str, GoldExample] | None = None,
                 ) -> NqEvalOutput:
-    """Run the whole NQ evaluation from files, as ``nqkit eval nq`` does."""
-    if long_threshold < 1 or short_threshold < 1:
-        raise InputError(None, "thresholds must be at least 1", "the official value is 2")
+    """Run the whole NQ evaluation from files, as ``nqkit eval nq`` does.
+
+    ``gold_examples``, when given, are the already loaded annotations of ``gold``.
+    """
+    check_thresholds(long_threshold, short_threshold)
     if bootstrap < 0:
         raise InputError(None, "--bootstrap must be >= 0", "give a number of resamples")
     gold_files = expand_paths(gold, what="gold")
     if pr_curve:
         ensure_not_input(pr_curve, [*gold_files, predictions])
     preds = read_nq_predictions(predictions)
-    gold_ex = load_nq_gold(gold_files, with_types=breakdown, cache=cache)
+    gold_ex = gold_examples if gold_examples is not None else load_nq_gold(
+        gold_files, with_types=breakdown, cache=cache)
     check_id_types(gold_ex, preds, predictions)
     result = evaluate_nq(gold_ex, preds, long_threshold=long_threshold,
                          short_threshold=short_threshold,
                          missing="null" if allow_missing else "error",
-                         allow_extra=allow_extra, where=predictions)
+                         allow_extra=allow_extra, where=predictions,
+                         gold_where=gold_label(gold))
     out = NqEvalOutput(result, gold_ex, bootstrap=bootstrap, seed=seed)
     # numpy (analysis) and matplotlib (plots) are imported only when asked for.
     from nqkit.metrics.nq_analysis import bootstrap_f1, group_scores, question_word
@@ -128,6 +167,14 @@ def run_nq_eval(gold: PathsLike, predictions: str, *, long_threshold: int = 2,
                        for t in ("long", "short")}
     if bootstrap:
         out.intervals = bootstrap_f1(result, bootstrap, seed)
+        codes = {w.code for w in result.warnings}
+        for task, iv in out.intervals.items():
+            if iv.no_gold and f"no-gold-{task}" not in codes:
+                out.extra_warnings.append(ResultWarning(
+                    "bootstrap-no-gold",
+                    f"{iv.no_gold:,} of {bootstrap:,} bootstrap resamples have no gold {task} "
+                    f"answer and count as F1 0, which pulls the {task}-answer interval down "
+                    "— too few gold answers for an interval; score more examples"))
     if pr_curve:
         from nqkit.metrics.plots import write_pr_curve
 
