@@ -44,13 +44,17 @@ def test_single_annotator_by_hand():
     (1, (1, 2, 2), (0.5, 0.5, 0.5)),
     # votes=2: ex 1 A (2 votes); ex 2 only 1 vote -> NULL; ex 3 NULL
     (2, (1, 1, 2), (1.0, 0.5, 2 / 3)),
-    # votes=3: more than the pool: always NULL
-    (3, (0, 0, 2), (0.0, 0.0, 0.0)),
 ])
 def test_super_annotator_vote_threshold(votes, counts, prf):
     s = human_bounds(EXAMPLES, references=5, votes=votes).super_long
     assert (s.correct, s.predicted, s.gold) == counts
     assert (s.precision, s.recall, s.f1) == pytest.approx(prf)
+
+
+def test_votes_above_the_pool_are_refused():
+    # votes=3 with a pool of 2: the super-annotator could never answer (a silent 0)
+    with pytest.raises(InputError, match=r"^--votes 3 is more than the pool of 2 annotation"):
+        human_bounds(EXAMPLES, references=5, votes=3)
 
 
 def test_default_votes_scale_the_papers_8_of_20():
@@ -97,7 +101,9 @@ def test_beta_changes_the_gold():
 
 def test_signature_lists_the_settings():
     hb = human_bounds(EXAMPLES, references=5, votes=2)
-    assert hb.signature.startswith("nq-human|refs:5|beta:2|votes:2|splits:first|v")
+    # EXAMPLES have no short answer at all: the short scores are marked as meaningless
+    assert hb.signature.startswith("nq-human|refs:5|beta:2|votes:2|splits:first|"
+                                   "warn:no-gold-short|v")
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [

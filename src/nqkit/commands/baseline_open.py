@@ -13,6 +13,11 @@ Subcommands:
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nqkit.signature import ResultWarning
 
 GROUP = None
 
@@ -78,15 +83,18 @@ def _help(parser: argparse.ArgumentParser) -> int:
 
 
 def _emit(fmt: str, title: str, rows: list[tuple[object, ...]], headers: tuple[str, ...],
-          signature: str, extra: dict[str, object]) -> None:
+          signature: str, extra: dict[str, object], warnings: Sequence[ResultWarning] = (),
+          ) -> None:
     import sys
 
     import orjson
 
-    from nqkit.report import format_table
+    from nqkit.report import format_table, print_warnings
 
+    print_warnings(warnings)
     if fmt == "json":
-        out = {"baseline": title, **extra, "signature": signature}
+        out = {**({"warnings": [w.to_json() for w in warnings]} if warnings else {}),
+               "baseline": title, **extra, "signature": signature}
         sys.stdout.write(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
         print(format_table(headers, rows, title=title))
@@ -124,7 +132,7 @@ def run_nearest_question(args: argparse.Namespace) -> int:
     _emit(args.format, title, [("exact match", r.accuracy),
                                 ("correct", f"{r.num_correct:,}/{r.num_total:,}")],
           ("metric", "value"), r.signature,
-          {"memory_size": len(memory.questions), **r.official()})
+          {"memory_size": len(memory.questions), **r.official()}, r.warnings)
     return 0
 
 
@@ -179,7 +187,7 @@ def run_ambigqa_answers(args: argparse.Namespace) -> int:
     title = f"nearest AmbigNQ train questions: k={params.k}, tau={params.tau} ({how})"
     _emit(args.format, title, _ambigqa_rows(r, ["F1 answer"]),
           ("metric", f"all ({r.num_examples:,})", f"multi ({r.num_multi:,})"), r.signature,
-          {"k": params.k, "tau": params.tau, "metrics": r.metrics})
+          {"k": params.k, "tau": params.tau, "metrics": r.metrics}, r.warnings)
     return 0
 
 
@@ -205,5 +213,5 @@ def run_ambigqa_questions(args: argparse.Namespace) -> int:
     title = f"question disambiguation, gold answers given: {args.method}"
     _emit(args.format, title, _ambigqa_rows(r, ["F1 answer", *QUESTION_METRICS]),
           ("metric", f"all ({r.num_examples:,})", f"multi ({r.num_multi:,})"), r.signature,
-          {"method": args.method, "metrics": r.metrics})
+          {"method": args.method, "metrics": r.metrics}, r.warnings)
     return 0

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from nqkit.formats.ambignq import read_ambignq, read_ambigqa_predictions
     from nqkit.io import ensure_not_input, write_jsonl
     from nqkit.metrics.ambigqa import score_ambigqa
-    from nqkit.report import format_table
+    from nqkit.report import format_table, print_warnings
 
     if args.per_example:
         ensure_not_input(args.per_example, [args.references, args.predictions])
@@ -49,12 +49,13 @@ def run(args: argparse.Namespace) -> int:
     predictions = read_ambigqa_predictions(args.predictions)
     result = score_ambigqa(references, predictions, matching=args.matching,
                            missing="empty" if args.allow_missing else "error")
+    print_warnings(result.warnings)
     if result.missing:
         print(f"nqkit: warning: {len(result.missing):,} id(s) without a prediction scored "
               f"as 0 ({result.num_examples - len(result.missing):,}/{result.num_examples:,} "
               "predicted)", file=sys.stderr)
     empty = result.empty_predictions - len(result.missing)
-    if empty:
+    if empty and not any(w.code == "all-empty" for w in result.warnings):
         print(f"nqkit: warning: {empty:,} empty prediction list(s) scored as 0",
               file=sys.stderr)
     if args.per_example:
@@ -67,7 +68,9 @@ def run(args: argparse.Namespace) -> int:
                              .decode() + "\n")
         print(f"signature: {result.signature}", file=sys.stderr)
     elif args.format == "json":
-        out = {"metrics": result.metrics, "num_examples": result.num_examples,
+        out = {**({"warnings": [w.to_json() for w in result.warnings]}
+                  if result.warnings else {}),
+               "metrics": result.metrics, "num_examples": result.num_examples,
                "num_multi": result.num_multi, "signature": result.signature}
         sys.stdout.write(orjson.dumps(out, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY)
                          .decode() + "\n")

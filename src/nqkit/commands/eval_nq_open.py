@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from nqkit.formats.nq_open import read_nq_open, read_nq_open_predictions
     from nqkit.io import ensure_not_input, write_jsonl
     from nqkit.metrics.nq_open import score_nq_open
-    from nqkit.report import format_table
+    from nqkit.report import format_table, print_warnings
 
     if args.per_question:
         ensure_not_input(args.per_question, [args.references, args.predictions])
@@ -54,8 +54,11 @@ def run(args: argparse.Namespace) -> int:
         regex=args.regex,
         missing="wrong" if args.allow_missing else "error",
         answer_field=args.answer_field,
+        where=args.predictions,
     )
-    if result.empty_gold_answers:
+    print_warnings(result.warnings)
+    if result.empty_gold_answers and not any(w.code in ("empty-match", "all-empty")
+                                             for w in result.warnings):
         print(f"nqkit: warning: {result.empty_gold_answers} gold answer(s) of "
               f"{result.empty_gold_questions} question(s) normalize to the empty string; "
               "an empty prediction counts as correct for them (as in the official script)",
@@ -65,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
         if count:
             print(f"nqkit: warning: {count} duplicate {what}; the last one is used "
                   "(as in the official script)", file=sys.stderr)
-    if result.unused_predictions:
+    if result.unused_predictions and not any(w.code == "other-split"
+                                             for w in result.warnings):
         print(f"nqkit: warning: {result.unused_predictions} prediction(s) for questions not "
               "in the references were ignored", file=sys.stderr)
     def item(it):
@@ -80,7 +84,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"exact match {result.accuracy:.4f} ({result.num_correct:,}/{result.num_total:,})"
               f"; signature: {result.signature}", file=sys.stderr)
     elif args.format == "json":
-        out = {**result.official(), "signature": result.signature}
+        out = {**({"warnings": [w.to_json() for w in result.warnings]}
+                  if result.warnings else {}),
+               **result.official(), "signature": result.signature}
         sys.stdout.write(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
         predicted = result.num_total - result.missing_predictions

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from nqkit.formats.dpr import read_dpr_results
     from nqkit.io import ensure_not_input, write_jsonl
     from nqkit.metrics.answer_recall import score_answer_recall
-    from nqkit.report import format_table
+    from nqkit.report import format_table, print_warnings
 
     if any(k < 1 for k in args.topk):
         raise InputError(None, f"--topk must be positive, found {args.topk}",
@@ -45,11 +45,8 @@ def run(args: argparse.Namespace) -> int:
     if args.per_question:
         ensure_not_input(args.per_question, [args.results])
     results = list(read_dpr_results(args.results))
-    r = score_answer_recall(results, args.topk)
-    if r.short_lists:
-        print(f"nqkit: warning: {r.short_lists:,} question(s) have fewer than "
-              f"{max(args.topk)} contexts; their recall counts only what is there",
-              file=sys.stderr)
+    r = score_answer_recall(results, args.topk, where=args.results)
+    print_warnings(r.warnings)
     if r.flag_disagreements:
         print(f"nqkit: warning: {r.flag_disagreements:,} context(s) carry a has_answer flag "
               "that differs from the DPR string check recomputed here", file=sys.stderr)
@@ -62,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
                              .decode() + "\n")
         print(f"signature: {r.signature}", file=sys.stderr)
     elif args.format == "json":
-        out = {"recall": {str(k): v for k, v in r.recall.items()},
+        out = {**({"warnings": [w.to_json() for w in r.warnings]} if r.warnings else {}),
+               "recall": {str(k): v for k, v in r.recall.items()},
                "num_questions": r.num_questions, "signature": r.signature}
         sys.stdout.write(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:

@@ -41,18 +41,20 @@ def run(args: argparse.Namespace) -> int:
 
     from nqkit.formats.gold_cache import load_nq_gold
     from nqkit.metrics.human import human_bounds
-    from nqkit.report import format_table
+    from nqkit.report import format_table, print_warnings
 
     gold = load_nq_gold(args.gold, cache=not args.no_cache)
     hb = human_bounds([(i, g.annotations) for i, g in gold.items()],
                       references=args.references, beta=args.beta, votes=args.votes,
                       splits=args.splits)
+    print_warnings(hb.warnings)
     rows = [("single annotator", "long", hb.single_long), ("single annotator", "short",
                                                             hb.single_short),
             ("super-annotator", "long", hb.super_long), ("super-annotator", "short",
                                                          hb.super_short)]
     if args.format == "json":
-        out = {"signature": hb.signature, "examples": hb.num_examples, "splits": hb.num_splits,
+        out = {**({"warnings": [w.to_json() for w in hb.warnings]} if hb.warnings else {}),
+               "signature": hb.signature, "examples": hb.num_examples, "splits": hb.num_splits,
                **{f"{who.split()[0].replace('-annotator', '')}-{task}": {
                    "precision": s.precision, "recall": s.recall, "f1": s.f1,
                    "correct": s.correct, "predicted": s.predicted, "gold": s.gold}

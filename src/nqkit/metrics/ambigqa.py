@@ -22,7 +22,10 @@ Faithful to the official ``ambigqa_evaluate_script.py`` (shown by the outputs in
 * Questions are tokenized like the official run (Stanford PTB tokenizer, lower-cased, its
   punctuation tokens removed), then SQuAD-normalized: :func:`nqkit.text.ptb.eval_question`.
 
-Beyond the official script: an empty prediction list scores 0 instead of crashing, and
+Beyond the official script: an empty prediction list scores 0 instead of crashing (a run
+whose lists are all empty is flagged by a warning, as are predicted answers that count as
+correct only because both they and a gold answer normalize to the empty string), no
+predicted id in the references is refused, and
 ``matching="optimal"`` replaces both greedy matchings by maximum-weight bipartite
 matchings. Optimal matching can give different, never lower numbers; it is reported under
 different metric names (``... [optimal]``) and its own signature.
@@ -36,9 +39,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from nqkit.errors import InputError
-from nqkit.formats.ambignq import AmbigNqExample, AmbigQaPrediction, SingleAnswer
-from nqkit.signature import make_signature
+from nqkit.errors import InputError, examples
+from nqkit.formats.ambignq import AmbigNqExample, AmbigQaPrediction, MultipleQAs, SingleAnswer
+from nqkit.signature import ResultWarning, make_signature
 from nqkit.text.normalize import normalize_answer
 
 __all__ = [
@@ -261,16 +264,17 @@ class AmbigQaResult:
     num_multi: int
     missing: list[str] = field(default_factory=list)  # ids scored as empty predictions
     empty_predictions: int = 0  # examples whose prediction list is empty
+    warnings: tuple[ResultWarning, ...] = ()  # what limits the meaning of the numbers
 
 
 def ambigqa_signature(*, with_questions: bool, matching: str, tokenizer: str,
-                      missing: str) -> str:
+                      missing: str, warnings: Sequence[ResultWarning] = ()) -> str:
     settings: dict[str, object] = {"metrics": "ans+qg" if with_questions else "ans",
                                    "matching": matching}
     if with_questions:
         settings["tok"] = "ptb-lower-nopunct" if tokenizer == "ptb" else tokenizer
     settings["missing"] = missing
-    return make_signature("ambigqa", settings)
+    return make_signature("ambigqa", settings, warnings)
 
 
 def _whitespace_question(text: str) -> str:
@@ -309,16 +313,19 @@ def score_ambigqa(
     if missing not in ("error", "empty"):
         raise ValueError(f"missing must be 'error' or 'empty', not {missing!r}")
     ref_ids = {ex.id for ex in references}
+    if not references:
+        raise InputError(None, "the references hold no example", "give AmbigNQ references")
+    if not predictions:
+        raise InputError(None, "there is no prediction, so every score would be 0",
+                         "predict the ids of the references")
     unknown = [k for k in predictions if k not in ref_ids]
     if unknown:
-        shown = ", ".join(unknown[:3])
         raise InputError(None, f"{len(unknown):,} predicted id(s) are not in the references "
-                         f"(e.g. {shown})", "check that the references are the right split")
+                         f"({examples(unknown)})", "check that the references are the right split")
     absent = [ex.id for ex in references if ex.id not in predictions]
     if absent and missing == "error":
-        shown = ", ".join(absent[:3])
         raise InputError(None, f"{len(absent):,} of {len(references):,} reference ids have no "
-                         f"prediction (e.g. {shown})",
+                         f"prediction ({examples(absent)})",
                          "predict every id, or pass --allow-missing to score them as 0")
     with_questions = any(p.questions is not None for p in predictions.values())
     names = ANSWER_METRICS + (QUESTION_METRICS if with_questions else ())
@@ -330,6 +337,7 @@ def score_ambigqa(
     per_example: dict[str, dict[str, float]] = {}
     is_multi: dict[str, bool] = {}
     empty = 0
+    empty_matches: list[str] = []  # ids where an empty-normalizing answer met an empty gold
     for ex in references:
         pred = predictions.get(ex.id, AmbigQaPrediction((), () if with_questions else None))
         is_multi[ex.id] = ex.is_multi
@@ -339,6 +347,8 @@ def score_ambigqa(
             per_example[ex.id] = scores
             continue
         pred_norm = [normalize_answer(a) for a in pred.answers]
+        if "" in pred_norm and any("" in _gold_norms(ann) for ann in ex.annotations):
+            empty_matches.append(ex.id)
         gen_norm = ([norm_q(q.replace("\n", " ")) for q in pred.questions]
                     if with_questions and pred.questions is not None else None)
         prompt_norm = norm_q(ex.question.replace("\n", " ")) if gen_norm is not None else ""
@@ -371,6 +381,17 @@ def score_ambigqa(
                 scores[name] = max(scores[name], f)
         per_example[ex.id] = scores
 
+    warnings: list[ResultWarning] = []
+    predicted = len(references) - len(absent)
+    if predicted and empty - len(absent) == predicted:
+        warnings.append(ResultWarning(
+            "all-empty", f"all {predicted:,} prediction lists are empty, so every score is 0 "
+            "— check that the system wrote its answers"))
+    if empty_matches:
+        warnings.append(ResultWarning(
+            "empty-match", f"{len(empty_matches):,} examples have a predicted answer and a gold "
+            f"answer that both normalize to the empty string ({examples(empty_matches)}); they "
+            "match, as in the official script, though neither says anything"))
     if matching == "optimal":
         per_example = {k: {f"{n} [optimal]": v for n, v in s.items()}
                        for k, s in per_example.items()}
@@ -390,10 +411,19 @@ def score_ambigqa(
         is_multi=is_multi,
         signature=ambigqa_signature(with_questions=with_questions, matching=matching,
                                     tokenizer=tokenizer if question_normalizer is None
-                                    else "custom", missing=missing),
+                                    else "custom", missing=missing,
+                                    warnings=warnings),
         matching=matching,
         num_examples=len(per_example),
         num_multi=len(multi_ids),
         missing=absent,
         empty_predictions=empty,
+        warnings=tuple(warnings),
     )
+
+
+def _gold_norms(ann: SingleAnswer | MultipleQAs) -> set[str]:
+    """Every normalized gold answer of one annotation."""
+    if isinstance(ann, SingleAnswer):
+        return {normalize_answer(a) for a in ann.answers}
+    return {normalize_answer(a) for qa in ann.qa_pairs for a in qa.answers}

@@ -4,6 +4,10 @@ A question counts as answered at k when one of its first k retrieved passages *h
 answer*: an answer's token sequence occurs in the passage text under DPR's simple
 tokenizer (NFD, lower-cased; :mod:`nqkit.text.dpr_tokenize`). The passage title is not
 searched, as in DPR's ``has_answer`` check.
+
+Results where no question could ever count (no question, no context anywhere, or no answer
+with a token) are refused; questions with fewer contexts than the largest k, or without
+any answer token, lower the recall whatever the retriever did and carry warnings.
 """
 
 from __future__ import annotations
@@ -11,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from nqkit.errors import InputError, examples
 from nqkit.formats.dpr import DprResult
-from nqkit.signature import make_signature
+from nqkit.signature import ResultWarning, make_signature
 from nqkit.text.dpr_tokenize import has_answer, simple_tokenize, tokenize_answer
 
 __all__ = ["AnswerRecallResult", "passage_has_answer", "score_answer_recall"]
@@ -31,18 +36,29 @@ class AnswerRecallResult:
     short_lists: int = 0  # questions with fewer contexts than the largest k
     flag_disagreements: int = 0  # contexts whose file flag differs from our check
     signature: str = ""
+    warnings: tuple[ResultWarning, ...] = ()  # what limits the meaning of the recall
 
 
-def score_answer_recall(results: Iterable[DprResult], ks: Sequence[int]) -> AnswerRecallResult:
-    """Top-k answer recall for each k in ``ks`` (positive integers)."""
+def score_answer_recall(results: Iterable[DprResult], ks: Sequence[int], *,
+                        where: str | None = None) -> AnswerRecallResult:
+    """Top-k answer recall for each k in ``ks`` (positive integers).
+
+    ``where`` names the results in messages.
+    """
     ks = sorted(set(ks))
     if not ks or ks[0] < 1:
         raise ValueError("ks must be positive integers")
     depth = ks[-1]
     first: list[int | None] = []
     short = disagree = 0
+    no_ctx: list[str] = []
+    no_tokens: list[str] = []
     for res in results:
         answers = [tokenize_answer(a) for a in res.answers]
+        if not any(answers):
+            no_tokens.append(repr(res.question))
+        if not res.ctxs:
+            no_ctx.append(repr(res.question))
         hit: int | None = None
         if len(res.ctxs) < depth:
             short += 1
@@ -56,8 +72,27 @@ def score_answer_recall(results: Iterable[DprResult], ks: Sequence[int]) -> Answ
                     break  # nothing to cross-check further down the list
         first.append(hit)
     n = len(first)
-    recall = {k: (sum(1 for h in first if h is not None and h <= k) / n if n else 0.0)
-              for k in ks}
+    if not n:
+        raise InputError(where, "the results hold no question", "give retrieval results")
+    if len(no_ctx) == n:
+        raise InputError(where, f"none of the {n:,} questions has a retrieved context, so "
+                         "every recall would be 0", "give the retriever's output with its "
+                         "ctxs lists")
+    if len(no_tokens) == n:
+        raise InputError(where, f"none of the {n:,} questions has an answer with a token "
+                         f"({examples(no_tokens)}), so no passage can ever contain one",
+                         "give results whose questions carry their gold answers")
+    warnings: list[ResultWarning] = []
+    if short:
+        warnings.append(ResultWarning(
+            "short-lists", f"{short:,} of {n:,} questions have fewer than {depth} contexts "
+            f"({len(no_ctx):,} have none); their recall counts only what is there — retrieve "
+            f"{depth} passages per question"))
+    if no_tokens:
+        warnings.append(ResultWarning(
+            "no-answer-tokens", f"{len(no_tokens):,} of {n:,} questions have no answer with a "
+            f"token ({examples(no_tokens)}), so they can never count as answered"))
+    recall = {k: sum(1 for h in first if h is not None and h <= k) / n for k in ks}
     sig = make_signature("retrieval", {"recall": "answer", "tok": "dpr-simple-nfd",
-                                       "field": "text"})
-    return AnswerRecallResult(recall, n, first, short, disagree, sig)
+                                       "field": "text"}, warnings)
+    return AnswerRecallResult(recall, n, first, short, disagree, sig, tuple(warnings))

@@ -20,6 +20,9 @@ every choice of ``references`` of the k annotations (for 5-way data with ``refer
 this is leave-one-annotator-out, where the pool is a single annotator and the
 super-annotator with ``votes=1`` coincides with the single annotator).
 Humans give no scores, so there is no threshold sweep: P, R and F1 are at the one point.
+A vote threshold above the pool size (the super-annotator would never answer) and
+references without any answer are refused; a task whose references never have an answer
+carries a warning.
 """
 
 from __future__ import annotations
@@ -32,10 +35,11 @@ from math import comb
 from typing import Literal
 
 from nqkit.errors import InputError
+from nqkit.errors import examples as examples_of
 from nqkit.formats.nq import NULL_SPAN, Annotation, Span
 from nqkit.formats.nq_predictions import NqPrediction
 from nqkit.metrics.nq import AnswerStat, score_long, score_short
-from nqkit.signature import make_signature
+from nqkit.signature import ResultWarning, make_signature
 
 SplitMode = Literal["first", "all"]
 MAX_SPLITS_PER_EXAMPLE = 10_000
@@ -82,6 +86,7 @@ class HumanBounds:
     votes: int | None  # None: PAPER_VOTE_FRACTION of each pool, rounded, at least 1
     splits: SplitMode
     signature: str
+    warnings: tuple[ResultWarning, ...] = ()  # what limits the meaning of the numbers
 
 
 def _span_key(s: Span) -> tuple[int, int, int, int]:
@@ -164,6 +169,7 @@ def human_bounds(examples: Sequence[tuple[int | str, Sequence[Annotation]]], *,
     super_long: list[AnswerStat] = []
     super_short: list[AnswerStat] = []
     n_splits = 0
+    out_of_reach: list[int | str] = []  # examples whose pool is smaller than the vote threshold
     for ex_id, anns in examples:
         k = len(anns)
         if k < references + 1:
@@ -183,14 +189,41 @@ def human_bounds(examples: Sequence[tuple[int | str, Sequence[Annotation]]], *,
                 pred = annotation_as_prediction(ex_id, a)
                 single_long.append(score_long(refs, pred, beta))
                 single_short.append(score_short(refs, pred, beta))
+            if votes is not None and votes > len(pool) and ex_id not in out_of_reach:
+                out_of_reach.append(ex_id)
             sup = super_annotator(ex_id, pool, pool_votes(len(pool), votes))
             super_long.append(score_long(refs, sup, beta))
             super_short.append(score_short(refs, sup, beta))
+    warnings: list[ResultWarning] = []
+    if out_of_reach:
+        pools = sorted({len(a) - references for _, a in examples})
+        if len(out_of_reach) == len(examples):
+            raise InputError(None, f"--votes {votes} is more than the pool of "
+                             f"{'/'.join(map(str, pools))} annotation(s) per example, so the "
+                             "super-annotator would never answer and score 0",
+                             f"pass --votes {pools[0]} or less, or leave --votes out "
+                             "(8/20 of the pool)")
+        warnings.append(ResultWarning(
+            "votes-out-of-reach", f"{len(out_of_reach):,} of {len(examples):,} examples have "
+            f"fewer than {votes} pool annotations ({examples_of(out_of_reach)}); there the "
+            "super-annotator never answers — lower --votes"))
+    gold = {"long": sum(s.gold_has_answer for s in super_long),
+            "short": sum(s.gold_has_answer for s in super_short)}
+    if not any(gold.values()):
+        raise InputError(None, f"in none of the {n_splits:,} reference sets do >= {beta} "
+                         "references give an answer, so every recall and F1 would be 0",
+                         "use gold with answered examples, or a lower --beta")
+    for task, count in gold.items():
+        if not count:
+            warnings.append(ResultWarning(
+                f"no-gold-{task}", f"in none of the {n_splits:,} reference sets do >= {beta} "
+                f"references give a {task} answer, so {task}-answer recall and F1 are 0 — "
+                "score more examples"))
     sig = make_signature("nq-human", {
         "refs": references, "beta": beta,
-        "votes": votes if votes is not None else "auto(8/20)", "splits": splits})
+        "votes": votes if votes is not None else "auto(8/20)", "splits": splits}, warnings)
     return HumanBounds(
         single_long=Prf.from_stats(single_long), single_short=Prf.from_stats(single_short),
         super_long=Prf.from_stats(super_long), super_short=Prf.from_stats(super_short),
         num_examples=len(examples), num_splits=n_splits, references=references, beta=beta,
-        votes=votes, splits=splits, signature=sig)
+        votes=votes, splits=splits, signature=sig, warnings=tuple(warnings))

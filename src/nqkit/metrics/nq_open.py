@@ -10,7 +10,11 @@ references (CuratedTrec), when a gold pattern matches at the start of the predic
 
 Beyond the official script the result counts gold answers that normalize to the empty
 string (they make an empty prediction correct: 4 questions in NQ-open dev) and keeps one
-record per question for error analysis.
+record per question for error analysis. Predictions of which no question is in the
+references (another split, e.g. EfficientQA dev against NQ-open dev) are refused, even with
+``missing="wrong"``, where they would score 0; correct answers that are empty predictions
+matching an empty-normalizing gold answer, and runs whose predictions are all empty, carry
+warnings (:class:`nqkit.signature.ResultWarning`).
 """
 
 from __future__ import annotations
@@ -20,9 +24,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from nqkit.errors import InputError
+from nqkit.errors import InputError, examples
 from nqkit.formats.nq_open import NqOpenExample, NqOpenPrediction
-from nqkit.signature import make_signature
+from nqkit.signature import ResultWarning, make_signature
 from nqkit.text.normalize import normalize_answer_nfd
 
 __all__ = ["NqOpenItem", "NqOpenResult", "regex_match", "score_nq_open"]
@@ -56,6 +60,7 @@ class NqOpenResult:
     duplicate_predictions: int = 0
     unused_predictions: int = 0  # predictions for questions not in the references
     items: list[NqOpenItem] = field(default_factory=list, repr=False)
+    warnings: tuple[ResultWarning, ...] = ()  # what limits the meaning of the accuracy
 
     def official(self) -> dict[str, float | int]:
         """The four numbers the official script reports."""
@@ -81,12 +86,13 @@ def regex_match(prediction: str, pattern: str) -> bool:
     return compiled is not None and compiled.match(prediction) is not None
 
 
-def nq_open_signature(*, answer_field: str, regex: bool, missing: str) -> str:
+def nq_open_signature(*, answer_field: str, regex: bool, missing: str,
+                      warnings: Iterable[ResultWarning] = ()) -> str:
     return make_signature("nq-open", {
         "answer-field": answer_field,
         "match": "regex" if regex else "em-nfd",
         "missing": missing,
-    })
+    }, warnings)
 
 
 def score_nq_open(
@@ -96,12 +102,13 @@ def score_nq_open(
     regex: bool = False,
     missing: str = "error",
     answer_field: str = "answer",
+    where: str | None = None,
 ) -> NqOpenResult:
     """Score predictions against references.
 
     ``missing`` is ``"error"`` (raise :class:`InputError` counting the missing questions and
     listing a few) or ``"wrong"`` (score them as wrong, as the official script does).
-    ``answer_field`` only enters the signature.
+    ``answer_field`` only enters the signature; ``where`` names the predictions in messages.
     """
     if missing not in MISSING_POLICIES:
         raise ValueError(f"missing must be one of {MISSING_POLICIES}, not {missing!r}")
@@ -122,14 +129,20 @@ def score_nq_open(
 
     absent = [q for q in refs if q not in preds]
     unused = sum(1 for q in preds if q not in refs)
+    if preds and unused == len(preds):
+        raise InputError(
+            where,
+            f"none of the {len(preds):,} predicted questions is in the references "
+            f"({examples(repr(q) for q in preds)}), so every question would be scored wrong",
+            "score the predictions against the references of the split they were made for "
+            "(questions must match exactly)")
     if absent and missing == "error":
-        shown = "; ".join(repr(q) for q in absent[:3])
         extra = (f"; {unused:,} predictions are for questions not in the references "
                  "(another split?)" if unused else "")
         raise InputError(
             None,
             f"{len(absent):,} of {len(refs):,} reference questions have no prediction "
-            f"(e.g. {shown}){extra}",
+            f"({examples(repr(q) for q in absent)}){extra}",
             "predict every question (questions must match exactly), or pass "
             "--allow-missing to score them as wrong",
         )
@@ -137,6 +150,7 @@ def score_nq_open(
     items: list[NqOpenItem] = []
     num_correct = 0
     empty_q = empty_a = 0
+    empty_preds = empty_matches = 0
     for question, answers in refs.items():
         if not regex:
             n_empty = sum(1 for a in answers if normalize_answer_nfd(a) == "")
@@ -151,21 +165,42 @@ def score_nq_open(
                 norm_pred = normalize_answer_nfd(pred)
                 matched = next((a for a in answers if normalize_answer_nfd(a) == norm_pred),
                                None)
+                empty_preds += norm_pred == ""
+                empty_matches += norm_pred == "" and matched is not None
         correct = matched is not None
         num_correct += correct
         items.append(NqOpenItem(question, pred, correct, matched, answers))
 
     total = len(refs)
+    predicted = total - len(absent)
+    warnings: list[ResultWarning] = []
+    if predicted and empty_preds == predicted:
+        warnings.append(ResultWarning(
+            "all-empty", f"all {predicted:,} predictions are empty after normalization, so "
+            "the only correct ones are questions with a gold answer that normalizes to the "
+            "empty string — check that the system wrote its answers"))
+    elif empty_matches:
+        warnings.append(ResultWarning(
+            "empty-match", f"{empty_matches:,} of the {num_correct:,} correct answers are "
+            "empty predictions that equal a gold answer normalizing to the empty string "
+            "(counted as correct, as the official script does)"))
+    if absent and unused:
+        warnings.append(ResultWarning(
+            "other-split", f"{unused:,} predictions are for questions not in the references "
+            f"and {len(absent):,} reference questions have no prediction (scored wrong) — "
+            "were the predictions made for another split?"))
     return NqOpenResult(
         accuracy=num_correct / float(total),
         num_correct=num_correct,
         num_total=total,
         missing_predictions=len(absent),
-        signature=nq_open_signature(answer_field=answer_field, regex=regex, missing=missing),
+        signature=nq_open_signature(answer_field=answer_field, regex=regex, missing=missing,
+                                    warnings=warnings),
         empty_gold_questions=empty_q,
         empty_gold_answers=empty_a,
         duplicate_references=dup_refs,
         duplicate_predictions=dup_preds,
         unused_predictions=unused,
         items=items,
+        warnings=tuple(warnings),
     )

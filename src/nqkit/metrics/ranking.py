@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from nqkit.errors import InputError, examples
 from nqkit.signature import make_signature
 
 __all__ = [
@@ -63,11 +64,18 @@ class RankTargets:
                        target_sentences: Sequence[str]) -> RankTargets:
         """Targets from the index (sentence, doc id per item) and each query's sentence.
 
-        Raises ``KeyError`` naming a target sentence that is not in the index.
+        Raises :class:`InputError` when a target sentence is not in the index: such a query
+        could never be answered, and scoring it as a miss would be a silent zero.
         """
         positions: dict[str, list[int]] = {}
         for i, s in enumerate(index_sentences):
             positions.setdefault(s, []).append(i)
+        absent = [s for s in target_sentences if s not in positions]
+        if absent:
+            raise InputError(None, f"{len(absent):,} of {len(target_sentences):,} target "
+                             "sentences are not in the index, so their queries could never be "
+                             f"answered ({examples(repr(s[:60]) for s in absent)})",
+                             "build the index and the queries from the same task")
         doc_ids, item_doc = np.unique(np.asarray(index_doc_ids, dtype=np.int64),
                                       return_inverse=True)
         items: list[np.ndarray] = []

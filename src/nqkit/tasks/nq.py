@@ -7,6 +7,7 @@ This is what ``nqkit eval nq`` and the browser call; the scoring itself is in
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -115,7 +116,9 @@ def check_thresholds(long_threshold: int, short_threshold: int) -> None:
 
 def gold_label(gold: PathsLike) -> str:
     """How messages name the gold: the paths or globs as given."""
-    return gold if isinstance(gold, str) else " ".join(map(str, gold))
+    if isinstance(gold, str | os.PathLike):
+        return os.fspath(gold)
+    return " ".join(os.fspath(g) for g in gold)
 
 
 def load_gold_for_eval(gold: PathsLike, *, long_threshold: int = 2, short_threshold: int = 2,
