@@ -35,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from nqkit.formats.nq_predictions import NqPrediction, write_nq_predictions
     from nqkit.io import atomic_output
     from nqkit.metrics.nq import evaluate_nq
+    from nqkit.report import print_warnings
     from nqkit.tasks.nq import NqEvalOutput
 
     examples = list(read_nq_original(TOY_PATH))
@@ -51,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"\nBaseline: {baseline.name} (answer with the page's first paragraph, paper §6.1)\n")
     gold = read_nq_gold(TOY_PATH, workers=1)
     result = evaluate_nq(gold, preds)
+    print_warnings(result.warnings)
     print(NqEvalOutput(result, gold).to_table())
     if args.out:
         out = Path(args.out)
