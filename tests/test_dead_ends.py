@@ -140,7 +140,7 @@ def test_token_only_predictions_against_byte_only_gold_are_refused():
     with pytest.raises(InputError) as e:
         evaluate_nq(gold, {7: right_by_tokens}, where="p.json")
     assert e.value.message == (
-        "p.json: 1 long-answer prediction have only token offsets, but the gold has byte "
+        "p.json: 1 long-answer prediction has only token offsets, but the gold has byte "
         "offsets only, so they could never match (e.g. 7) — give byte offsets in the "
         "predictions, or use gold with token offsets (the original or simplified NQ files)")
     # with both kinds of offsets the prediction is comparable (here: wrong by bytes)
@@ -152,7 +152,7 @@ def test_short_spans_of_the_wrong_kind_are_refused_too():
     short = Span(-1, -1, 3, 4)
     gold = {1: tuple(Annotation(0, Span(-1, -1, 1, 9), 0, (short,), "NONE") for _ in range(5))}
     pred = NqPrediction(1, Span(-1, -1, 1, 9), 1.0, (Span(30, 40, -1, -1),), 1.0, "NONE")
-    with pytest.raises(InputError, match=r"^1 short-answer prediction have only byte offsets"):
+    with pytest.raises(InputError, match=r"^1 short-answer prediction has only byte offsets"):
         evaluate_nq(gold, {1: pred})
 
 

@@ -306,7 +306,8 @@ def check_span_kinds(annotations: Mapping[int | str, Sequence[Annotation]],
                "original or simplified NQ files)")
         gold_what = ("token offsets only (the simplified format)" if gold_kind == "token"
                      else "byte offsets only")
-        raise InputError(where, f"{what} have only {pred_kind} offsets, but the gold has "
+        raise InputError(where, f"{what} {'has' if n == 1 else 'have'} only {pred_kind} "
+                         "offsets, but the gold has "
                          f"{gold_what}, so they could never match "
                          f"({examples(ids['long'] + ids['short'])})", fix)
 
