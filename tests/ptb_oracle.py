@@ -22,6 +22,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+_SEPARATOR = "x"
 LINE_BREAKS = "\n\r\x0b\x0c\x85\u2028\u2029"
 _TO_SPACE = str.maketrans({c: " " for c in LINE_BREAKS})
 
@@ -49,8 +50,15 @@ def java_tokenize(strings: Sequence[str], jar: Path | None = None,
     java = java or find_java()
     if jar is None or java is None:
         raise RuntimeError("the oracle needs java and pycocoevalcap's CoreNLP jar")
-    # a last line the jar always ends on, so that empty strings at the end are kept
-    lines = [s.translate(_TO_SPACE) for s in strings] + ["end"]
+    # Strings are separated by a line "x": what follows a string is then always a line
+    # break and a lower-case letter (what nqkit's tokenizer assumes), whatever the next
+    # string. Only an abbreviation ending a string notices: before a blank line, an
+    # upper-case letter or a sentence-starting word ("What") the jar also makes its period
+    # a token of its own, which punctuation removal drops.
+    lines = []
+    for s in strings:
+        lines += [s.translate(_TO_SPACE), _SEPARATOR]
+    lines.append("end")  # a last line the jar always prints
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "strings.txt"
         path.write_bytes("\n".join(lines).encode("utf-8"))
@@ -65,4 +73,6 @@ def java_tokenize(strings: Sequence[str], jar: Path | None = None,
         got.pop()
     if len(got) != len(lines) or got[-1] != "end":
         raise RuntimeError(f"the jar printed {len(got)} lines for {len(lines)} strings")
-    return [line.split(" ") if line else [] for line in got[:-1]]
+    if any(line != _SEPARATOR for line in got[1:-1:2]):
+        raise RuntimeError("the jar's output lines are not aligned with the strings")
+    return [line.split(" ") if line else [] for line in got[:-1:2]]
