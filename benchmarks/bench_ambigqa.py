@@ -9,14 +9,11 @@ Side by side, in one run, for each of the 4 prediction files of ``golden/ambigqa
 * ``whitespace``: SQuAD normalization only, no PTB splitting (faster, but not the
   official numbers; shown for scale).
 
-The official script tokenizes with Stanford CoreNLP 3.4.1 in one Java subprocess (all
-questions written to a temporary file, one JVM, output lines read back). The CoreNLP jar
-is not available offline here, so that run cannot be timed. When ``java`` is on the PATH,
-the ``java stand-in`` column times the same architecture with a stand-in: a tiny Java
-program (written here, lower-casing and splitting on whitespace — *not* PTB, so its
-numbers are not the official ones) run as one subprocess over all questions, followed by
-the same scoring. It is a lower bound on the cost of the official design; CoreNLP's own
-start-up (loading its jar) comes on top.
+* ``java CoreNLP``: the official design, when ``java`` and pycocoevalcap (which ships
+  the CoreNLP 3.4.1 jar) are installed: all question strings written to a temporary
+  file, one JVM running ``PTBTokenizer -preserveLines -lowerCase`` over it (as
+  pycocoevalcap's wrapper does), output lines read back, punctuation tokens removed,
+  then the same scoring.
 
 Run: ``python benchmarks/bench_ambigqa.py`` (from the repository root; data from
 ``../shared`` or ``NQKIT_SHARED``).
@@ -24,6 +21,7 @@ Run: ``python benchmarks/bench_ambigqa.py`` (from the repository root; data from
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -40,23 +38,6 @@ from nqkit.metrics.ambigqa import score_ambigqa  # noqa: E402
 from nqkit.text.normalize import normalize_answer  # noqa: E402
 from nqkit.text.ptb import PTB_PUNCTUATION, eval_question  # noqa: E402
 
-JAVA_STAND_IN = """
-import java.io.*;
-import java.nio.charset.StandardCharsets;
-public class StandIn {
-  public static void main(String[] args) throws IOException {
-    BufferedReader in = new BufferedReader(new InputStreamReader(
-        new FileInputStream(args[0]), StandardCharsets.UTF_8));
-    PrintStream out = new PrintStream(new BufferedOutputStream(System.out), false, "UTF-8");
-    String line;
-    while ((line = in.readLine()) != null) {
-      out.println(String.join(" ", line.trim().toLowerCase().split("\\\\s+")));
-    }
-    out.flush();
-  }
-}
-"""
-
 
 def all_questions(refs, preds) -> list[str]:
     """Every string the official script sends to the tokenizer, in its order."""
@@ -71,22 +52,33 @@ def all_questions(refs, preds) -> list[str]:
     return [q.replace("\n", " ") for q in out]
 
 
-def java_stand_in_score(java: str, class_dir: str, refs, preds) -> None:
+def find_jar() -> Path | None:
+    spec = importlib.util.find_spec("pycocoevalcap")
+    for loc in (spec.submodule_search_locations or []) if spec else []:
+        jar = Path(loc) / "tokenizer" / "stanford-corenlp-3.4.1.jar"
+        if jar.exists():
+            return jar
+    return None
+
+
+def java_corenlp_score(java: str, jar: Path, refs, preds) -> None:
     questions = all_questions(refs, preds)
-    with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".txt", delete=False) as f:
-        f.write("\n".join(questions))
+    with tempfile.NamedTemporaryFile("wb", suffix=".txt", delete=False) as f:
+        f.write("\n".join(questions).encode("utf-8"))
         path = f.name
     try:
-        proc = subprocess.run([java, "-cp", class_dir, "StandIn", path], capture_output=True,
+        proc = subprocess.run([java, "-cp", str(jar), "edu.stanford.nlp.process.PTBTokenizer",
+                               "-preserveLines", "-lowerCase", path], capture_output=True,
                               check=True)
     finally:
         os.unlink(path)
     lines = proc.stdout.decode("utf-8").split("\n")
     table = {}
     for q, line in zip(questions, lines, strict=False):
-        words = [w for w in line.split(" ") if w not in PTB_PUNCTUATION]
+        words = [w for w in line.rstrip().split(" ") if w not in PTB_PUNCTUATION]
         table[q] = normalize_answer(" ".join(words))
     score_ambigqa(refs, preds, question_normalizer=lambda q: table[q])
+
 
 SHARED = Path(os.environ.get("NQKIT_SHARED", ROOT.parent / "shared"))
 NAMES = ["answers_first_alias", "answers_noisy", "qa_edited", "qa_prompt_copy"]
@@ -107,15 +99,9 @@ def main() -> None:
     print(f"AmbigNQ dev: {len(refs):,} questions; best of {REPEATS} runs, seconds "
           "(reading files excluded)")
     java = shutil.which("java")
-    javac = shutil.which("javac")
-    class_dir = None
-    if java and javac:
-        class_dir = tempfile.mkdtemp(prefix="nqkit-bench-")
-        src = Path(class_dir) / "StandIn.java"
-        src.write_text(JAVA_STAND_IN)
-        subprocess.run([javac, "-d", class_dir, str(src)], check=True)
+    jar = find_jar() if java else None
     header = f"{'predictions':<22}{'nqkit':>8}{'per-question':>14}{'ratio':>8}" \
-             f"{'whitespace':>12}" + (f"{'java stand-in':>15}{'ratio':>8}" if class_dir else "")
+             f"{'whitespace':>12}" + (f"{'java CoreNLP':>14}{'ratio':>8}" if jar else "")
     print(header)
     print("-" * len(header))
     for name in NAMES:
@@ -125,21 +111,15 @@ def main() -> None:
         naive = best_of(lambda p=preds: score_ambigqa(refs, p, question_normalizer=eval_question))
         plain = best_of(lambda p=preds: score_ambigqa(refs, p, tokenizer="whitespace"))
         line = f"{name:<22}{fast:>8.3f}{naive:>14.3f}{naive / fast:>7.1f}x{plain:>12.3f}"
-        if class_dir and java and preds and next(iter(preds.values())).questions is not None:
-            jt = best_of(lambda p=preds: java_stand_in_score(java, class_dir, refs, p))
-            line += f"{jt:>15.3f}{jt / fast:>7.1f}x"
-        elif class_dir:
-            line += f"{'(no questions)':>15}"
+        if jar and java and preds and next(iter(preds.values())).questions is not None:
+            jt = best_of(lambda p=preds: java_corenlp_score(java, jar, refs, p))
+            line += f"{jt:>14.3f}{jt / fast:>7.1f}x"
+        elif jar:
+            line += f"{'  (no questions)':>16}"
         print(line)
-    if class_dir:
-        shutil.rmtree(class_dir, ignore_errors=True)
-    if java:
-        t = best_of(lambda: subprocess.run([java, "-version"], capture_output=True, check=False))
-        print(f"\nJVM start alone (java -version, no CoreNLP loaded): {t:.3f} s; the CoreNLP "
-              "3.4.1 jar is not available offline here, so the official Java tokenization "
-              "itself was not timed.")
-    else:
-        print("\njava not found: the official Java tokenization was not timed.")
+    if not jar:
+        print("\njava or pycocoevalcap's CoreNLP jar not found: the official Java "
+              "tokenization was not timed.")
 
 
 if __name__ == "__main__":

@@ -15,10 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nqkit.metrics.ranking import (
+    KS,
     QueryRanks,
     RankTargets,
     aggregate_ranks,
     average_ranks,
+    dot_scores,
     rank_queries,
     reqa_evaluate,
 )
@@ -138,24 +140,151 @@ def test_golden_ranks_equal_a_sorting_reference() -> None:
         assert ranks.sentence[i] == _rankdata_reference(scores[i], best)
 
 
+def _float32_rank_windows(q: np.ndarray, a: np.ndarray, targets: RankTargets, level: str,
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """Best and worst rank of every query under ANY float32 summation order.
+
+    A float32 dot product of length n is within gamma_n * sum|q_k a_k| of the exact value
+    (gamma_n = n u / (1 - n u), u = 2^-24; Higham, Accuracy and Stability of Numerical
+    Algorithms, 2nd ed., §3.1), whatever the order or FMA use of the BLAS kernel. An item
+    whose exact score lies within twice that of the target's may rank either side of it.
+    """
+    u = 2.0 ** -24
+    gamma = q.shape[1] * u / (1 - q.shape[1] * u)
+    q64, a64 = q.astype(np.float64), a.astype(np.float64)
+    # sum|q_k a_k| <= |q| |a| (Cauchy-Schwarz): one bound per query row
+    width = 2 * gamma * np.linalg.norm(q64, axis=1) * np.linalg.norm(a64, axis=1).max()
+    order = np.argsort(targets.item_doc, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(targets.item_doc[order]) != 0])
+    tg = targets.target_items if level == "sentence" else targets.target_docs
+    best, worst = [], []
+    for lo in range(0, len(q), 2000):
+        s = q64[lo:lo + 2000] @ a64.T  # exact to ~1e-16, far below the float32 window
+        if level == "document":
+            s = np.maximum.reduceat(s[:, order], starts, axis=1)
+        t = np.array([s[i, tg[lo + i]].max() for i in range(len(s))])[:, None]
+        w = width[lo:lo + 2000, None]
+        best.append(1 + np.count_nonzero(s > t + w, axis=1))
+        worst.append(np.count_nonzero(s >= t - w, axis=1))
+    return np.concatenate(best).astype(float), np.concatenate(worst).astype(float)
+
+
+def _metrics_of(questions: list[str], ranks: np.ndarray) -> dict[str, float]:
+    best: dict[str, float] = {}
+    for q, r in zip(questions, ranks.tolist(), strict=True):
+        best[q] = min(best.get(q, np.inf), r)
+    v = np.array(list(best.values()))
+    return {"mrr": float((1 / v).mean()), **{f"r@{k}": float((v <= k).mean()) for k in KS}}
+
+
 def test_golden_metrics_close_in_process() -> None:
-    # R@k is exact on any CPU; MRR depends on float32 ties in deep ranks, which depend on
-    # the BLAS kernel (see the exact test below), hence the tolerance here.
+    """Within the window float32 rounding leaves open, on every CPU.
+
+    The official numbers come from one float32 GEMM, whose last bits depend on the BLAS
+    kernel; the tolerance is derived from the data: each metric at the best and at the
+    worst rank every query could take under any float32 summation order. nqkit's
+    kernel-independent numbers must lie in that window, and so must the official ones
+    (which checks the window).
+    """
     index, queries, d = _golden()
     official = json.loads((d / "hashed-bow-64.official.json").read_text())
+    q, a = np.load(d / "hashed-bow-64.queries.npy"), np.load(d / "hashed-bow-64.index.npy")
+    questions = [str(x["question"]) for x in queries]
     targets = RankTargets.from_sentences([str(x["sentence"]) for x in index],
                                          [int(str(x["doc_id"])) for x in index],
                                          [str(x["answer_sentence"]) for x in queries])
-    res = reqa_evaluate(np.load(d / "hashed-bow-64.queries.npy"),
-                        np.load(d / "hashed-bow-64.index.npy"), targets,
-                        [str(q["question"]) for q in queries], chunk_size=700)
+    res = reqa_evaluate(q, a, targets, questions, chunk_size=700)
     assert res.index_size == official["index_size"]
     assert res.questions == official["questions"]
     assert res.distinct_questions == official["distinct_questions"]
     for level in ("sentence", "document"):
-        for k in ("r@1", "r@5", "r@10"):
-            assert res.levels[level][k] == pytest.approx(official[level][k], abs=1e-12)
-        assert res.levels[level]["mrr"] == pytest.approx(official[level]["mrr"], abs=5e-6)
+        best, worst = _float32_rank_windows(q, a, targets, level)
+        high, low = _metrics_of(questions, best), _metrics_of(questions, worst)
+        for k in ("mrr", "r@1", "r@5", "r@10"):
+            assert low[k] <= official[level][k] <= high[k], (level, k)
+            assert low[k] <= res.levels[level][k] <= high[k], (level, k)
+            # a window that says something: under 2% of the value here
+            assert high[k] - low[k] < 0.02 * official[level][k], (level, k)
+
+
+def test_float64_scores_do_not_depend_on_the_summation_order() -> None:
+    """The default scores equal, bit for bit, those of a non-BLAS loop summing in order."""
+    _, _, d = _golden()
+    q = np.load(d / "hashed-bow-64.queries.npy")[:120]
+    a = np.load(d / "hashed-bow-64.index.npy")
+    forward = np.zeros((len(q), len(a)))
+    backward = np.zeros((len(q), len(a)))
+    q64, a64 = q.astype(np.float64), a.astype(np.float64)
+    for k in range(q.shape[1]):
+        forward += np.multiply.outer(q64[:, k], a64[:, k])
+        backward += np.multiply.outer(q64[:, -1 - k], a64[:, -1 - k])
+    got = dot_scores(q, a)
+    assert got.dtype == np.float32
+    assert np.array_equal(got, forward.astype(np.float32))
+    assert np.array_equal(got, backward.astype(np.float32))
+
+
+_KERNEL_SCRIPT = """
+import json, sys
+import numpy as np
+from threadpoolctl import threadpool_info
+from nqkit.metrics.ranking import RankTargets, reqa_evaluate
+d = sys.argv[1]
+index = [json.loads(x) for x in open(d + "/index.jsonl")]
+queries = [json.loads(x) for x in open(d + "/queries.jsonl")][:3000]
+t = RankTargets.from_sentences([x["sentence"] for x in index], [x["doc_id"] for x in index],
+                               [x["answer_sentence"] for x in queries])
+r = reqa_evaluate(np.load(d + "/hashed-bow-64.queries.npy")[:3000],
+                  np.load(d + "/hashed-bow-64.index.npy"),
+                  t, [q["question"] for q in queries], chunk_size=int(sys.argv[2]))
+kernels = [x.get("architecture") for x in threadpool_info() if x["user_api"] == "blas"]
+print(json.dumps({"kernels": kernels, "result": r.as_dict()}))
+"""
+
+
+def _numpy_blas() -> str:
+    try:
+        return str(np.show_config(mode="dicts")["Build Dependencies"]["blas"]["name"])
+    except (TypeError, KeyError):
+        return "unknown"
+
+
+def _cpu_flags() -> set[str]:
+    cpuinfo = Path("/proc/cpuinfo")
+    if not cpuinfo.exists():
+        return set()
+    for line in cpuinfo.read_text().splitlines():
+        if line.startswith("flags"):
+            return set(line.split(":", 1)[1].split())
+    return set()
+
+
+def test_default_metrics_are_the_same_on_every_blas_kernel() -> None:
+    """Same numbers with OpenBLAS's default kernel and each forced kernel the CPU can run."""
+    _, _, d = _golden()
+    if "openblas" not in _numpy_blas():
+        pytest.skip(f"numpy's BLAS is {_numpy_blas()}, not OpenBLAS: no kernel to choose")
+    flags = _cpu_flags()
+    runs: list[tuple[str | None, int]] = [(None, 1000)]
+    if "avx2" in flags:
+        runs.append(("Haswell", 700))
+    if "avx512f" in flags:
+        runs.append(("SkylakeX", 1000))
+    if len(runs) == 1:
+        pytest.skip("the CPU can run no other OpenBLAS kernel than its default")
+    results = []
+    for coretype, chunk in runs:
+        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+        env["PYTHONPATH"] = str(ROOT / "src")
+        if coretype:
+            env["OPENBLAS_CORETYPE"] = coretype
+        out = json.loads(subprocess.run([sys.executable, "-c", _KERNEL_SCRIPT, str(d),
+                                         str(chunk)], env=env, check=True,
+                                        capture_output=True, text=True).stdout)
+        if coretype:
+            assert [k.lower() for k in out["kernels"]] == [coretype.lower()]
+        results.append(out["result"])
+    assert all(r == results[0] for r in results[1:])
 
 
 _EXACT_SCRIPT = """
@@ -169,34 +298,36 @@ t = RankTargets.from_sentences([x["sentence"] for x in index], [x["doc_id"] for 
                                [x["answer_sentence"] for x in queries])
 r = reqa_evaluate(np.load(d + "/hashed-bow-64.queries.npy"),
                   np.load(d + "/hashed-bow-64.index.npy"),
-                  t, [q["question"] for q in queries], chunk_size=1000)
-print(json.dumps(r.as_dict()))
+                  t, [q["question"] for q in queries], chunk_size=1000,
+                  accumulate="float32")
+from threadpoolctl import threadpool_info
+kernels = [x.get("architecture") for x in threadpool_info() if x["user_api"] == "blas"]
+print(json.dumps({"kernels": kernels, "result": r.as_dict()}))
 """
 
 
 def test_golden_metrics_exact_with_the_official_float_rounding() -> None:
-    """To 1e-9 when the float32 dot products round as on the official run's CPU.
+    """To 1e-9 with the official arithmetic on the official run's kernel.
 
     The official numbers were produced with an AVX2 (Haswell-type) float32 GEMM over chunks
     of 1,000 queries; with OpenBLAS's Haswell kernel and the same chunks the scores, hence
     every tie, are the same and all eight numbers match to 1e-9. (Other kernels or chunk
-    sizes round a few scores differently, which moves deep ties and MRR by ~1e-6.)
+    sizes round a few scores differently, which moves deep ties, MRR by ~1e-6 and, on
+    Sandybridge, R@10 by 2e-4: why nqkit's default sums in float64.)
     """
     _, _, d = _golden()
-    try:
-        blas = str(np.show_config(mode="dicts")["Build Dependencies"]["blas"]["name"])
-    except (TypeError, KeyError):
-        blas = "unknown"
+    blas = _numpy_blas()
     if "openblas" not in blas:
         pytest.skip(f"numpy's BLAS is {blas}, not OpenBLAS: its kernel cannot be chosen")
-    cpuinfo = Path("/proc/cpuinfo")
-    if not cpuinfo.exists() or " avx2" not in cpuinfo.read_text():
+    if "avx2" not in _cpu_flags():
         pytest.skip("the CPU has no AVX2: OpenBLAS's Haswell kernel cannot run")
     official = json.loads((d / "hashed-bow-64.official.json").read_text())
     env = {**os.environ, "OPENBLAS_CORETYPE": "Haswell", "PYTHONPATH": str(ROOT / "src")}
     out = subprocess.run([sys.executable, "-c", _EXACT_SCRIPT, str(d)], env=env, check=True,
                          capture_output=True, text=True).stdout
-    res = json.loads(out)
+    got = json.loads(out)
+    assert [k.lower() for k in got["kernels"]] == ["haswell"]
+    res = got["result"]
     for level in ("sentence", "document"):
         for k, v in official[level].items():
             assert abs(res[level][k] - v) <= 1e-9, (level, k)

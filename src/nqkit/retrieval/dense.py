@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from nqkit.errors import InputError
+from nqkit.metrics.ranking import dot_scores
 from nqkit.retrieval.base import RETRIEVERS, Encoder, ScoreFn, missing_extra
 
 __all__ = ["CallableEncoder", "DenseRetriever", "SentenceTransformerEncoder",
@@ -163,7 +164,7 @@ class _DenseIndex:
                              "use the same model for both")
 
         def scores(lo: int, hi: int) -> np.ndarray:
-            return np.asarray(q[lo:hi] @ self.emb.T, dtype=np.float32)
+            return dot_scores(q[lo:hi], self.emb)
 
         return scores
 
