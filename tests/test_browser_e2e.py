@@ -46,7 +46,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     ds = load_dataset(gold, str(preds), cache_dir=tmp_path_factory.mktemp("cache"),
                       progress=False)
     port = _free_port()
-    config = uvicorn.Config(create_app(ds), host="127.0.0.1", port=port, log_level="warning")
+    config = uvicorn.Config(create_app(ds, port=port), host="127.0.0.1", port=port, log_level="warning")
     srv = uvicorn.Server(config)
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()

@@ -38,6 +38,14 @@ NOBEL_ID = -3290814144789249484
 ID_RE = re.compile(r'<div class="id">(-?\d+) ·')
 
 
+BASE = "http://127.0.0.1:8080"  # the default address of ``nqkit browse``
+
+
+def _client(ds: Dataset, raise_server_exceptions: bool = True) -> TestClient:
+    return TestClient(create_app(ds), base_url=BASE,
+                      raise_server_exceptions=raise_server_exceptions)
+
+
 def _listing(d: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(d)): (p.stat().st_size, p.stat().st_mtime_ns)
             for p in sorted(d.rglob("*"))}
@@ -79,12 +87,12 @@ def sample_pred_ds(sample_gold: Path, sample_preds: Path, sample_listing_before:
 
 @pytest.fixture(scope="module")
 def plain(sample_ds: Dataset) -> TestClient:
-    return TestClient(create_app(sample_ds))
+    return _client(sample_ds)
 
 
 @pytest.fixture(scope="module")
 def scored(sample_pred_ds: Dataset) -> TestClient:
-    return TestClient(create_app(sample_pred_ds))
+    return _client(sample_pred_ds)
 
 
 def _span(d: dict[str, Any]) -> dict[str, int]:
@@ -151,7 +159,7 @@ def toy(tmp_path_factory: pytest.TempPathFactory) -> TestClient:
     pf.write_text(json.dumps(_toy_predictions()), encoding="utf-8")
     ds = load_dataset(TOY_PATH, str(pf), cache_dir=tmp_path_factory.mktemp("cache"),
                       progress=False)
-    return TestClient(create_app(ds))
+    return _client(ds)
 
 
 EVIL_ID = 666
@@ -181,7 +189,7 @@ def evil(evil_dir: Path, tmp_path_factory: pytest.TempPathFactory
     before = _listing(evil_dir)
     ds = load_dataset(evil_dir / "evil.jsonl.gz", cache_dir=tmp_path_factory.mktemp("cache"),
                       progress=False)
-    yield TestClient(create_app(ds)), before
+    yield _client(ds), before
 
 
 # ------------------------------------------------------------------------- routes
@@ -266,7 +274,7 @@ def many(tmp_path_factory: pytest.TempPathFactory) -> tuple[TestClient, list[int
             f.write(json.dumps(build_example(ex)) + "\n")
     ds = load_dataset(d / "many.jsonl", cache_dir=tmp_path_factory.mktemp("cache"),
                       progress=False)
-    return TestClient(create_app(ds)), ids
+    return _client(ds), ids
 
 
 def test_paging(many: tuple[TestClient, list[int]]) -> None:
@@ -385,7 +393,7 @@ ODD_URLS = ["/?q=%ff", "/?q=%00", "/?q=" + "a" * 20000, "/?page=%ff", "/?page=1e
 
 
 def test_odd_requests_never_500(sample_pred_ds: Dataset) -> None:
-    client = TestClient(create_app(sample_pred_ds), raise_server_exceptions=False)
+    client = _client(sample_pred_ds, raise_server_exceptions=False)
     for url in ODD_URLS:
         r = client.get(url, follow_redirects=False)
         assert r.status_code in (200, 303, 404), (url, r.status_code)
