@@ -134,6 +134,9 @@ def test_unclosed_inside_a_closed_one_and_inside_a_parent() -> None:
     assert sanitize('<td><select><option>A</td><td><mark class="gs">B</mark></td>') == \
         '<td>A</td><td><mark class="gs">B</mark></td>'
     assert sanitize("<p>a<iframe/>b<script/>c</p>") == "<p>abc</p>"
+    # Elements opened inside a dropped one close inside it (Wikipedia's search form).
+    assert sanitize("<div><h3>Search</h3><form><div><input>x</div></form></div><p>b</p>") == \
+        "<div><h3>Search</h3></div><p>b</p>"
 
 
 # ------------------------------------------------------------------- highlight exactness

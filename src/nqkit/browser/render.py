@@ -64,7 +64,9 @@ class _Sanitizer(HTMLParser):
     def __init__(self, fragment: str, keep_dropped: bool = False) -> None:
         super().__init__(convert_charrefs=True)
         self.out: list[str] = []
-        self.dropping: list[tuple[str, int, int]] = []  # (tag, start offset, end offset)
+        # (tag, start offset, end offset, len(inner) when it started)
+        self.dropping: list[tuple[str, int, int, int]] = []
+        self.inner: list[str] = []  # elements opened inside dropped ones, still open
         self.unclosed: list[tuple[int, int]] = []  # start tags of dropped elements never closed
         self.open: list[str] = []
         self.keep_dropped = keep_dropped
@@ -96,9 +98,13 @@ class _Sanitizer(HTMLParser):
                 if alt:
                     self.out.append(f'<span class="img-alt">[{html.escape(alt)}]</span>')
             if tag not in VOID_TAGS and not self_closing and not self.keep_dropped:
-                self.dropping.append((tag, *self._tag_offsets()))
+                self.dropping.append((tag, *self._tag_offsets(), len(self.inner)))
             return
-        if self.dropping or tag not in ALLOWED_TAGS:
+        if self.dropping:
+            if tag not in VOID_TAGS and not self_closing:
+                self.inner.append(tag)
+            return
+        if tag not in ALLOWED_TAGS:
             return
         kept = []
         for k, v in attrs:
@@ -126,17 +132,23 @@ class _Sanitizer(HTMLParser):
 
     def handle_endtag(self, tag: str) -> None:
         if self.dropping:
-            names = [t for t, _, _ in self.dropping]
+            names = [d[0] for d in self.dropping]
             if tag in names:
                 # Closes it and whatever dropped element was left open inside it.
-                del self.dropping[len(names) - 1 - names[::-1].index(tag):]
+                k = len(names) - 1 - names[::-1].index(tag)
+                del self.inner[self.dropping[k][3]:]
+                del self.dropping[k:]
+                return
+            if tag in self.inner:  # an element opened inside the dropped one
+                del self.inner[len(self.inner) - 1 - self.inner[::-1].index(tag):]
                 return
             if tag not in self.open:
                 return
             # The end of an element that encloses the dropped ones: they were never closed
             # (a dropped element does not swallow the page past its parent).
-            self.unclosed.extend((a, b) for _, a, b in self.dropping)
+            self.unclosed.extend((a, b) for _, a, b, _ in self.dropping)
             self.dropping.clear()
+            self.inner.clear()
         if tag not in ALLOWED_TAGS or tag in VOID_TAGS:
             return
         if tag in self.open:
@@ -153,7 +165,7 @@ class _Sanitizer(HTMLParser):
 
     def close_all(self) -> str:
         self.close()
-        self.unclosed.extend((a, b) for _, a, b in self.dropping)
+        self.unclosed.extend((a, b) for _, a, b, _ in self.dropping)
         while self.open:
             self.out.append(f"</{self.open.pop()}>")
         return "".join(self.out)
