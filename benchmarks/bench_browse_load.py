@@ -8,7 +8,9 @@ one keep-alive connection each), cycling through a fixed mix of every route: the
 about 0.3 MB of HTML), the page wrapper and a static file. Prints latency percentiles,
 errors and throughput.
 
-    python benchmarks/bench_browse_load.py [--requests 500] [--concurrency 20]
+    python benchmarks/bench_browse_load.py [--requests 500] [--concurrency 20] [--cold]
+
+With ``--requests 34 --cold`` every URL is asked once, all rendered from nothing.
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--requests", type=int, default=500)
     ap.add_argument("--concurrency", type=int, default=20)
+    ap.add_argument("--cold", action="store_true",
+                    help="no warm-up pass: the first request of each URL renders it")
     args = ap.parse_args()
 
     gold = SHARED / "data" / "nq" / "nq-dev-sample10.jsonl.gz"
@@ -110,12 +114,12 @@ def main() -> int:
                             errors.append(what)
                 conn.close()
 
-            # Warm-up: one pass over every URL, not counted.
-            warm = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-            for u in urls:
-                warm.request("GET", u)
-                warm.getresponse().read()
-            warm.close()
+            if not args.cold:  # warm-up: one pass over every URL, not counted
+                warm = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+                for u in urls:
+                    warm.request("GET", u)
+                    warm.getresponse().read()
+                warm.close()
             t0 = time.perf_counter()
             threads = [threading.Thread(target=worker) for _ in range(args.concurrency)]
             for th in threads:
@@ -129,7 +133,8 @@ def main() -> int:
 
     s = sorted(times)
     print(f"{len(s)} requests, {args.concurrency} at a time, {len(urls)} distinct URLs "
-          f"(real dev sample, 10 examples), one uvicorn process")
+          f"(real dev sample, 10 examples), one uvicorn process"
+          + (", cold (no warm-up)" if args.cold else ""))
     print("| median ms | p90 ms | p99 ms | max ms | errors | requests/s |")
     print("|---:|---:|---:|---:|---:|---:|")
     print(f"| {statistics.median(s):.0f} | {_pct(s, 90):.0f} | {_pct(s, 99):.0f} | "

@@ -19,12 +19,14 @@ Safety rules the routes keep:
 
 from __future__ import annotations
 
+import threading
 import time
 import urllib.parse
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Iterable
 from importlib import resources
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, Generic, TypeVar
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -221,13 +223,28 @@ def create_app(ds: Dataset, *, host: str = "127.0.0.1", port: int = 8080,
             raise StarletteHTTPException(404, f"No example with id {key[:40]!r}.")
         return ds.by_id[s.example_id]
 
+    # Rendered examples and documents, by example id: parsing a page and sanitizing it is
+    # what a request costs (tens of ms for a long page), and users come back to the same
+    # pages (the full-page view reloads its document, next/previous go back and forth).
+    views: _Lru[tuple[SimpleNamespace, dict[str, Any]]] = _Lru(64)
+    documents: _Lru[str] = _Lru(16)
+
     @app.api_route("/example/{key}", methods=GET_HEAD, response_class=HTMLResponse)
     def example(key: str, request: Request) -> Response:
         t0 = time.perf_counter()
         row = find(key)
         q = Query.from_params(request.query_params)
-        ex = ds.store.load(row.summary)
-        view = example_view(ds, row, ex)
+        cached = views.get(row.summary.example_id)
+        if cached is None:
+            full = ds.store.load(row.summary)
+            # Only what the template reads of the example: the parsed page is large.
+            cached = (SimpleNamespace(example_id=full.example_id,
+                                      question_text=full.question_text,
+                                      document_url=full.document_url,
+                                      annotations=full.annotations),
+                      example_view(ds, row, full))
+            views.put(row.summary.example_id, cached)
+        ex, view = cached
         nav = _neighbours(ds, row, q)
         return page("example.html", row=row, ex=ex, v=view, query=q, nav=nav,
                     qs=urllib.parse.urlencode(q.params(page="")),
@@ -245,14 +262,42 @@ def create_app(ds: Dataset, *, host: str = "127.0.0.1", port: int = 8080,
     @app.api_route("/example/{key}/document", methods=GET_HEAD, response_class=HTMLResponse)
     def document(key: str) -> Response:
         row = find(key)
-        ex = ds.store.load(row.summary)
-        body = document_html(ds, row, ex)
-        html = (f'<!doctype html><html><head><meta charset="utf-8"><title>document</title>'
-                f"<style>{DOC_STYLE}</style></head><body>{body}</body></html>")
+        html = documents.get(row.summary.example_id)
+        if html is None:
+            body = document_html(ds, row, ds.store.load(row.summary))
+            html = (f'<!doctype html><html><head><meta charset="utf-8"><title>document</title>'
+                    f"<style>{DOC_STYLE}</style></head><body>{body}</body></html>")
+            documents.put(row.summary.example_id, html)
         return HTMLResponse(html, headers={"Content-Security-Policy": DOC_CSP,
                                            "X-Frame-Options": "SAMEORIGIN"})
 
     return app
+
+
+_T = TypeVar("_T")
+
+
+class _Lru(Generic[_T]):
+    """A small thread-safe least-recently-used cache (routes run in a thread pool)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.items: OrderedDict[int | str, _T] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: int | str) -> _T | None:
+        with self.lock:
+            value = self.items.get(key)
+            if value is not None:
+                self.items.move_to_end(key)
+            return value
+
+    def put(self, key: int | str, value: _T) -> None:
+        with self.lock:
+            self.items[key] = value
+            self.items.move_to_end(key)
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
 
 
 def _example_url(row: Row, params: dict[str, str]) -> str:
