@@ -12,9 +12,12 @@ Two steps:
    structural and text tags survive (paragraphs, lists, tables, headings, emphasis),
    without any attribute except ``colspan``/``rowspan`` and the browser's own ``class`` on
    marks and ``id`` anchors; the content of ``script``/``style`` and similar elements is
-   dropped; all text and attribute values are escaped anew. Nothing the page contains can
-   run a script, load a resource, or submit a form. The pages are also served with a
-   strict Content-Security-Policy, and the full page is shown in a sandboxed iframe.
+   dropped (an element left open drops nothing: see :func:`sanitize`); all text and
+   attribute values are escaped anew. No URL attribute (``href``, ``src``, ``action``...)
+   is ever kept; the document's own URL is shown only through :func:`http_url`. Nothing
+   the page contains can run a script, load a resource, or submit a form. The pages are
+   also served with a strict Content-Security-Policy, and the full page is shown in a
+   sandboxed iframe.
 """
 
 from __future__ import annotations
