@@ -7,6 +7,9 @@ drives Chromium through the pages as a user would. Screenshots are saved under
 
 from __future__ import annotations
 
+import gzip
+import http.server
+import json
 import os
 import shutil
 import socket
@@ -14,6 +17,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 
@@ -46,7 +50,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     ds = load_dataset(gold, str(preds), cache_dir=tmp_path_factory.mktemp("cache"),
                       progress=False)
     port = _free_port()
-    config = uvicorn.Config(create_app(ds), host="127.0.0.1", port=port, log_level="warning")
+    config = uvicorn.Config(create_app(ds, port=port), host="127.0.0.1", port=port,
+                            log_level="warning")
     srv = uvicorn.Server(config)
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
@@ -171,3 +176,184 @@ def test_next_previous_follow_the_filter(server: str, page) -> None:  # type: ig
         seen.append(page.locator("h1.question").inner_text())
     assert len(set(seen)) == n
     assert page.locator("#next").count() == 0  # the last one of the filtered list
+
+
+# ------------------------------------------------------------------- a hostile page
+
+DEADPOOL_ID = 8851020722386421469
+HOSTILE_ID = 777
+
+
+def _hostile_payload(canary: str) -> str:
+    """Markup that, if any of it ran or loaded, would reach ``canary`` or mark the window."""
+    hit = f"fetch('{canary}/"
+    return (
+        f"<script>window.__pwned=1;document.title='PWNED';{hit}script')</script>"
+        f'<img src="{canary}/img" onerror="window.__pwned=2;{hit}onerror\')">'
+        f'<iframe src="{canary}/iframe" onload="{hit}onload\')"></iframe>'
+        f"<iframe srcdoc=\"<script>parent.__pwned=3;{hit}srcdoc')</script>\"></iframe>"
+        f'<object data="{canary}/object"></object><embed src="{canary}/embed">'
+        f"<svg onload=\"{hit}svgonload')\"><script>{hit}svgscript')</script>"
+        f'<image href="{canary}/svgimage"/></svg>'
+        f'<meta http-equiv="refresh" content="0;url={canary}/refresh">'
+        f'<base href="{canary}/base/">'
+        f'<form id="f" action="{canary}/form" method="post"><input name="q" value="v">'
+        f'<button id="go" formaction="{canary}/formaction">go</button></form>'
+        f"<a id=\"js\" href=\"javascript:{hit}jslink')\">click this link</a> "
+        f"<b onclick=\"{hit}onclick')\" onmouseover=\"{hit}onmouseover')\">click this</b> "
+        f'<link rel="stylesheet" href="{canary}/style.css">'
+        f"<style>@import url({canary}/import.css); body{{background:url({canary}/bg.png)}}"
+        "</style>"
+        f'<span style="background:url({canary}/inline.png)">styled</span> '
+        f'<video src="{canary}/video" poster="{canary}/poster"></video>'
+        f'<audio src="{canary}/audio" autoplay></audio>'
+        f'<input type="image" src="{canary}/inputimage">'
+        f'<body onload="{hit}bodyonload\')">'
+        "<noscript>an element left open: the rest of the page must still show "
+    )
+
+
+def _write_hostile_copy(src: Path, dest: Path, canary: str) -> str:
+    """A copy of the real Deadpool example with the payload inside its gold long answer
+    (all byte offsets after it shifted), under a new id and a ``javascript:`` URL."""
+    with gzip.open(src, "rt", encoding="utf-8") as f:
+        d = next(x for x in map(json.loads, f) if x["example_id"] == DEADPOOL_ID)
+    raw = d["document_html"].encode("utf-8")
+    payload = _hostile_payload(canary)
+    at = d["document_tokens"][520]["start_byte"]  # inside the long answer (518-547)
+    n = len(payload.encode("utf-8"))
+
+    def shift(s: dict[str, Any]) -> None:
+        if s["start_byte"] >= at:
+            s["start_byte"] += n
+        if s["end_byte"] > at:
+            s["end_byte"] += n
+
+    for t in d["document_tokens"]:
+        shift(t)
+    for c in d["long_answer_candidates"]:
+        shift(c)
+    for a in d["annotations"]:
+        if a["long_answer"]["start_byte"] >= 0:
+            shift(a["long_answer"])
+        for s in a["short_answers"]:
+            shift(s)
+    d["document_html"] = (raw[:at] + payload.encode("utf-8") + raw[at:]).decode("utf-8")
+    d["document_url"] = "javascript:fetch('" + canary + "/docurl')"
+    d["example_id"] = HOSTILE_ID
+    with open(dest, "w", encoding="utf-8") as f:
+        f.write(json.dumps(d) + "\n")
+    # The payload really sits in the data, and the gold short answer still reads right.
+    tok = d["document_tokens"]
+    s = d["annotations"][0]["short_answers"][0]
+    short = d["document_html"].encode("utf-8")[s["start_byte"]:s["end_byte"]].decode()
+    assert short == "May 18, 2018" and tok[s["start_token"]]["token"] == "May"
+    return payload
+
+
+class _Canary(http.server.BaseHTTPRequestHandler):
+    hits: ClassVar[list[str]] = []
+
+    def _hit(self) -> None:
+        self.hits.append(self.path)
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.send_header("Access-Control-Allow-Origin", "*")
+        self.end_headers()
+
+    do_GET = do_POST = _hit
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, list[str]]]:
+    """(app URL, canary URL, canary hits) for an app serving the hostile copy."""
+    uvicorn = pytest.importorskip("uvicorn")
+    from nqkit.browser.app import create_app
+    from nqkit.browser.model import load_dataset
+
+    canary_srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Canary)
+    canary = f"http://127.0.0.1:{canary_srv.server_address[1]}"
+    hits: list[str] = []
+    _Canary.hits = hits
+    threading.Thread(target=canary_srv.serve_forever, daemon=True).start()
+    d = tmp_path_factory.mktemp("hostile")
+    _write_hostile_copy(shared_file("data", "nq", "nq-dev-sample10.jsonl.gz"),
+                        d / "hostile.jsonl", canary)
+    ds = load_dataset(d / "hostile.jsonl", cache_dir=tmp_path_factory.mktemp("cache"),
+                      progress=False)
+    port = _free_port()
+    srv = uvicorn.Server(uvicorn.Config(create_app(ds, port=port), host="127.0.0.1",
+                                        port=port, log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not srv.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            pytest.fail("the browser app did not start")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}", canary, hits
+    srv.should_exit = True
+    thread.join(timeout=10)
+    canary_srv.shutdown()
+
+
+def test_hostile_page_runs_nothing_loads_nothing_navigates_nowhere(
+        browser, hostile: tuple[str, str, list[str]]) -> None:  # type: ignore[no-untyped-def]
+    app, canary, hits = hostile
+    # Control: the same markup, opened as is, does reach the canary (so silence below means
+    # the app stopped it, not that the detector is deaf).
+    ctx = browser.new_context()
+    raw = ctx.new_page()
+    raw.set_content(_hostile_payload(canary))
+    raw.wait_for_timeout(500)
+    ctx.close()
+    assert hits, "the control page did not reach the canary"
+    hits.clear()
+
+    ctx = browser.new_context(viewport={"width": 1400, "height": 900})
+    requests: list[str] = []
+    navigations: list[str] = []
+    ctx.on("request", lambda r: requests.append(r.url))
+    pg = ctx.new_page()
+    pg.on("framenavigated", lambda f: navigations.append(f.url))
+    try:
+        for path in (f"/example/{HOSTILE_ID}", f"/example/{HOSTILE_ID}/page",
+                     f"/example/{HOSTILE_ID}/document"):
+            url = app + path
+            resp = pg.goto(url)
+            assert resp is not None and resp.status == 200
+            pg.wait_for_load_state("load")
+            root = pg.frame_locator("iframe.docframe") if path.endswith("/page") else pg
+            # The gold answer after the hostile markup (and the <noscript> left open) shows,
+            # highlighted; the link and the handlers are inert.
+            gold = root.locator("mark.gs", has_text="May 18, 2018")
+            gold.first.wait_for()
+            root.locator("text=click this link").first.click()
+            root.locator("b", has_text="click this").first.click()
+            root.locator("b", has_text="click this").first.hover()
+            # The third-party part: the rendered answer cards, or the whole document.
+            part = root.locator(".rendered" if path.endswith(str(HOSTILE_ID)) else "body")
+            assert part.count() >= 1
+            assert part.locator("script, iframe, object, embed, svg, img, form, input, "
+                                "button, video, audio, link, meta, base").count() == 0
+            assert part.locator("[onclick], [onerror], [onload], [onmouseover], [href], "
+                                "[src], [action], [formaction], [style]").count() == 0
+            pg.wait_for_timeout(300)  # time for a meta refresh or a late load to happen
+            assert pg.url == url, (path, pg.url)
+            assert pg.title() != "PWNED"
+            assert pg.evaluate("window.__pwned") is None
+        # No link to the javascript: document URL on the example page.
+        pg.goto(app + f"/example/{HOSTILE_ID}")
+        assert pg.locator("a.ext").count() == 0
+        assert pg.locator("a[href^='javascript']").count() == 0
+        pg.wait_for_timeout(300)
+    finally:
+        ctx.close()
+    assert hits == [], hits
+    assert requests and all(u.startswith(app + "/") for u in requests), \
+        [u for u in requests if not u.startswith(app + "/")]
+    assert navigations and all(u.startswith(app + "/") or u == "about:blank"
+                               for u in navigations), navigations

@@ -9,15 +9,24 @@ Safety rules the routes keep:
   by an allow-list (:mod:`nqkit.browser.render`); every response carries a strict
   Content-Security-Policy (scripts only from this app, no inline scripts, no external
   loads); the full page is served with a ``sandbox`` CSP and shown in a sandboxed iframe.
+  The document's own URL is a link only when it is http(s).
+* Only requests whose ``Host`` header names this server (127.0.0.1, localhost, [::1], the
+  address it listens on, names allowed explicitly; with its port) are answered; others get
+  400. A web page elsewhere cannot reach the app by pointing a DNS name of its own at
+  127.0.0.1 (DNS rebinding).
+* Every page answers ``HEAD`` as well as ``GET``.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 import urllib.parse
-from collections import Counter
+from collections import Counter, OrderedDict
+from collections.abc import Iterable
 from importlib import resources
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, Generic, TypeVar
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -30,6 +39,7 @@ from nqkit.browser.model import GOLD_FILTERS, OUTCOMES, PAGE_SIZE, SORTS, Datase
 from nqkit.browser.render import (
     highlight_original,
     highlight_simplified,
+    http_url,
     num_tokens,
     render_span,
     sanitize,
@@ -44,6 +54,7 @@ APP_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'se
 # The document itself: no scripts at all (sandbox without allow-scripts), no loads.
 DOC_CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
            "sandbox; base-uri 'none'; form-action 'none'; frame-ancestors 'self'")
+GET_HEAD = ["GET", "HEAD"]
 STATIC_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8",
                 ".svg": "image/svg+xml", ".png": "image/png"}
 
@@ -69,12 +80,83 @@ def _load_package_files(sub: str) -> dict[str, str]:
     return {p.name: p.read_text(encoding="utf-8") for p in base.iterdir() if p.is_file()}
 
 
-def create_app(ds: Dataset) -> FastAPI:
-    """Build the web app over a loaded :class:`Dataset`."""
+def allowed_hosts(host: str, port: int, extra: Iterable[str] = ()) -> frozenset[str]:
+    """The ``Host`` header values a server listening on ``host``:``port`` answers to.
+
+    Loopback names always; ``host`` itself and the ``extra`` names (for a server reached
+    under another name or address, e.g. when listening on 0.0.0.0). Each with the port,
+    and also without it on port 80 (browsers leave the default port out).
+    """
+    names = {"127.0.0.1", "localhost", "[::1]"}
+    for name in (host, *extra):
+        name = name.strip().lower()
+        if name:
+            names.add(f"[{name}]" if ":" in name and not name.startswith("[") else name)
+    values = {f"{n}:{port}" for n in names}
+    if port == 80:
+        values |= names
+    return frozenset(values)
+
+
+_SECURITY_HEADERS = ((b"content-security-policy", APP_CSP.encode()),
+                     (b"x-content-type-options", b"nosniff"),
+                     (b"referrer-policy", b"no-referrer"))
+
+
+class _Guard:
+    """ASGI middleware: refuse foreign ``Host`` headers, add security headers, empty HEAD bodies.
+
+    A plain ASGI wrapper rather than ``@app.middleware("http")``: that one runs every
+    response through an extra task and memory stream, which costs latency under load.
+    """
+
+    def __init__(self, app: Any, hosts: frozenset[str]) -> None:
+        self.app = app
+        self.hosts = hosts
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        host = next((v for k, v in scope["headers"] if k == b"host"), b"")
+        if host.decode("latin-1").lower() not in self.hosts:
+            shown = host.decode("latin-1")[:100]
+            body = (f"400 Bad Request: this server does not answer to the host {shown!r}; "
+                    "use http://127.0.0.1:PORT/ or start nqkit browse with --allow-host "
+                    "NAME\n").encode()
+            await send({"type": "http.response.start", "status": 400, "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+                *_SECURITY_HEADERS]})
+            await send({"type": "http.response.body",
+                        "body": b"" if scope["method"] == "HEAD" else body})
+            return
+        head = scope["method"] == "HEAD"
+
+        async def send_guarded(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", ()))
+                names = {k.lower() for k, _ in headers}
+                headers += [(k, v) for k, v in _SECURITY_HEADERS if k not in names]
+                message = {**message, "headers": headers}
+            elif head and message["type"] == "http.response.body":
+                message = {**message, "body": b""}
+            await send(message)
+
+        await self.app(scope, receive, send_guarded)
+
+
+def create_app(ds: Dataset, *, host: str = "127.0.0.1", port: int = 8080,
+               allow_hosts: Iterable[str] = ()) -> FastAPI:
+    """Build the web app over a loaded :class:`Dataset`, to be served on ``host``:``port``.
+
+    ``host``, ``port`` and ``allow_hosts`` decide which ``Host`` headers are answered
+    (:func:`allowed_hosts`); any other gets 400.
+    """
     env = Environment(loader=DictLoader(_load_package_files("templates")),
                       autoescape=select_autoescape(default=True, default_for_string=True))
     env.globals.update(version=__version__, ds=ds, OUTCOMES=OUTCOMES, GOLD_FILTERS=GOLD_FILTERS,
-                       SORTS=SORTS, urlencode=urllib.parse.urlencode)
+                       SORTS=SORTS, urlencode=urllib.parse.urlencode, http_url=http_url)
     static = {name: text.encode("utf-8") for name, text in _load_package_files("static").items()}
     app = FastAPI(title="nqkit browse", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.dataset = ds
@@ -83,13 +165,7 @@ def create_app(ds: Dataset) -> FastAPI:
     def page(template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
         return HTMLResponse(env.get_template(template).render(**ctx), status_code=status)
 
-    @app.middleware("http")
-    async def security_headers(request: Request, call_next: Any) -> Response:
-        response: Response = await call_next(request)
-        response.headers.setdefault("Content-Security-Policy", APP_CSP)
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        response.headers["Referrer-Policy"] = "no-referrer"
-        return response
+    app.add_middleware(_Guard, hosts=allowed_hosts(host, port, allow_hosts))
 
     @app.exception_handler(StarletteHTTPException)
     async def not_found(request: Request, exc: StarletteHTTPException) -> Response:
@@ -106,7 +182,7 @@ def create_app(ds: Dataset) -> FastAPI:
     async def input_error(request: Request, exc: InputError) -> Response:
         return page("error.html", 500, message=exc.message, query=Query())
 
-    @app.get("/", response_class=HTMLResponse)
+    @app.api_route("/", methods=GET_HEAD, response_class=HTMLResponse)
     def index(request: Request) -> Response:
         q = Query.from_params(request.query_params)
         rows = ds.select(q)
@@ -120,7 +196,7 @@ def create_app(ds: Dataset) -> FastAPI:
                     link=lambda **kw: "/?" + urllib.parse.urlencode(q.params(**kw)),
                     example_url=lambda r: _example_url(r, q.params(page="")))
 
-    @app.get("/pr-curve.png")
+    @app.api_route("/pr-curve.png", methods=GET_HEAD)
     def pr_curve() -> Response:
         if ds.result is None:
             raise StarletteHTTPException(404, "no predictions loaded")
@@ -132,7 +208,7 @@ def create_app(ds: Dataset) -> FastAPI:
         return Response(pr_png[0], media_type="image/png",
                         headers={"Cache-Control": "max-age=3600"})
 
-    @app.get("/static/{name}")
+    @app.api_route("/static/{name}", methods=GET_HEAD)
     def static_file(name: str) -> Response:
         data = static.get(name)
         if data is None:
@@ -147,19 +223,34 @@ def create_app(ds: Dataset) -> FastAPI:
             raise StarletteHTTPException(404, f"No example with id {key[:40]!r}.")
         return ds.by_id[s.example_id]
 
-    @app.get("/example/{key}", response_class=HTMLResponse)
+    # Rendered examples and documents, by example id: parsing a page and sanitizing it is
+    # what a request costs (tens of ms for a long page), and users come back to the same
+    # pages (the full-page view reloads its document, next/previous go back and forth).
+    views: _Lru[tuple[SimpleNamespace, dict[str, Any]]] = _Lru(64)
+    documents: _Lru[str] = _Lru(16)
+
+    @app.api_route("/example/{key}", methods=GET_HEAD, response_class=HTMLResponse)
     def example(key: str, request: Request) -> Response:
         t0 = time.perf_counter()
         row = find(key)
         q = Query.from_params(request.query_params)
-        ex = ds.store.load(row.summary)
-        view = example_view(ds, row, ex)
+        cached = views.get(row.summary.example_id)
+        if cached is None:
+            full = ds.store.load(row.summary)
+            # Only what the template reads of the example: the parsed page is large.
+            cached = (SimpleNamespace(example_id=full.example_id,
+                                      question_text=full.question_text,
+                                      document_url=full.document_url,
+                                      annotations=full.annotations),
+                      example_view(ds, row, full))
+            views.put(row.summary.example_id, cached)
+        ex, view = cached
         nav = _neighbours(ds, row, q)
         return page("example.html", row=row, ex=ex, v=view, query=q, nav=nav,
                     qs=urllib.parse.urlencode(q.params(page="")),
                     elapsed_ms=(time.perf_counter() - t0) * 1000)
 
-    @app.get("/example/{key}/page", response_class=HTMLResponse)
+    @app.api_route("/example/{key}/page", methods=GET_HEAD, response_class=HTMLResponse)
     def full_page(key: str, request: Request) -> Response:
         row = find(key)
         q = Query.from_params(request.query_params)
@@ -168,17 +259,45 @@ def create_app(ds: Dataset) -> FastAPI:
                     qs=urllib.parse.urlencode(q.params(page="")),
                     anchor=request.query_params.get("at", "long"))
 
-    @app.get("/example/{key}/document", response_class=HTMLResponse)
+    @app.api_route("/example/{key}/document", methods=GET_HEAD, response_class=HTMLResponse)
     def document(key: str) -> Response:
         row = find(key)
-        ex = ds.store.load(row.summary)
-        body = document_html(ds, row, ex)
-        html = (f'<!doctype html><html><head><meta charset="utf-8"><title>document</title>'
-                f"<style>{DOC_STYLE}</style></head><body>{body}</body></html>")
+        html = documents.get(row.summary.example_id)
+        if html is None:
+            body = document_html(ds, row, ds.store.load(row.summary))
+            html = (f'<!doctype html><html><head><meta charset="utf-8"><title>document</title>'
+                    f"<style>{DOC_STYLE}</style></head><body>{body}</body></html>")
+            documents.put(row.summary.example_id, html)
         return HTMLResponse(html, headers={"Content-Security-Policy": DOC_CSP,
                                            "X-Frame-Options": "SAMEORIGIN"})
 
     return app
+
+
+_T = TypeVar("_T")
+
+
+class _Lru(Generic[_T]):
+    """A small thread-safe least-recently-used cache (routes run in a thread pool)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.items: OrderedDict[int | str, _T] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: int | str) -> _T | None:
+        with self.lock:
+            value = self.items.get(key)
+            if value is not None:
+                self.items.move_to_end(key)
+            return value
+
+    def put(self, key: int | str, value: _T) -> None:
+        with self.lock:
+            self.items[key] = value
+            self.items.move_to_end(key)
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
 
 
 def _example_url(row: Row, params: dict[str, str]) -> str:

@@ -12,16 +12,21 @@ Two steps:
    structural and text tags survive (paragraphs, lists, tables, headings, emphasis),
    without any attribute except ``colspan``/``rowspan`` and the browser's own ``class`` on
    marks and ``id`` anchors; the content of ``script``/``style`` and similar elements is
-   dropped; all text and attribute values are escaped anew. Nothing the page contains can
-   run a script, load a resource, or submit a form. The pages are also served with a
-   strict Content-Security-Policy, and the full page is shown in a sandboxed iframe.
+   dropped (an element left open drops nothing: see :func:`sanitize`); all text and
+   attribute values are escaped anew. No URL attribute (``href``, ``src``, ``action``...)
+   is ever kept; the document's own URL is shown only through :func:`http_url`. Nothing
+   the page contains can run a script, load a resource, or submit a form. The pages are
+   also served with a strict Content-Security-Policy, and the full page is shown in a
+   sandboxed iframe.
 """
 
 from __future__ import annotations
 
 import html
+import urllib.parse
 from collections.abc import Iterable, Sequence
 from html.parser import HTMLParser
+from typing import Any
 
 from nqkit.formats.nq import NqExample, SimplifiedNqExample, Span
 
@@ -50,22 +55,59 @@ MARK_CLASSES = frozenset(("gl", "gs", "pl", "ps", "hl"))
 
 
 class _Sanitizer(HTMLParser):
-    def __init__(self) -> None:
+    """One pass of the allow-list sanitizer over a whole fragment.
+
+    ``dropping`` holds the dropped elements currently open, each with where its start tag
+    lies in the fragment; those never closed (open at the end, or when an element around
+    them ends) are listed in ``unclosed`` for :func:`sanitize` to undo. ``keep_dropped``
+    turns dropping off (tags are still removed, their text is kept): the last resort that
+    keeps every word of a page.
+    """
+
+    def __init__(self, fragment: str, keep_dropped: bool = False) -> None:
         super().__init__(convert_charrefs=True)
         self.out: list[str] = []
-        self.skip = 0  # depth inside dropped elements
+        # (tag, start offset, end offset, len(inner) when it started)
+        self.dropping: list[tuple[str, int, int, int]] = []
+        self.inner: list[str] = []  # elements opened inside dropped ones, still open
+        self.unclosed: list[tuple[int, int]] = []  # start tags of dropped elements never closed
         self.open: list[str] = []
+        self.keep_dropped = keep_dropped
+        self._fragment = fragment
+        self._line_starts: list[int] = []
+
+    def set_cdata_mode(self, elem: str, **kw: Any) -> None:
+        if not self.keep_dropped:  # the last pass parses script/style content as markup
+            super().set_cdata_mode(elem, **kw)
+
+    def _tag_offsets(self) -> tuple[int, int]:
+        if not self._line_starts:  # offsets of lines, as getpos() counts them
+            starts, i = [0], self._fragment.find("\n")
+            while i >= 0:
+                starts.append(i + 1)
+                i = self._fragment.find("\n", i + 1)
+            self._line_starts = starts
+        line, col = self.getpos()
+        start = self._line_starts[line - 1] + col
+        return start, start + len(self.get_starttag_text() or "")
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._start(tag, attrs, self_closing=False)
+
+    def _start(self, tag: str, attrs: list[tuple[str, str | None]], self_closing: bool) -> None:
         if tag in DROPPED_TAGS:
-            if tag not in VOID_TAGS:
-                self.skip += 1
-            if tag == "img" and not self.skip:
+            if tag == "img" and not self.dropping:
                 alt = next((v for k, v in attrs if k == "alt" and v), "")
                 if alt:
                     self.out.append(f'<span class="img-alt">[{html.escape(alt)}]</span>')
+            if tag not in VOID_TAGS and not self_closing and not self.keep_dropped:
+                self.dropping.append((tag, *self._tag_offsets(), len(self.inner)))
             return
-        if self.skip or tag not in ALLOWED_TAGS:
+        if self.dropping:
+            if tag not in VOID_TAGS and not self_closing:
+                self.inner.append(tag)
+            return
+        if tag not in ALLOWED_TAGS:
             return
         kept = []
         for k, v in attrs:
@@ -82,20 +124,35 @@ class _Sanitizer(HTMLParser):
         attr = (" " + " ".join(kept)) if kept else ""
         self.out.append(f"<{tag}{attr}>")
         if tag not in VOID_TAGS:
-            self.open.append(tag)
+            if self_closing:
+                self.out.append(f"</{tag}>")
+            else:
+                self.open.append(tag)
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.handle_starttag(tag, attrs)
-        if tag not in VOID_TAGS and tag not in DROPPED_TAGS and not self.skip \
-                and tag in ALLOWED_TAGS:
-            self.handle_endtag(tag)
+        # ``<iframe/>``: nothing to drop after it (treated as empty, never as left open).
+        self._start(tag, attrs, self_closing=True)
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in DROPPED_TAGS:
-            if tag not in VOID_TAGS and self.skip:
-                self.skip -= 1
-            return
-        if self.skip or tag not in ALLOWED_TAGS or tag in VOID_TAGS:
+        if self.dropping:
+            names = [d[0] for d in self.dropping]
+            if tag in names:
+                # Closes it and whatever dropped element was left open inside it.
+                k = len(names) - 1 - names[::-1].index(tag)
+                del self.inner[self.dropping[k][3]:]
+                del self.dropping[k:]
+                return
+            if tag in self.inner:  # an element opened inside the dropped one
+                del self.inner[len(self.inner) - 1 - self.inner[::-1].index(tag):]
+                return
+            if tag not in self.open:
+                return
+            # The end of an element that encloses the dropped ones: they were never closed
+            # (a dropped element does not swallow the page past its parent).
+            self.unclosed.extend((a, b) for _, a, b, _ in self.dropping)
+            self.dropping.clear()
+            self.inner.clear()
+        if tag not in ALLOWED_TAGS or tag in VOID_TAGS:
             return
         if tag in self.open:
             # Close what is still open inside it, so the output stays well nested.
@@ -106,21 +163,65 @@ class _Sanitizer(HTMLParser):
                     break
 
     def handle_data(self, data: str) -> None:
-        if not self.skip:
+        if not self.dropping:
             self.out.append(html.escape(data, quote=False))
 
     def close_all(self) -> str:
         self.close()
+        self.unclosed.extend((a, b) for _, a, b, _ in self.dropping)
         while self.open:
             self.out.append(f"</{self.open.pop()}>")
         return "".join(self.out)
 
 
+_MAX_PASSES = 4
+
+
 def sanitize(fragment: str) -> str:
-    """Allow-list sanitizing of an HTML fragment (see the module docstring)."""
-    s = _Sanitizer()
-    s.feed(fragment)
-    return s.close_all()
+    """Allow-list sanitizing of an HTML fragment (see the module docstring).
+
+    A dropped element left open (``<select>``, ``<noscript>``, ``<title>``, ``<plaintext>``,
+    an unclosed ``<script>``, ...) would hide everything after it, gold answers included.
+    When a pass finds such elements (open at the end of the fragment or when an element
+    around them ends), their start tags are removed and the fragment is sanitized again,
+    so the rest of the page is kept (as text: the tags still go). Removing one start tag
+    can reveal another (``<math><style>``), hence a few passes; the last one keeps the
+    text of every dropped element rather than lose any of the page.
+    """
+    passes = 0
+    while True:
+        passes += 1
+        s = _Sanitizer(fragment, keep_dropped=passes > _MAX_PASSES)
+        s.feed(fragment)
+        out = s.close_all()
+        if not s.unclosed:
+            return out
+        parts, pos = [], 0
+        for start, end in sorted(s.unclosed):
+            parts.append(fragment[pos:start])
+            pos = end
+        parts.append(fragment[pos:])
+        fragment = "".join(parts)
+
+
+_C0_AND_SPACE = "".join(map(chr, range(0x21)))
+
+
+def http_url(url: str) -> str:
+    """``url`` if it is an absolute http(s) URL, else ``""`` (never a link then).
+
+    Browsers ignore ASCII tabs and newlines anywhere in a URL and spaces and control
+    characters around it (``java<TAB>script:`` runs as ``javascript:``), so those are
+    removed before the scheme is checked, and the cleaned URL is the one returned.
+    """
+    cleaned = "".join(ch for ch in url if ch not in "\t\n\r").strip(_C0_AND_SPACE)
+    try:
+        parts = urllib.parse.urlsplit(cleaned)
+    except ValueError:
+        return ""
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return ""
+    return cleaned
 
 
 # ------------------------------------------------------------------- highlighting

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import errno
+import socket
 import sys
 from typing import Any
 
@@ -24,6 +26,10 @@ def register(sub: Any) -> None:
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="also answer requests addressed to NAME (a host name or address "
+                   "this machine is reached under, e.g. with --host 0.0.0.0); repeatable. "
+                   "Requests for any other host get 400 (DNS-rebinding protection)")
     p.add_argument("--cache-dir", metavar="DIR",
                    help="where the example index lives (default $NQKIT_HOME/cache/browse, "
                    "else ~/.cache/nqkit/browse); never inside the data directories")
@@ -47,15 +53,50 @@ def run(args: argparse.Namespace) -> int:
 
     if not 0 < args.port < 65536:
         raise InputError(None, f"--port {args.port} is not a valid port", "use 1-65535")
-    ds = load_dataset(args.gold, args.predictions, cache_dir=args.cache_dir)
-    n = len(ds.rows)
-    print(f"nqkit browse: {n:,} examples from {len(ds.store.files)} file(s)"
-          + (f", predictions {ds.predictions_name}" if ds.has_predictions else ""),
-          file=sys.stderr)
-    if args.index_only:
-        return 0
-    app = create_app(ds)
-    host = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"nqkit browse: open http://{host}:{args.port}/  (Ctrl-C to stop)", file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    # Take the port before the (possibly long) load, so a port in use fails at once, with
+    # one line and before any "open http://..." is printed.
+    sock = None if args.index_only else _listen(args.host, args.port)
+    try:
+        ds = load_dataset(args.gold, args.predictions, cache_dir=args.cache_dir)
+        n = len(ds.rows)
+        print(f"nqkit browse: {n:,} examples from {len(ds.store.files)} file(s)"
+              + (f", predictions {ds.predictions_name}" if ds.has_predictions else ""),
+              file=sys.stderr)
+        if sock is None:
+            return 0
+        app = create_app(ds, host=args.host, port=args.port, allow_hosts=args.allow_host)
+        host = f"[{args.host}]" if ":" in args.host else args.host
+        print(f"nqkit browse: open http://{host}:{args.port}/  (Ctrl-C to stop)",
+              file=sys.stderr)
+        server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+        server.run(sockets=[sock])
+    finally:
+        if sock is not None:
+            sock.close()
     return 0
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host``:``port`` (uvicorn listens on it), or a one-line error."""
+    from nqkit.errors import InputError
+
+    where = f"{'[' + host + ']' if ':' in host else host}:{port}"
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError as e:
+        raise InputError(None, f"--host {host!r} cannot be resolved ({e.strerror or e})",
+                         "give an address of this machine such as 127.0.0.1") from None
+    family, kind, proto, _, addr = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(addr)
+    except OSError as e:
+        sock.close()
+        if e.errno == errno.EADDRINUSE:
+            raise InputError(None, f"cannot listen on {where}: the port is already in use",
+                             "stop the program using it or choose another with --port"
+                             ) from None
+        raise InputError(None, f"cannot listen on {where}: {e.strerror or e}",
+                         "choose another --host or --port") from None
+    return sock
