@@ -80,7 +80,8 @@ class Mutant:
     end_col: int = 0
 
     def label(self) -> str:
-        return f"{self.module}:{self.line}: {self.old!r} -> {self.new!r}"
+        old = self.old if len(self.old) <= 50 else self.old[:47] + "..."
+        return f"{self.module}:{self.line}: {old!r} -> {self.new!r}"
 
 
 def _docstring_lines(tree: ast.AST) -> set[int]:
@@ -260,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     if survivors:
         print("\nsurvivors:")
         for r in survivors:
-            print(f"  {r['module']}:{r['line']}: {r['old']!r} -> {r['new']!r}")
+            print(f"  {Mutant(**{k: r[k] for k in Mutant.__dataclass_fields__}).label()}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
     return 0

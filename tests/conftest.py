@@ -53,6 +53,25 @@ def require(module: str) -> ModuleType:
     pytest.skip(msg, allow_module_level=True)
 
 
+def this_tree_env(**extra: str) -> dict[str, str]:
+    """Environment for a subprocess that must import nqkit from this tree's ``src``.
+
+    Another copy of nqkit may be installed (e.g. editable from another checkout); this
+    tree's ``src`` goes first on ``PYTHONPATH`` so the subprocess tests this code.
+    """
+    env = {**os.environ, **extra}
+    parts = [str(ROOT / "src"), *filter(None, [env.get("PYTHONPATH")])]
+    env["PYTHONPATH"] = os.pathsep.join(parts)
+    return env
+
+
+def assert_this_tree(module_file: str) -> None:
+    """Fail unless a module file (``nqkit.__file__`` of a subprocess) is in this tree."""
+    path = Path(module_file.strip()).resolve()
+    assert path.is_relative_to(ROOT / "src" / "nqkit"), (
+        f"the subprocess imported {path}, not this tree's {ROOT / 'src'}")
+
+
 @pytest.fixture
 def shared():
     """The ``shared_file`` helper as a fixture."""

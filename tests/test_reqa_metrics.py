@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +22,7 @@ from nqkit.metrics.ranking import (
     reqa_evaluate,
 )
 
-from conftest import shared_file
+from conftest import assert_this_tree, shared_file, this_tree_env
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -170,7 +169,8 @@ t = RankTargets.from_sentences([x["sentence"] for x in index], [x["doc_id"] for 
 r = reqa_evaluate(np.load(d + "/hashed-bow-64.queries.npy"),
                   np.load(d + "/hashed-bow-64.index.npy"),
                   t, [q["question"] for q in queries], chunk_size=1000)
-print(json.dumps(r.as_dict()))
+import nqkit.metrics.ranking
+print(json.dumps({**r.as_dict(), "module": nqkit.metrics.ranking.__file__}))
 """
 
 
@@ -193,10 +193,11 @@ def test_golden_metrics_exact_with_the_official_float_rounding() -> None:
     if not cpuinfo.exists() or " avx2" not in cpuinfo.read_text():
         pytest.skip("the CPU has no AVX2: OpenBLAS's Haswell kernel cannot run")
     official = json.loads((d / "hashed-bow-64.official.json").read_text())
-    env = {**os.environ, "OPENBLAS_CORETYPE": "Haswell", "PYTHONPATH": str(ROOT / "src")}
+    env = this_tree_env(OPENBLAS_CORETYPE="Haswell")
     out = subprocess.run([sys.executable, "-c", _EXACT_SCRIPT, str(d)], env=env, check=True,
                          capture_output=True, text=True).stdout
     res = json.loads(out)
+    assert_this_tree(res["module"])
     for level in ("sentence", "document"):
         for k, v in official[level].items():
             assert abs(res[level][k] - v) <= 1e-9, (level, k)
