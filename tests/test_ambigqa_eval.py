@@ -269,6 +269,10 @@ def test_cli_table_and_per_example(tmp_path, capsys):
     ([{"id": "1", "question": "Who?", "annotations": [{"type": "single", "answer": ["A"]}]}],
      {"1": ["a"]}, "unknown annotation type 'single'"),
     ({"data": []}, {"1": ["a"]}, "refs.json: expected a JSON list of examples, found dict"),
+    ([{"id": "1", "question": "Who?", "annotations": [{"type": "singleAnswer", "answer": []}]}],
+     {"1": ["a"]}, "'answer' must be a non-empty list of strings, found []"),
+    ([{"id": "1", "question": "Who?", "annotations": [{"type": "singleAnswer", "answer": [7]}]}],
+     {"1": ["a"]}, "'answer' must be a non-empty list of strings, found [7]"),
 ])
 def test_cli_bad_input(tmp_path, capsys, refs, preds, message):
     assert _run(tmp_path, refs, preds) == 2
