@@ -170,3 +170,11 @@ def test_official_gold_rule_defaults_to_2_of_5():
     # the official evaluation: gold when at least 2 of the 5 annotations are non-null
     assert gold_has_long([a, a, N, N, N]) and not gold_has_long([a, N, N, N, N])
     assert gold_has_short([s1, s1, N, N, N]) and not gold_has_short([s1, a, N, N, N])
+
+
+def test_beta_may_be_one():
+    # beta = 1: one non-null reference makes a gold long answer; the pool's A is right
+    s = human_bounds([(1, [a, N, N, N, N, a])], references=5, beta=1).single_long
+    assert (s.correct, s.predicted, s.gold) == (1, 1, 1)
+    with pytest.raises(InputError):
+        human_bounds([(1, [a, N, N, N, N, a])], references=5, beta=0)

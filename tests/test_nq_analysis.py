@@ -114,3 +114,25 @@ def test_pr_curve_is_a_png(tmp_path, capsys):
     assert main(["eval", "nq", "--gold", str(TOY_PATH), "--predictions", str(preds),
                  "--pr-curve", str(png), "--no-cache"]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bootstrap_defaults_to_1000_resamples_seed_0(tmp_path, monkeypatch):
+    import nqkit.metrics.nq_analysis as nq_analysis
+    from nqkit.formats.gold_cache import load_nq_gold
+    from nqkit.formats.nq_predictions import read_nq_predictions
+    from nqkit.metrics.nq import evaluate_nq
+
+    preds = read_nq_predictions(_demo_predictions(tmp_path))
+    result = evaluate_nq(load_nq_gold(TOY_PATH, cache=False), preds)
+    rows: list[int] = []
+    batch = nq_analysis._best_f1_batch
+
+    def counting(stats, weights):
+        rows.append(len(weights))
+        assert np.all(weights.sum(axis=1) == len(stats))  # each resample has n examples
+        return batch(stats, weights)
+
+    monkeypatch.setattr(nq_analysis, "_best_f1_batch", counting)
+    default = nq_analysis.bootstrap_f1(result)
+    assert sum(rows) == 2 * 1000  # 1000 resamples, scored for long and for short answers
+    assert default == nq_analysis.bootstrap_f1(result, n=1000, seed=0)
