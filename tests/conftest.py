@@ -1,20 +1,30 @@
-"""Test configuration: where the real data lives, and how its absence is treated.
+"""Test configuration: where the real data lives, and how absences are treated.
 
 Tests that read real samples and official outputs find them under ``NQKIT_SHARED``
-(default: ``../shared`` beside the project root). Without it they skip with a reason,
-unless ``NQKIT_REQUIRE_SHARED=1`` (set by ``.ci/run``), where absence is a failure.
+(default: ``../shared`` beside the project root). Tests that need an optional dependency
+(fastapi, uvicorn, playwright, bm25s, sentence-transformers, ...) import it with
+:func:`require`. Without the data or the module they skip with a reason, unless
+``NQKIT_REQUIRE_SHARED=1`` (set by ``.ci/run``), where any absence is a failure: CI must
+never pass with a whole area skipped. A plain ``pytest.importorskip`` skip is turned into a
+failure there too (hooks below), so a forgotten one cannot hide.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("NQKIT_SHARED", ROOT.parent / "shared")).resolve()
 REQUIRE_SHARED = os.environ.get("NQKIT_REQUIRE_SHARED", "") not in ("", "0")
+
+MISSING_DEPENDENCY = "missing dependency"
+# reasons of skips that come from an absent module: require()'s, pytest.importorskip's
+_MISSING_MODULE_REASONS = (MISSING_DEPENDENCY, "could not import", "No module named")
 
 
 def shared_file(*parts: str) -> Path:
@@ -28,7 +38,70 @@ def shared_file(*parts: str) -> Path:
     return path
 
 
+def require(module: str) -> ModuleType:
+    """Import ``module``; skip the test without it (fail under ``NQKIT_REQUIRE_SHARED=1``).
+
+    Every module asked for here is declared in ``pyproject.toml`` (an extra or ``dev``).
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        error = e
+    msg = f"{MISSING_DEPENDENCY}: {module} ({error}); install nqkit[all]"
+    if REQUIRE_SHARED:
+        pytest.fail(msg, pytrace=False)
+    pytest.skip(msg, allow_module_level=True)
+
+
+def this_tree_env(**extra: str) -> dict[str, str]:
+    """Environment for a subprocess that must import nqkit from this tree's ``src``.
+
+    Another copy of nqkit may be installed (e.g. editable from another checkout); this
+    tree's ``src`` goes first on ``PYTHONPATH`` so the subprocess tests this code.
+    """
+    env = {**os.environ, **extra}
+    parts = [str(ROOT / "src"), *filter(None, [env.get("PYTHONPATH")])]
+    env["PYTHONPATH"] = os.pathsep.join(parts)
+    return env
+
+
+def assert_this_tree(module_file: str) -> None:
+    """Fail unless a module file (``nqkit.__file__`` of a subprocess) is in this tree."""
+    path = Path(module_file.strip()).resolve()
+    assert path.is_relative_to(ROOT / "src" / "nqkit"), (
+        f"the subprocess imported {path}, not this tree's {ROOT / 'src'}")
+
+
 @pytest.fixture
 def shared():
     """The ``shared_file`` helper as a fixture."""
     return shared_file
+
+
+def _skip_reason(report: pytest.TestReport | pytest.CollectReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2])
+    return str(longrepr)
+
+
+def _fail_missing_module_skip(report: pytest.TestReport | pytest.CollectReport) -> None:
+    if not (REQUIRE_SHARED and report.skipped):
+        return
+    reason = _skip_reason(report)
+    if any(s in reason for s in _MISSING_MODULE_REASONS):
+        report.outcome = "failed"
+        report.longrepr = (f"skipped for a missing module under NQKIT_REQUIRE_SHARED=1 "
+                           f"(CI must run every test): {reason}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    outcome = yield
+    _fail_missing_module_skip(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):  # type: ignore[no-untyped-def]
+    outcome = yield
+    _fail_missing_module_skip(outcome.get_result())

@@ -111,3 +111,26 @@ def test_cli_jsonl_format(results_file, capsys):
     ranks = [json.loads(line)["first_hit"] for line in captured.out.splitlines()]
     assert ranks == [1, 2, None, None, None]  # only the first 2 contexts are examined
     assert "signature: retrieval|" in captured.err
+
+
+def test_recall_and_flag_disagreements_by_hand():
+    from nqkit.formats.dpr import DprContext, DprResult
+    from nqkit.metrics.answer_recall import score_answer_recall
+
+    def ctx(text, flag=None):
+        return DprContext("", "t", text, None, flag)
+
+    results = [
+        # answer at rank 2; rank 1 is flagged as an answer but does not hold it,
+        # rank 3 holds it but is flagged as not: 2 disagreements
+        DprResult("q1", ("Paris",),
+                  (ctx("london", True), ctx("in paris ."), ctx("Paris", False))),
+        # answer first, no flags
+        DprResult("q2", ("Rome",), (ctx("Rome"), ctx("x"), ctx("y"))),
+        # never found, and only 2 passages for k = 3
+        DprResult("q3", ("Oslo",), (ctx("a"), ctx("b"))),
+    ]
+    r = score_answer_recall(results, [1, 3])
+    assert r.recall == {1: 1 / 3, 3: 2 / 3}
+    assert r.first_hit == [2, 1, None]
+    assert (r.flag_disagreements, r.short_lists, r.num_questions) == (2, 1, 3)

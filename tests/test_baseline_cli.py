@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ from nqkit.cli import main
 from nqkit.data.toy import TOY_PATH, TOY_TRAIN_PATH
 from nqkit.formats.nq import read_nq
 from nqkit.formats.nq_predictions import read_nq_predictions
+
+from conftest import assert_this_tree, this_tree_env
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -121,9 +124,24 @@ def test_predict_with_training_system(unannotated, tmp_path):
 
 
 def _run_wrapper(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    e = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PYTHON": sys.executable, **env}
-    return subprocess.run(["bash", str(ROOT / "submission" / "submission.sh"), *args],
-                          env=e, capture_output=True, text=True, timeout=300)
+    # PYTHON is a shim that records which nqkit the wrapper's interpreter imports, then
+    # runs the real interpreter with the wrapper's arguments
+    shim_dir = Path(tempfile.mkdtemp(prefix="nqkit-shim-"))
+    shim = shim_dir / "python"
+    shim.write_text(f"""#!/usr/bin/env bash
+"{sys.executable}" -c 'import nqkit; print(nqkit.__file__)' > "{shim_dir}/imported"
+exec "{sys.executable}" "$@"
+""")
+    shim.chmod(0o755)
+    e = this_tree_env(PYTHON=str(shim), **env)
+    r = subprocess.run(["bash", str(ROOT / "submission" / "submission.sh"), *args],
+                       env=e, capture_output=True, text=True, timeout=300)
+    imported = shim_dir / "imported"
+    assert imported.exists() or r.returncode != 0, "the wrapper did not run $PYTHON"
+    if imported.exists():
+        assert_this_tree(imported.read_text())
+    shutil.rmtree(shim_dir)
+    return r
 
 
 def test_submission_wrapper_end_to_end(unannotated, tmp_path, capsys):

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from conftest import REQUIRE_SHARED, ROOT, shared_file
+from conftest import REQUIRE_SHARED, ROOT, require, shared_file
 
 pytestmark = pytest.mark.browser
 
@@ -41,7 +41,7 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    uvicorn = pytest.importorskip("uvicorn")
+    uvicorn = require("uvicorn")
     from nqkit.browser.app import create_app
     from nqkit.browser.model import load_dataset
 
@@ -67,7 +67,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    sync_api = pytest.importorskip("playwright.sync_api")
+    sync_api = require("playwright.sync_api")
     if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
         msg = f"Chromium not found at {CHROMIUM} (apt-get install chromium)"
         if REQUIRE_SHARED:  # CI installs Chromium: its absence there is a failure

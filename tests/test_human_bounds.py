@@ -136,3 +136,51 @@ def test_five_way_real_sample_leave_one_annotator_out(shared):
     s = hb.single_long
     assert (s.correct, s.predicted, s.gold) == (9, 2 + 5 + 5 + 2 + 1, 3 + 5 + 5 + 3)
     assert hb.super_long == hb.single_long  # a pool of one, votes 1
+
+
+S2 = Span(15, 17, 3, 4)  # another short span inside A
+
+
+@pytest.mark.parametrize(("pool", "votes", "counts"), [
+    # "votes" counts pool annotators with a short answer; the answer is the most common
+    # one (ties: the earliest annotator's). S1 is the gold short answer.
+    # S2, S1, S1: S1 has 2 of 3 -> right (the first annotator's S2 would be wrong)
+    ([ann(A, (S2,)), ann(A, (S1,)), ann(A, (S1,))], 2, (1, 1, 1)),
+    # S2, S1: a tie, the earlier S2 -> wrong
+    ([ann(A, (S2,)), ann(A, (S1,))], 2, (0, 1, 1)),
+    # YES, S1, S1: a YES and a span are different answers; S1 wins -> right
+    ([ann(A, yes_no="YES"), ann(A, (S1,)), ann(A, (S1,))], 2, (1, 1, 1)),
+    # S1, YES, YES: YES wins -> predicted, wrong against the gold span
+    ([ann(A, (S1,)), ann(A, yes_no="YES"), ann(A, yes_no="YES")], 2, (0, 1, 1)),
+    # only one pool annotator has a short answer: fewer than 2 votes -> no answer
+    ([ann(A, (S1,)), ann(A), ann(A)], 2, (0, 0, 1)),
+])
+def test_super_annotator_short_answers_vote_on_exact_spans(pool, votes, counts):
+    refs = [ann(A, (S1,)), ann(A, (S1,)), N, N, N]  # gold short answer S1 (2 of 5)
+    s = human_bounds([(1, refs + pool)], references=5, votes=votes).super_short
+    assert (s.correct, s.predicted, s.gold) == counts
+
+
+def test_paper_defaults_five_references_and_beta_up_to_references():
+    ex = [(1, [a, a, N, N, N, a]), (2, [a, N, N, N, N, b])]
+    assert human_bounds(ex) == human_bounds(ex, references=5, beta=2)
+    # beta may equal the number of references: gold needs all five non-null
+    five = human_bounds([(1, [a, a, a, a, a, a])], references=5, beta=5).single_long
+    assert (five.correct, five.predicted, five.gold) == (1, 1, 1)
+
+
+def test_official_gold_rule_defaults_to_2_of_5():
+    from nqkit.metrics.nq import gold_has_long, gold_has_short
+
+    s1 = ann(A, (S1,))
+    # the official evaluation: gold when at least 2 of the 5 annotations are non-null
+    assert gold_has_long([a, a, N, N, N]) and not gold_has_long([a, N, N, N, N])
+    assert gold_has_short([s1, s1, N, N, N]) and not gold_has_short([s1, a, N, N, N])
+
+
+def test_beta_may_be_one():
+    # beta = 1: one non-null reference makes a gold long answer; the pool's A is right
+    s = human_bounds([(1, [a, N, N, N, N, a])], references=5, beta=1).single_long
+    assert (s.correct, s.predicted, s.gold) == (1, 1, 1)
+    with pytest.raises(InputError):
+        human_bounds([(1, [a, N, N, N, N, a])], references=5, beta=0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -33,6 +34,12 @@ def test_breakdown_of_the_demo_derived_by_hand(tmp_path, capsys):
     got = {k: (v["examples"], v["gold"], v["predicted"], v["correct"]) for k, v in rows.items()}
     assert got == {"paragraph": (4, 4, 4, 0), "list item": (1, 1, 1, 1),
                    "table row": (1, 1, 1, 0), "null": (1, 0, 1, 0), "all": (7, 6, 7, 1)}
+    # precision, recall, F1 by hand: list item 1/1, 1/1 -> 1; the others 0 correct -> 0;
+    # all: P = 1/7, R = 1/6, F1 = 2/13
+    prf = {k: (v["precision"], v["recall"], v["f1"]) for k, v in rows.items()}
+    assert prf == {"paragraph": (0.0, 0.0, 0.0), "list item": (1.0, 1.0, 1.0),
+                   "table row": (0.0, 0.0, 0.0), "null": (0.0, 0.0, 0.0),
+                   "all": pytest.approx((1 / 7, 1 / 6, 2 / 13))}
     words = {g["group"]: g["examples"] for g in out["breakdown"]["by_question_word"]["long"]}
     assert words == {"who": 3, "when": 1, "what": 2, "other": 1, "all": 7}
 
@@ -53,20 +60,52 @@ def test_bootstrap_is_reproducible_and_degenerate_cases_are_exact(tmp_path, caps
     main(args)
     b = json.loads(capsys.readouterr().out)["bootstrap"]
     assert a == b
-    low, high = a["long-best-threshold-f1"]
-    assert 0.0 <= low <= 2 / 13 <= high <= 1.0
+    # Independently: the same resamples (numpy's generator, seeded, 200 draws of 7
+    # example indices), each scored by the brute-force best F1 of the toy's long-answer
+    # outcomes derived by hand (see the breakdown test: all 7 predicted, 6 with a gold
+    # long answer, only example 104 — the 4th — correct, every score 1.0).
+    toy = [AnswerStat(gold_has_answer=g, pred_has_answer=True, is_correct=c, score=1.0)
+           for g, c in [(True, False), (True, False), (True, False), (True, True),
+                        (True, False), (True, False), (False, False)]]
+    idx = np.random.default_rng(3).integers(0, 7, size=(200, 7))
+    f1s = [_brute_force_best_f1([toy[i] for i in row]) for row in idx]
+    assert a["long-best-threshold-f1"] == pytest.approx(
+        np.percentile(f1s, [2.5, 97.5]).tolist(), abs=1e-12)
+    assert _brute_force_best_f1(toy) == pytest.approx(2 / 13)  # P 1/7, R 1/6
     # no short answer is ever predicted: every resample scores 0
     assert a["short-best-threshold-f1"] == [0.0, 0.0]
 
 
+def _brute_force_best_f1(stats) -> float:
+    """Best F1 over thresholds, from the definition: at threshold t the examples with
+    score >= t are answered; P = correct / answered-with-an-answer, R = correct / gold."""
+    gold = sum(s.gold_has_answer for s in stats)
+    best = 0.0
+    for t in {s.score for s in stats}:
+        kept = [s for s in stats if s.score >= t]
+        correct = sum(s.is_correct for s in kept)
+        predicted = sum(s.pred_has_answer for s in kept)
+        p = correct / predicted if predicted else 0.0
+        r = correct / gold if gold else 0.0
+        if p + r > 0:
+            best = max(best, 2 * p * r / (p + r))
+    return best
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.booleans(), st.booleans(), st.booleans(), st.integers(0, 5)),
-                min_size=1, max_size=30))
-def test_vectorised_sweep_equals_the_official_sweep(rows):
-    """The bootstrap's numpy sweep with unit weights is the official sweep."""
+                min_size=1, max_size=30),
+       st.lists(st.integers(0, 3), min_size=30, max_size=30))
+def test_vectorised_sweep_equals_a_brute_force_sweep(rows, weights):
+    """The bootstrap's numpy sweep equals the definition, with unit weights and with
+    integer weights (a resample: each example repeated as often as it was drawn)."""
     stats = [AnswerStat(g, p, g and p and c, float(s)) for g, p, c, s in rows]
-    got = _best_f1_batch(stats, np.ones((1, len(stats))))[0]
-    assert abs(got - sweep(stats).best_f1) < 1e-12
+    w = np.array([[1] * len(stats), weights[:len(stats)]], dtype=float)
+    got = _best_f1_batch(stats, w)
+    repeated = [s for s, k in zip(stats, weights, strict=False) for _ in range(k)]
+    assert got[0] == pytest.approx(_brute_force_best_f1(stats), abs=1e-12)
+    assert got[1] == pytest.approx(_brute_force_best_f1(repeated), abs=1e-12)
+    assert sweep(stats).best_f1 == pytest.approx(got[0], abs=1e-12)
 
 
 def test_pr_curve_is_a_png(tmp_path, capsys):
@@ -75,3 +114,25 @@ def test_pr_curve_is_a_png(tmp_path, capsys):
     assert main(["eval", "nq", "--gold", str(TOY_PATH), "--predictions", str(preds),
                  "--pr-curve", str(png), "--no-cache"]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bootstrap_defaults_to_1000_resamples_seed_0(tmp_path, monkeypatch):
+    import nqkit.metrics.nq_analysis as nq_analysis
+    from nqkit.formats.gold_cache import load_nq_gold
+    from nqkit.formats.nq_predictions import read_nq_predictions
+    from nqkit.metrics.nq import evaluate_nq
+
+    preds = read_nq_predictions(_demo_predictions(tmp_path))
+    result = evaluate_nq(load_nq_gold(TOY_PATH, cache=False), preds)
+    rows: list[int] = []
+    batch = nq_analysis._best_f1_batch
+
+    def counting(stats, weights):
+        rows.append(len(weights))
+        assert np.all(weights.sum(axis=1) == len(stats))  # each resample has n examples
+        return batch(stats, weights)
+
+    monkeypatch.setattr(nq_analysis, "_best_f1_batch", counting)
+    default = nq_analysis.bootstrap_f1(result)
+    assert sum(rows) == 2 * 1000  # 1000 resamples, scored for long and for short answers
+    assert default == nq_analysis.bootstrap_f1(result, n=1000, seed=0)

@@ -10,7 +10,7 @@ from nqkit.baselines import get_baseline
 from nqkit.baselines.pages import page_keys
 from nqkit.formats.nq import read_nq
 
-from conftest import shared_file
+from conftest import require, shared_file
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +74,7 @@ def test_closest_question_finds_itself(dev, dev_simplified):
 
 
 def test_bm25_is_the_same_on_original_and_simplified_input(dev, dev_simplified):
-    pytest.importorskip("bm25s")
+    require("bm25s")
     b = get_baseline("bm25_candidates")
     for ex, sx in zip(dev, dev_simplified, strict=True):
         p, q = b.predict(ex), b.predict(sx)

@@ -101,3 +101,20 @@ def test_bad_probabilities(args, message):
 def test_bad_beta():
     with pytest.raises(InputError, match="need 1 <= beta <= n annotators, got beta=6, n=5"):
         null_threshold(6, 5)
+
+
+def test_paper_defaults_and_range_boundaries():
+    # the official setting is beta = 2 of n = 5
+    assert prob_null_correct(0.3) == prob_null_correct(0.3, 5, 2)
+    assert prob_answer_correct(0.4, 0.3) == prob_answer_correct(0.4, 0.3, 5, 2)
+    # boundaries are allowed: beta = n, beta = 1, probabilities summing to exactly 1
+    p_ans, p_null = brute_force(0.6, 0.4, 3, 3)
+    assert prob_answer_correct(0.6, 0.4, 3, 3) == pytest.approx(p_ans, abs=1e-12)
+    assert prob_null_correct(0.4, 3, 3) == pytest.approx(p_null, abs=1e-12)
+    assert prob_null_correct(0.4, 1, 1) == pytest.approx(0.4)  # NULL right iff it is NULL
+    assert prob_answer_correct(1.0, 0.0, 5, 2) == pytest.approx(1.0)
+    assert prob_null_correct(1.0, 5, 2) == pytest.approx(1.0)
+    for bad in [(0.5, 0.3, 5, 6), (0.5, 0.3, 5, 0), (0.5, 0.3, 0, 1), (0.8, 0.3, 5, 2),
+                (-0.1, 0.3, 5, 2)]:
+        with pytest.raises(InputError):
+            prob_answer_correct(*bad)

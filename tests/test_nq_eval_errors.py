@@ -213,6 +213,12 @@ def test_extra_prediction_ids(capsys, tmp_path):
                           "--allow-extra")
     code, _, _ = run_eval(capsys, TOY_PATH, preds, "--allow-extra")
     assert code == 0
+    # many extra ids: the count, and the first five (sorted as text) as examples
+    many = write_preds(tmp_path, [pred(i) for i in TOY_IDS] + [pred(900 + k) for k in range(7)],
+                       name="many.json")
+    code, _, err = run_eval(capsys, TOY_PATH, many)
+    assert_one_line_error(code, err, "7 predicted example ids are not in the gold data "
+                          "(e.g. 900, 901, 902, 903, 904)")
 
 
 def test_gold_glob_matching_nothing(capsys, tmp_path, good_preds):

@@ -149,3 +149,32 @@ def test_cli_jsonl_format(tmp_path, capsys):
     assert json.loads(captured.out) == {"question": "q1", "prediction": "X!", "correct": True,
                                         "matched_answer": "x", "answers": ["x"]}
     assert "signature: nq-open|" in captured.err
+
+
+# ORQA's eval_utils.normalize_answer applies unicodedata.normalize("NFD", s) and nothing
+# more for accents: a composed and a decomposed spelling of the same letter are equal, an
+# unaccented spelling is a different answer. The SQuAD normalization of AmbigQA has no NFD.
+COMPOSED = "Pel\u00e9"  # é as one code point
+DECOMPOSED = "Pele\u0301"  # e + combining acute accent
+UNACCENTED = "Pele"
+
+
+@pytest.mark.parametrize(("prediction", "correct"), [
+    (DECOMPOSED, True), (COMPOSED, True), (UNACCENTED, False), ("pel\u00c9", True)])
+def test_scorer_compares_answers_after_nfd(prediction, correct):
+    refs = [NqOpenExample("who is the king of football", (COMPOSED,))]
+    r = score_nq_open(refs, [NqOpenPrediction("who is the king of football", prediction)])
+    assert (r.num_correct, r.accuracy) == (int(correct), float(correct))
+    assert r.items[0].matched_answer == (COMPOSED if correct else None)
+
+
+def test_scorer_nfd_on_the_gold_side_and_in_the_cli(tmp_path, capsys):
+    # gold decomposed, prediction composed; two questions, one right: accuracy 0.5
+    refs = _write(tmp_path / "refs.jsonl", [{"question": "q1", "answer": ["x", DECOMPOSED]},
+                                            {"question": "q2", "answer": ["Zo\u0308e"]}])
+    preds = _write(tmp_path / "preds.jsonl", [{"question": "q1", "prediction": COMPOSED},
+                                              {"question": "q2", "prediction": "Zoe"}])
+    assert main(["eval", "nq-open", "--references", refs, "--predictions", preds,
+                 "--format", "json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert (got["num_correct"], got["num_total"], got["accuracy"]) == (1, 2, 0.5)

@@ -16,7 +16,7 @@ from nqkit.metrics.answer_recall import passage_has_answer
 from nqkit.text.dpr_tokenize import simple_tokenize
 from nqkit.text.normalize import normalize_answer, normalize_answer_nfd
 
-from conftest import shared_file
+from conftest import require, shared_file
 
 weights = st.lists(st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=5),
                    min_size=1, max_size=5).map(
@@ -96,7 +96,7 @@ def test_any_token_run_of_a_passage_is_found(text, data):
 
 
 def test_dpr_tokenizer_agrees_with_regex_module():
-    regex = pytest.importorskip("regex")
+    regex = require("regex")
     pattern = regex.compile(r"([\p{L}\p{N}\p{M}]+)|([^\p{Z}\p{C}])",
                             flags=regex.IGNORECASE | regex.UNICODE | regex.MULTILINE)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +24,7 @@ from nqkit.metrics.ranking import (
     reqa_evaluate,
 )
 
-from conftest import shared_file
+from conftest import assert_this_tree, shared_file, this_tree_env
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -301,8 +300,10 @@ r = reqa_evaluate(np.load(d + "/hashed-bow-64.queries.npy"),
                   t, [q["question"] for q in queries], chunk_size=1000,
                   accumulate="float32")
 from threadpoolctl import threadpool_info
+import nqkit.metrics.ranking
 kernels = [x.get("architecture") for x in threadpool_info() if x["user_api"] == "blas"]
-print(json.dumps({"kernels": kernels, "result": r.as_dict()}))
+print(json.dumps({"kernels": kernels, "result": r.as_dict(),
+                  "module": nqkit.metrics.ranking.__file__}))
 """
 
 
@@ -322,11 +323,12 @@ def test_golden_metrics_exact_with_the_official_float_rounding() -> None:
     if "avx2" not in _cpu_flags():
         pytest.skip("the CPU has no AVX2: OpenBLAS's Haswell kernel cannot run")
     official = json.loads((d / "hashed-bow-64.official.json").read_text())
-    env = {**os.environ, "OPENBLAS_CORETYPE": "Haswell", "PYTHONPATH": str(ROOT / "src")}
+    env = this_tree_env(OPENBLAS_CORETYPE="Haswell")
     out = subprocess.run([sys.executable, "-c", _EXACT_SCRIPT, str(d)], env=env, check=True,
                          capture_output=True, text=True).stdout
     got = json.loads(out)
     assert [k.lower() for k in got["kernels"]] == ["haswell"]
+    assert_this_tree(got["module"])
     res = got["result"]
     for level in ("sentence", "document"):
         for k, v in official[level].items():
