@@ -9,6 +9,7 @@ what was found, what was expected and how to fix it. The CLI prints it to stderr
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 
 
 class NqkitError(Exception):
@@ -50,3 +51,23 @@ def location(path: str | os.PathLike[str] | None, line: int | None = None) -> st
         return None
     p = os.fspath(path)
     return f"{p}:{line}" if line is not None else p
+
+
+def examples(items: Iterable[object], *, limit: int = 3, width: int | None = 50,
+             quote: bool = False) -> str:
+    """At most ``limit`` items for a message, each cut to ``width`` characters (``None``
+    for paths, which are shown whole).
+
+    Messages that list ids, questions, keys or files use this so that one error stays one
+    short line however many items are wrong: ``"a, b, c and 3,607 more"``.
+    """
+    shown: list[str] = []
+    rest = 0
+    for item in items:
+        if len(shown) < limit:
+            text = repr(item) if quote else str(item)
+            shown.append(text if width is None or len(text) <= width else text[: width - 3] + "...")
+        else:
+            rest += 1
+    out = ", ".join(shown)
+    return f"{out} and {rest:,} more" if rest else out

@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from nqkit.errors import InputError, location
+    from nqkit.errors import InputError, examples, location
     from nqkit.formats.nq_open import nq_open_from_nq, nq_open_to_json
     from nqkit.io import ensure_not_input, expand_paths, iter_lines, parse_json_line, write_jsonl
     from nqkit.report import progress
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     ensure_not_input(args.output, paths)
     counts = {"read": 0, "kept": 0}
 
-    def examples():
+    def converted():
         for path in paths:
             for lineno, raw in progress(iter_lines(path), desc=path.name, unit="ex"):
                 where = location(path, lineno) or str(path)
@@ -53,10 +53,10 @@ def run(args: argparse.Namespace) -> int:
                     counts["kept"] += 1
                     yield nq_open_to_json(ex)
         if counts["read"] == 0:
-            raise InputError(", ".join(map(str, paths)), "the NQ input holds no example",
+            raise InputError(examples(paths, width=None), "the NQ input holds no example",
                              "give non-empty NQ files")
 
-    write_jsonl(args.output, examples())
+    write_jsonl(args.output, converted())
     print(f"nqkit: {counts['kept']:,} of {counts['read']:,} examples have a short answer of "
           f"at most {args.max_tokens} tokens; wrote {args.output}", file=sys.stderr)
     return 0

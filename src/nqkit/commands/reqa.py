@@ -67,7 +67,7 @@ def run_build(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from nqkit.errors import InputError
+    from nqkit.errors import InputError, examples
     from nqkit.io import ensure_not_input, expand_paths, write_json
     from nqkit.report import format_table
     from nqkit.tasks.reqa import build_from_nq, build_from_squad, save_task
@@ -89,7 +89,7 @@ def run_build(args: argparse.Namespace) -> int:
         ensure_not_input(out / "nq-as-squad.json", files)
         write_json(out / "nq-as-squad.json", squad, indent=False)
     if not task.queries:
-        raise InputError(", ".join(map(str, files)), "no query could be built",
+        raise InputError(examples(files, width=None), "no query could be built",
                          "NQ: keep examples with one short answer inside a <P> long answer")
     save_task(task, out, files)
     counts = dict(task.params["counts"])

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from nqkit.errors import InputError, location
+from nqkit.errors import InputError, examples, location
 from nqkit.io import PathsLike, expand_paths, iter_lines, parse_json_line
 
 __all__ = [
@@ -55,13 +55,13 @@ def _lines(paths: PathsLike, what: str) -> Iterator[tuple[str, dict[str, Any]]]:
             seen_any = True
             yield where, obj
     if not seen_any:
-        names = ", ".join(str(p) for p in files)
+        names = examples(files, width=None)
         raise InputError(names, f"the {what} file is empty", f"give a non-empty {what} file")
 
 
 def _string_field(obj: dict[str, Any], key: str, where: str, example: str) -> str:
     if key not in obj:
-        found = ", ".join(sorted(obj)) or "no keys"
+        found = examples(sorted(obj)) or "no keys"
         raise InputError(where, f"missing key {key!r} (found {found})",
                          f"each line must look like {example}")
     value = obj[key]
@@ -81,7 +81,7 @@ def read_nq_open(paths: PathsLike, *, answer_field: str = "answer") -> Iterator[
     for where, obj in _lines(paths, "references"):
         question = _string_field(obj, "question", where, example)
         if answer_field not in obj:
-            found = ", ".join(sorted(obj)) or "no keys"
+            found = examples(sorted(obj)) or "no keys"
             hint = (" (EfficientQA test references use 'answer_and_def_correct_predictions')"
                     if answer_field == "answer" else "")
             raise InputError(where, f"missing answer field {answer_field!r} (found {found})"

@@ -41,7 +41,7 @@ from typing import Any
 
 import orjson
 
-from nqkit.errors import InputError, location
+from nqkit.errors import InputError, examples, location
 from nqkit.io import (
     PathsLike,
     atomic_output,
@@ -484,7 +484,7 @@ def iter_simplify(inputs: PathsLike, output: str | os.PathLike[str], *,
 
 def _check_not_empty(total: int, paths: Sequence[Path]) -> None:
     if total == 0:
-        raise InputError(", ".join(map(str, paths)), "no examples found (the input is empty)",
+        raise InputError(examples(paths, width=None), "no examples found (the input is empty)",
                          "give non-empty NQ .jsonl or .jsonl.gz files")
 
 

@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from nqkit.errors import InputError
+from nqkit.errors import InputError, examples
 from nqkit.formats.ambignq import AmbigNqExample, AmbigQaPrediction, SingleAnswer
 from nqkit.signature import make_signature
 from nqkit.text.normalize import normalize_answer
@@ -311,12 +311,12 @@ def score_ambigqa(
     ref_ids = {ex.id for ex in references}
     unknown = [k for k in predictions if k not in ref_ids]
     if unknown:
-        shown = ", ".join(unknown[:3])
+        shown = examples(unknown)
         raise InputError(None, f"{len(unknown):,} predicted id(s) are not in the references "
                          f"(e.g. {shown})", "check that the references are the right split")
     absent = [ex.id for ex in references if ex.id not in predictions]
     if absent and missing == "error":
-        shown = ", ".join(absent[:3])
+        shown = examples(absent)
         raise InputError(None, f"{len(absent):,} of {len(references):,} reference ids have no "
                          f"prediction (e.g. {shown})",
                          "predict every id, or pass --allow-missing to score them as 0")

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from nqkit.errors import InputError
+from nqkit.errors import InputError, examples
 from nqkit.formats.nq import NULL_SPAN, Annotation, Span
 from nqkit.formats.nq_gold import GoldExample
 from nqkit.formats.nq_predictions import NqPrediction
@@ -197,13 +197,13 @@ def check_ids(gold_ids: Iterable[int | str], pred_ids: Iterable[int | str], *,
     gold_set, pred_set = set(gold_ids), set(pred_ids)
     extra = pred_set - gold_set
     if extra and not allow_extra:
-        few = ", ".join(map(str, sorted(extra, key=str)[:5]))
+        few = examples(sorted(extra, key=str))
         raise InputError(where, f"{len(extra):,} predicted example ids are not in the gold data "
                          f"(e.g. {few})",
                          "check that the gold files match the predictions, or pass --allow-extra")
     missing_ids = gold_set - pred_set
     if missing_ids and missing == "error":
-        few = ", ".join(map(str, sorted(missing_ids, key=str)[:5]))
+        few = examples(sorted(missing_ids, key=str))
         raise InputError(where, f"{len(missing_ids):,} of {len(gold_set):,} gold examples have no "
                          f"prediction (e.g. {few})",
                          "predict every example, or pass --allow-missing to score them as null")

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from nqkit.errors import InputError
+from nqkit.errors import InputError, examples
 from nqkit.formats.nq_open import NqOpenExample, NqOpenPrediction
 from nqkit.signature import make_signature
 from nqkit.text.normalize import normalize_answer_nfd
@@ -123,7 +123,7 @@ def score_nq_open(
     absent = [q for q in refs if q not in preds]
     unused = sum(1 for q in preds if q not in refs)
     if absent and missing == "error":
-        shown = "; ".join(repr(q) for q in absent[:3])
+        shown = examples(absent, quote=True)
         extra = (f"; {unused:,} predictions are for questions not in the references "
                  "(another split?)" if unused else "")
         raise InputError(
