@@ -57,7 +57,7 @@ def test_normalization(text, squad, orqa):
 def test_regex_matches_at_start_case_insensitively():
     assert regex_match("Barack Obama", "barack")
     assert not regex_match("President Obama", "obama")  # match, not search
-    assert not regex_match("anything", "(unclosed")  # a bad pattern never matches
+    assert not regex_match("anything", "(unclosed")  # as the official function; scoring refuses it
 
 
 def test_regex_scoring_and_signature():
