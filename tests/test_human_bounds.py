@@ -44,13 +44,18 @@ def test_single_annotator_by_hand():
     (1, (1, 2, 2), (0.5, 0.5, 0.5)),
     # votes=2: ex 1 A (2 votes); ex 2 only 1 vote -> NULL; ex 3 NULL
     (2, (1, 1, 2), (1.0, 0.5, 2 / 3)),
-    # votes=3: more than the pool: always NULL
-    (3, (0, 0, 2), (0.0, 0.0, 0.0)),
 ])
 def test_super_annotator_vote_threshold(votes, counts, prf):
     s = human_bounds(EXAMPLES, references=5, votes=votes).super_long
     assert (s.correct, s.predicted, s.gold) == counts
     assert (s.precision, s.recall, s.f1) == pytest.approx(prf)
+
+
+def test_votes_beyond_the_pool_are_refused():
+    """With 5 references of 7 annotations the pool has 2: 3 votes could never be reached,
+    so the super-annotator would be NULL everywhere (a silent zero)."""
+    with pytest.raises(InputError, match="votes 3 exceeds the pool of 2 annotators"):
+        human_bounds(EXAMPLES, references=5, votes=3)
 
 
 def test_default_votes_scale_the_papers_8_of_20():

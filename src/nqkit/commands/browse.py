@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from nqkit.commands._args import int_in
+
 GROUP = None
 
 
@@ -23,7 +25,7 @@ def register(sub: Any) -> None:
                    help="predictions JSON in the official format (optional)")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    p.add_argument("--port", type=int_in(1, 65535), default=8080, help="port (default 8080)")
     p.add_argument("--cache-dir", metavar="DIR",
                    help="where the example index lives (default $NQKIT_HOME/cache/browse, "
                    "else ~/.cache/nqkit/browse); never inside the data directories")

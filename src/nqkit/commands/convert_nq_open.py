@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from nqkit.commands._args import positive_int
+
 GROUP = "convert"
 
 
@@ -19,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("inputs", nargs="+", help="NQ JSONL files or globs (e.g. 'dev/*.jsonl.gz')")
     p.add_argument("-o", "--output", required=True, help="output JSONL (.gz to compress)")
-    p.add_argument("--max-tokens", type=int, default=5,
+    p.add_argument("--max-tokens", type=positive_int, default=5,
                    help="longest short answer kept, in tokens (default: 5)")
     p.set_defaults(func=run)
 

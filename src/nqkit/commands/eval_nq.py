@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from nqkit.commands._args import positive_int
+
 GROUP = "eval"
 
 FORMAT_HELP = """\
@@ -26,9 +28,9 @@ def register(sub: Any) -> None:
     p.add_argument("--predictions", required=True, metavar="FILE", help="predictions JSON")
     p.add_argument("--format", choices=("table", "json"), default="table",
                    help="table (default) or the official JSON keys (plus 'signature')")
-    p.add_argument("--long-threshold", type=int, default=2, metavar="K",
+    p.add_argument("--long-threshold", type=positive_int, default=2, metavar="K",
                    help="gold has a long answer when >= K annotators gave one (default 2)")
-    p.add_argument("--short-threshold", type=int, default=2, metavar="K",
+    p.add_argument("--short-threshold", type=positive_int, default=2, metavar="K",
                    help="gold has a short answer when >= K annotators gave one (default 2)")
     p.add_argument("--allow-missing", action="store_true",
                    help="score examples without a prediction as null (default: error)")

@@ -355,6 +355,10 @@ class _Parser:
         """A valid example id: a 64-bit signed integer (or, when allowed, a string)."""
         if strings and isinstance(value, str):
             return value
+        if isinstance(value, float) and value.is_integer() and abs(value) >= 2**63:
+            # JSON parsers (orjson, msgspec) read integers beyond 64 bits as floats
+            raise self.fail(f"example_id {value:.6g} does not fit in 64 bits (NQ ids are "
+                            "int64)", "check the file is in the Natural Questions format")
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.fail(f"example_id must be an integer, found {value!r:.40}",
                             "check the file is in the Natural Questions format")
@@ -474,7 +478,7 @@ def example_from_json(d: Mapping[str, Any], where: str | None = None) -> NqExamp
                                               if d.get("annotations") is not None else ()))
     p.check_document(candidates, annotations, len(tokens), html)
     return NqExample(
-        example_id=int(p.example_id(p.get(d, "example_id", int, "example"))),
+        example_id=int(p.example_id(p.get(d, "example_id", (int, float), "example"))),
         question_text=p.get(d, "question_text", str, "example"),
         question_tokens=tuple(d.get("question_tokens") or ()),
         document_title=str(d.get("document_title", "")),
@@ -497,7 +501,7 @@ def simplified_from_json(d: Mapping[str, Any], where: str | None = None) -> Simp
                                               if d.get("annotations") is not None else ()))
     p.check_document(candidates, annotations, text.count(" ") + 1, None)
     return SimplifiedNqExample(
-        example_id=int(p.example_id(p.get(d, "example_id", int, "example"))),
+        example_id=int(p.example_id(p.get(d, "example_id", (int, float), "example"))),
         question_text=p.get(d, "question_text", str, "example"),
         document_url=str(d.get("document_url", "")),
         document_text=text,

@@ -89,13 +89,6 @@ def prediction_from_json(d: Any, where: str | None) -> NqPrediction:
     if "example_id" not in d:
         raise p.fail("missing key 'example_id'", "every prediction needs the example's id")
     ex_id = d["example_id"]
-    if isinstance(ex_id, float) and ex_id.is_integer():
-        # orjson reads integers beyond 64 bits as floats
-        raise p.fail(f"example_id {ex_id:.6g} does not fit in 64 bits (NQ ids are int64)",
-                     "use the example_id of the gold data")
-    if isinstance(ex_id, bool) or not isinstance(ex_id, int | str):
-        raise p.fail(f"example_id must be an integer, found {ex_id!r:.40}",
-                     "use the example_id of the gold data")
     p.example_id(ex_id, strings=True)
     long_span = _span(p, d["long_answer"], "long_answer") if d.get("long_answer") is not None \
         else NULL_SPAN

@@ -179,6 +179,11 @@ def human_bounds(examples: Sequence[tuple[int | str, Sequence[Annotation]]], *,
             refs = [anns[i] for i in ref_idx]
             pool = [a for i, a in enumerate(anns) if i not in ref_idx]
             n_splits += 1
+            if votes is not None and votes > len(pool):
+                raise InputError(f"example {ex_id}", f"votes {votes} exceeds the pool of "
+                                 f"{len(pool)} annotators: the super-annotator could never "
+                                 "answer",
+                                 f"use votes between 1 and {len(pool)}")
             for a in pool:
                 pred = annotation_as_prediction(ex_id, a)
                 single_long.append(score_long(refs, pred, beta))
