@@ -293,8 +293,9 @@ def write_json(path: PathLike, obj: Any, *, indent: bool = True) -> None:
 
 def ensure_not_input(output: PathLike, inputs: Iterable[PathLike]) -> None:
     """Refuse to write an output over one of the inputs (nothing a user gave is modified)."""
-    out = Path(output).resolve()
+    # realpath, unlike Path.resolve() before Python 3.13, never raises on a symlink loop.
+    out = os.path.realpath(output)
     for p in inputs:
-        if Path(p).resolve() == out:
+        if os.path.realpath(p) == out:
             raise InputError(output, "the output path is one of the inputs",
                              "choose another output file; inputs are never modified")

@@ -30,6 +30,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from nqkit.errors import InputError, examples, location
+    from nqkit.formats.nq import validate_nq_json
     from nqkit.formats.nq_open import nq_open_from_nq, nq_open_to_json
     from nqkit.io import ensure_not_input, expand_paths, iter_lines, parse_json_line, write_jsonl
     from nqkit.report import progress
@@ -49,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
                 if not isinstance(obj, dict):
                     raise InputError(where, f"expected a JSON object, found "
                                      f"{type(obj).__name__}", "give NQ JSON lines")
+                validate_nq_json(obj, where)
                 counts["read"] += 1
                 ex = nq_open_from_nq(obj, where, max_tokens=args.max_tokens)
                 if ex is not None:

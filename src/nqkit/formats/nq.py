@@ -333,7 +333,13 @@ class _Parser:
         return self.check_span(Span(sb, eb, st, et), ctx)
 
     def check_span(self, s: Span, ctx: str) -> Span:
-        """The official span rules: no half-null spans, start < end."""
+        """The official span rules: offsets are -1 (absent) or a 64-bit position, no
+        half-null spans, start < end."""
+        for name in ("start_byte", "end_byte", "start_token", "end_token"):
+            v = getattr(s, name)
+            if not -1 <= v <= INT64_MAX:
+                raise self.fail(f"{ctx}.{name} is {v:.6g}, not a position or -1",
+                                "offsets are positions in the document, -1 when absent")
         if (s.start_byte < 0) != (s.end_byte < 0):
             raise self.fail(f"{ctx} is half null (start_byte={s.start_byte}, "
                             f"end_byte={s.end_byte})",
@@ -447,6 +453,9 @@ class _Parser:
         )
 
 
+_TOKEN_KEYS = frozenset(("token", "start_byte", "end_byte", "html_token"))
+
+
 def _tokens(p: _Parser, d: Mapping[str, Any]) -> tuple[Token, ...]:
     raw = p.get(d, "document_tokens", list, "example")
     try:
@@ -508,6 +517,49 @@ def simplified_from_json(d: Mapping[str, Any], where: str | None = None) -> Simp
         long_answer_candidates=candidates,
         annotations=annotations,
     )
+
+
+def validate_nq_json(d: Any, where: str | None = None, *, string_ids: bool = False) -> None:
+    """Check a decoded NQ example (either format) for tools that work on the raw JSON
+    (conversions): the id, the question, and candidates and annotations that index the
+    page, as :func:`read_nq` does, without building the page's tokens (the costly part).
+    Raises :class:`InputError` at ``where``."""
+    p = _Parser(where)
+    if not isinstance(d, Mapping):
+        raise p.fail(f"expected a JSON object, found {type(d).__name__}",
+                     "each line must be one NQ example")
+    p.get(d, "question_text", str, "example")
+    html: str | None = None
+    if is_simplified(d):
+        num_tokens = p.get(d, "document_text", str, "example").count(" ") + 1
+    else:
+        html = p.get(d, "document_html", str, "example")
+        tokens = p.get(d, "document_tokens", list, "example")
+        num_tokens = len(tokens)
+        keys = _TOKEN_KEYS
+        if not all(type(t) is dict and keys <= t.keys() for t in tokens):
+            _tokens(p, d)  # raises, naming the bad token
+    anns = d.get("annotations")
+    check_nq_spans(p.get(d, "example_id", (int, float, str) if string_ids else (int, float),
+                         "example"),
+                   p.get(d, "long_answer_candidates", list, "example"),
+                   p.get(d, "annotations", list, "example") if anns is not None else [],
+                   num_tokens, where, bytes_required=html is not None, html=html,
+                   string_ids=string_ids)
+
+
+def check_nq_spans(example_id: Any, candidates: list[Any], annotations: list[Any],
+                   num_tokens: int, where: str | None = None, *,
+                   bytes_required: bool = True, html: str | None = None,
+                   string_ids: bool = False) -> None:
+    """The checks of :func:`read_nq` on an example's id, candidates and annotations, for
+    fast paths that decode only those (byte offsets are checked when ``html`` is given)."""
+    p = _Parser(where)
+    p.example_id(example_id, strings=string_ids)
+    cands = p.candidates({"long_answer_candidates": candidates}, bytes_required=bytes_required)
+    anns = tuple(p.annotation(a, i, bytes_required=bytes_required)
+                 for i, a in enumerate(annotations))
+    p.check_document(cands, anns, num_tokens, html)
 
 
 def is_simplified(d: Mapping[str, Any]) -> bool:

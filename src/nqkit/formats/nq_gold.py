@@ -82,11 +82,13 @@ def _key_value_pos(buf: bytes, key: bytes, lo: int, hi: int, *, reverse: bool = 
 def _decode_at(buf: bytes, pos: int, hi: int, window: int = 4096) -> Any:
     """Decode the JSON value starting at byte ``pos`` (reading as few bytes as possible)."""
     while True:
-        chunk = buf[pos:min(hi, pos + window)].decode("utf-8", errors="ignore")
         try:
+            # Strict: a window may end inside a character (then it grows), but an invalid
+            # byte reaches the caller, which parses the line in full and reports it.
+            chunk = buf[pos:min(hi, pos + window)].decode("utf-8")
             value, _ = _DECODER.raw_decode(chunk.lstrip())
             return value
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, UnicodeDecodeError):
             if pos + window >= hi:
                 raise
             window *= 4

@@ -104,12 +104,11 @@ def _first_matching(prediction: str, patterns: tuple[str, ...], where: str | Non
             if regex_match(prediction, pattern):
                 return pattern
         except TimeoutError:
-            raise InputError(where, f"the answer pattern {pattern!r:.60} took over "
-                             f"{REGEX_TIMEOUT:g} s to match the prediction "
-                             f"{examples([prediction], quote=True, width=40)} "
+            raise InputError(where, f"the answer pattern {examples([pattern], quote=True)} "
+                             f"took over {REGEX_TIMEOUT:g} s to match "
+                             f"{examples([prediction], quote=True, width=30)} "
                              "(catastrophic backtracking)",
-                             "rewrite the pattern without nested alternatives or "
-                             "repetition such as (a|aa)+") from None
+                             "avoid nested repetition such as (a|aa)+") from None
     return None
 
 
@@ -173,15 +172,14 @@ def score_nq_open(
     absent = [q for q in refs if q not in preds]
     unused = sum(1 for q in preds if q not in refs)
     if absent and missing == "error":
-        shown = examples(absent, quote=True)
-        extra = (f"; {unused:,} predictions are for questions not in the references "
-                 "(another split?)" if unused else "")
+        shown = examples(absent, quote=True, width=35)
+        extra = (f"; {unused:,} prediction(s) for other questions (another split?)"
+                 if unused else "")
         raise InputError(
             None,
             f"{len(absent):,} of {len(refs):,} reference questions have no prediction "
             f"(e.g. {shown}){extra}",
-            "predict every question (questions must match exactly), or pass "
-            "--allow-missing to score them as wrong",
+            "predict every question, word for word, or pass --allow-missing",
         )
 
     items: list[NqOpenItem] = []
