@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"nqkit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    group_subs: dict[str, argparse._SubParsersAction[argparse.ArgumentParser]] = {}
+    group_subs: dict[str, argparse._SubParsersAction[NqkitArgumentParser]] = {}
     modules = [importlib.import_module(name) for name in COMMAND_MODULES]
     for group, help_text in GROUPS.items():
         if any(getattr(m, "GROUP", None) == group for m in modules):

@@ -50,9 +50,9 @@ def run(args: argparse.Namespace) -> int:
                 if not isinstance(obj, dict):
                     raise InputError(where, f"expected a JSON object, found "
                                      f"{type(obj).__name__}", "give NQ JSON lines")
-                validate_nq_json(obj, where)
                 counts["read"] += 1
                 ex = nq_open_from_nq(obj, where, max_tokens=args.max_tokens)
+                validate_nq_json(obj, where)  # after the conversion's own, pointed checks
                 if ex is not None:
                     counts["kept"] += 1
                     yield nq_open_to_json(ex)

@@ -42,7 +42,7 @@ from typing import Any
 import orjson
 
 from nqkit.errors import InputError, examples, location
-from nqkit.formats.nq import check_nq_spans
+from nqkit.formats.nq import _Parser
 from nqkit.io import (
     PathsLike,
     atomic_output,
@@ -161,9 +161,10 @@ def _record(question_text: str, example_id: int, document_url: str, tokens: Sequ
         # the page has; that fails only for a page without tokens.
         raise InputError(where, "document_tokens is empty (a page without tokens cannot be "
                          "simplified)", "remove the example or give its tokens")
-    # The official function copies whatever it finds; offsets that cannot index the page
-    # (or an impossible id) are refused here as every nqkit reader refuses them.
-    check_nq_spans(example_id, candidates, annotations, len(tokens), where)
+    # The official function copies the candidates and annotations as they are (so does
+    # this one: the readers of the simplified file check them); an id that no reader
+    # accepts is refused here.
+    _Parser(where).example_id(example_id)
     return {
         "question_text": question_text,
         "example_id": example_id,

@@ -172,14 +172,14 @@ def score_nq_open(
     absent = [q for q in refs if q not in preds]
     unused = sum(1 for q in preds if q not in refs)
     if absent and missing == "error":
-        shown = examples(absent, quote=True, width=35)
+        shown = examples(absent, quote=True, width=30)
         extra = (f"; {unused:,} prediction(s) for other questions (another split?)"
                  if unused else "")
         raise InputError(
             None,
             f"{len(absent):,} of {len(refs):,} reference questions have no prediction "
             f"(e.g. {shown}){extra}",
-            "predict every question, word for word, or pass --allow-missing",
+            "predict every question or pass --allow-missing",
         )
 
     items: list[NqOpenItem] = []

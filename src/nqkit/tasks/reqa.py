@@ -254,12 +254,16 @@ def iter_nq_as_squad(paths: PathsLike, annotations: NqAnnotations = "first",
     (example, annotator) pair with ``"each"``).
     """
     for line_where, record in _iter_nq_json(paths):
-        validate_nq_json(record, line_where)
-        where = f"{line_where} (example {record['example_id']})"
+        if not isinstance(record, dict):
+            raise InputError(line_where, f"expected a JSON object, found "
+                             f"{type(record).__name__}", "each line must be one NQ example")
+        ex_id = record.get("example_id", "?")
+        where = f"{line_where} (example {ex_id})"
         anns = _nq_get(record, "annotations", where)
         if not isinstance(anns, list) or not anns:
             raise InputError(where, "'annotations' must be a non-empty list",
                              "the input must be Natural Questions in the ORIGINAL format")
+        validate_nq_json(record, line_where)
         chosen = anns[:1] if annotations == "first" else anns
         if counter is not None:
             counter[0] += len(chosen)
