@@ -101,7 +101,7 @@ def test_cli_bad_input(tmp_path, capsys, content, message):
 
 def test_cli_bad_topk(results_file, capsys):
     assert main(["eval", "retrieval", str(results_file), "--topk", "0"]) == 2
-    assert "--topk must be positive" in capsys.readouterr().err
+    assert "argument --topk: must be >= 1, found 0" in capsys.readouterr().err
 
 
 def test_cli_jsonl_format(results_file, capsys):

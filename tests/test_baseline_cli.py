@@ -99,7 +99,8 @@ def test_output_over_input_is_refused(tmp_path, capsys):
 def test_duplicate_examples_are_an_error(tmp_path, capsys):
     assert main(["baseline", "first_paragraph", "--gold-or-input", str(TOY_PATH), str(TOY_PATH),
                  "-o", str(tmp_path / "d.json")]) == 2
-    assert "101: the example id occurs twice in the input" in capsys.readouterr().err
+    assert (f"{TOY_PATH}: example_id 101 occurs twice in the input (first in {TOY_PATH})"
+            in capsys.readouterr().err)
 
 
 def test_predict_on_unannotated_shards_then_eval(unannotated, tmp_path, capsys):

@@ -17,7 +17,7 @@ import pytest
 
 from nqkit.cli import main
 from nqkit.data.toy import TOY_PATH
-from nqkit.errors import InputError, examples
+from nqkit.errors import InputError, for_example
 from nqkit.formats.ambignq import AmbigNqExample, AmbigQaPrediction, SingleAnswer
 from nqkit.formats.dpr import DprContext, DprResult
 from nqkit.formats.nq import NULL_SPAN, Annotation, Span
@@ -88,8 +88,8 @@ def null_pred(ex_id) -> dict:
 # ------------------------------------------------------------------ the message helper
 
 def test_message_lists_are_a_count_and_three_examples():
-    assert examples(range(100)) == "e.g. 0, 1, 2"
-    assert examples(["a"]) == "e.g. a"
+    assert for_example(range(100)) == "e.g. 0, 1, 2"
+    assert for_example(["a"]) == "e.g. a"
     gold = {i: GoldExample(i, (), "q") for i in range(10)}
     preds = {i: NqPrediction(i, NULL_SPAN, 0.0, (), 0.0, "NONE") for i in range(3, 100)}
     with pytest.raises(InputError) as e:

@@ -134,8 +134,9 @@ def _squad_norm(text: str) -> str:
 
 @pytest.mark.parametrize(("extra", "message"), [
     (["--k", "2"], "give both --k and --tau, or neither"),
-    (["--k", "0", "--tau", "0.5"], "--k must be >= 1 and --tau in [0, 1]"),
-    (["--tune-slice", "0"], "--tune-slice must be in 1.."),
+    (["--k", "0", "--tau", "0.5"], "argument --k: must be >= 1, found 0"),
+    (["--k", "1", "--tau", "1.5"], "argument --tau: must be in [0, 1], found 1.5"),
+    (["--tune-slice", "0"], "argument --tune-slice: must be >= 1, found 0"),
 ])
 def test_cli_ambigqa_answers_bad_params(ambig_paths, tmp_path, capsys, extra, message):
     dev, train = ambig_paths

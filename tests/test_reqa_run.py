@@ -205,8 +205,12 @@ def test_hybrid_weight_validated() -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--limit", "0"], "--limit must be at least 1, got 0"),
-        (["--retriever", "hybrid", "--weight", "1.5"], "--weight must be in [0, 1], got 1.5"),
+        (["--limit", "0"], "argument --limit: must be >= 1, found 0"),
+        (["--retriever", "hybrid", "--weight", "1.5"],
+         "argument --weight: must be in [0, 1], found 1.5"),
+        (["--k1", "-1"], "argument --k1: must be >= 0, found -1"),
+        (["--b", "7"], "argument --b: must be in [0, 1], found 7"),
+        (["--chunk-size", "0"], "argument --chunk-size: must be >= 1, found 0"),
         (["--retriever", "dense", "--model", "/nonexistent/model"],
          "/nonexistent/model: is not a directory"),
     ],

@@ -146,7 +146,8 @@ def test_nq_bad_record(tmp_path: Path, capsys) -> None:
     path = tmp_path / "nq.jsonl"
     path.write_text(json.dumps({"example_id": 7, "annotations": []}) + "\n")
     assert main(["reqa", "build", "--from", "nq", str(path), "-o", str(tmp_path / "t")]) == 2
-    assert "example 7: 'annotations' must be a non-empty list" in capsys.readouterr().err
+    assert (f"{path}:1 (example 7): 'annotations' must be a non-empty list"
+            in capsys.readouterr().err)
 
 
 def test_task_directory_is_checked_on_load(tmp_path: Path) -> None:

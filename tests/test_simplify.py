@@ -401,7 +401,8 @@ def test_jobs_must_be_positive(tmp_path, capsys):
     src.write_text(json.dumps(_example()) + "\n")
     assert main(["simplify", str(src), "-o", str(tmp_path / "o.jsonl"), "-j", "0"]) == 2
     assert capsys.readouterr().err == (
-        "nqkit: error: --jobs: must be at least 1, found 0 — give -j 1 or more\n")
+        "nqkit: error: nqkit simplify: argument -j/--jobs: must be >= 1, found 0 — see "
+        "`nqkit simplify --help`\n")
 
 
 @pytest.mark.parametrize("kernel", ["works", "refuses", "stops-halfway"])

@@ -16,6 +16,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from nqkit import __version__
 from nqkit.errors import NqkitError
@@ -45,15 +46,28 @@ GROUPS: dict[str, str] = {
 }
 
 
+class NqkitArgumentParser(argparse.ArgumentParser):
+    """argparse with the house error format: one line on stderr, exit code 2.
+
+    Subcommand parsers inherit the class, so a wrong option or an out-of-range number
+    anywhere reads ``nqkit: error: nqkit eval nq: argument --bootstrap: ... — see
+    `nqkit eval nq --help``` instead of a usage block.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        message = " ".join(message.split())  # argparse may wrap long choice lists
+        self.exit(2, f"nqkit: error: {self.prog}: {message} — see `{self.prog} --help`\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = NqkitArgumentParser(
         prog="nqkit",
         description="Natural Questions, NQ-open, AmbigQA and ReQA: data, official metrics, "
         "baselines and a browser.",
     )
     parser.add_argument("--version", action="version", version=f"nqkit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    group_subs: dict[str, argparse._SubParsersAction[argparse.ArgumentParser]] = {}
+    group_subs: dict[str, argparse._SubParsersAction[NqkitArgumentParser]] = {}
     modules = [importlib.import_module(name) for name in COMMAND_MODULES]
     for group, help_text in GROUPS.items():
         if any(getattr(m, "GROUP", None) == group for m in modules):
@@ -73,7 +87,12 @@ def _print_help(parser: argparse.ArgumentParser) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # a usage error, already reported in one line: return its code
+        if e.code in (0, None):
+            raise  # --help and --version
+        return e.code if isinstance(e.code, int) else 2
     func = getattr(args, "func", None)
     if func is None:
         parser.print_help(sys.stderr)

@@ -55,11 +55,28 @@ def location(path: str | os.PathLike[str] | None, line: int | None = None) -> st
     return f"{p}:{line}" if line is not None else p
 
 
-def examples(items: Iterable[object], limit: int = MAX_EXAMPLES) -> str:
-    """``e.g. a, b, c``: the first ``limit`` items, so that a message stays one short line.
+def examples(items: Iterable[object], *, limit: int = 3, width: int | None = 50,
+             quote: bool = False) -> str:
+    """At most ``limit`` items for a message, each cut to ``width`` characters (``None``
+    for paths, which are shown whole).
 
-    The message itself gives the count; this gives a few examples to look at.
+    Messages that list ids, questions, keys or files use this so that one error stays one
+    short line however many items are wrong: ``"a, b, c and 3,607 more"``.
     """
+    shown: list[str] = []
+    rest = 0
+    for item in items:
+        if len(shown) < limit:
+            text = repr(item) if quote else str(item)
+            shown.append(text if width is None or len(text) <= width else text[: width - 3] + "...")
+        else:
+            rest += 1
+    out = ", ".join(shown)
+    return f"{out} and {rest:,} more" if rest else out
+
+
+def for_example(items: Iterable[object], limit: int = MAX_EXAMPLES) -> str:
+    """``e.g. a, b, c``: the first ``limit`` items, for a message that gives the count itself."""
     shown: list[str] = []
     for item in items:
         if len(shown) == limit:

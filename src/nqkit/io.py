@@ -11,10 +11,12 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import glob
 import gzip
 import io
 import os
+import stat
 import tempfile
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
@@ -36,32 +38,58 @@ PathsLike = PathLike | Sequence[PathLike]
 _GLOB_CHARS = set("*?[")
 
 
+def _check_file(s: str, what: str) -> Path:
+    """``s`` as a Path when it names a readable file, else the InputError saying why."""
+    try:
+        st = os.stat(s)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise InputError(s, f"the {what} path is a loop of symbolic links",
+                             "point the link at a real file") from None
+        if isinstance(e, FileNotFoundError | NotADirectoryError):
+            dangling = os.path.islink(s)
+            raise InputError(s, f"{what} file does not exist"
+                             + (" (a symbolic link to a missing file)" if dangling else ""),
+                             "check the path") from None
+        raise InputError(s, f"cannot read the {what} file ({e.strerror})",
+                         "check the path and its permissions") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(s, f"{what} is a directory, expected a file",
+                         "give a file or a glob such as DIR/*.jsonl.gz")
+    return Path(s)
+
+
 def expand_paths(paths: PathsLike, *, what: str = "input") -> list[Path]:
     """Expand a path, a glob pattern, or a list of them into existing files.
 
     Globs are expanded and sorted (shards in order); plain paths keep the given order.
-    Raises :class:`InputError` when a path does not exist or a pattern matches nothing.
+    Raises :class:`InputError` when a path does not exist, is a directory or a loop of
+    symbolic links, or a pattern matches nothing.
     """
     items: Sequence[PathLike] = [paths] if isinstance(paths, str | os.PathLike) else paths
     out: list[Path] = []
     for item in items:
         s = os.fspath(item)
-        if any(c in s for c in _GLOB_CHARS) and not os.path.exists(s):
+        if any(c in s for c in _GLOB_CHARS) and not os.path.lexists(s):
             matches = sorted(glob.glob(s))
             if not matches:
                 raise InputError(s, f"the {what} pattern matches no file", "check the glob")
-            out.extend(Path(m) for m in matches)
+            out.extend(_check_file(m, what) for m in matches)
         else:
-            p = Path(s)
-            if not p.exists():
-                raise InputError(s, f"{what} file does not exist", "check the path")
-            if p.is_dir():
-                raise InputError(s, f"{what} is a directory, expected a file",
-                                 "give a file or a glob such as DIR/*.jsonl.gz")
-            out.append(p)
+            out.append(_check_file(s, what))
     if not out:
         raise InputError(None, f"no {what} files given", "give at least one path or glob")
     return out
+
+
+def decode_utf8(raw: bytes, where: str | None) -> str:
+    """``raw`` as text, or an :class:`InputError` at ``where`` naming the bad byte."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        bad = raw[e.start:e.start + 1].hex()
+        raise InputError(where, f"invalid UTF-8 (byte 0x{bad} at column {e.start + 1})",
+                         "save the file as UTF-8") from None
 
 
 def is_gzip(path: PathLike) -> bool:
@@ -265,8 +293,9 @@ def write_json(path: PathLike, obj: Any, *, indent: bool = True) -> None:
 
 def ensure_not_input(output: PathLike, inputs: Iterable[PathLike]) -> None:
     """Refuse to write an output over one of the inputs (nothing a user gave is modified)."""
-    out = Path(output).resolve()
+    # realpath, unlike Path.resolve() before Python 3.13, never raises on a symlink loop.
+    out = os.path.realpath(output)
     for p in inputs:
-        if Path(p).resolve() == out:
+        if os.path.realpath(p) == out:
             raise InputError(output, "the output path is one of the inputs",
                              "choose another output file; inputs are never modified")

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nqkit.errors import InputError
+from nqkit.errors import InputError, examples
 from nqkit.io import PathLike, expand_paths
 
 __all__ = ["QaMemory", "TfidfIndex", "load_qa_memory", "question_terms"]
@@ -148,6 +148,6 @@ def load_qa_memory(paths: Sequence[PathLike]) -> QaMemory:
             ans.append(a)
             src.append(path.name)
     if not qs:
-        raise InputError(", ".join(map(str, paths)), "the memory files hold no question "
+        raise InputError(examples(paths, width=None), "the memory files hold no question "
                          "with an answer", "give non-empty question-answer files")
     return QaMemory(tuple(qs), tuple(ans), tuple(src))

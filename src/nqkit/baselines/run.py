@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from nqkit.baselines import NqBaseline, get_baseline
+from nqkit.baselines import AnyNqExample, NqBaseline, get_baseline
 from nqkit.errors import InputError
 from nqkit.formats.nq import read_nq
 from nqkit.formats.nq_predictions import NqPrediction, write_nq_predictions
@@ -63,12 +63,19 @@ def predict_files(baseline: NqBaseline, inputs: PathsLike, output: str, *,
     files = expand_paths(inputs, what="input")
     ensure_not_input(output, [*files, *train_files])
     preds: list[NqPrediction] = []
-    seen: set[int | str] = set()
-    for ex in progress(read_nq(files), desc=f"{baseline.name}: predicting", unit="ex"):
+    seen: dict[int | str, str] = {}  # example id -> the file it came from
+
+    def located() -> Iterator[tuple[str, AnyNqExample]]:
+        for path in files:
+            for ex in read_nq(path):
+                yield str(path), ex
+
+    for path, ex in progress(located(), desc=f"{baseline.name}: predicting", unit="ex"):
         if ex.example_id in seen:
-            raise InputError(str(ex.example_id), "the example id occurs twice in the input",
+            raise InputError(path, f"example_id {ex.example_id} occurs twice in the input "
+                             f"(first in {seen[ex.example_id]})",
                              "give each example once (check for repeated shards in the glob)")
-        seen.add(ex.example_id)
+        seen[ex.example_id] = path
         preds.append(baseline.predict(ex))
     write_nq_predictions(output, preds)
     answered = sum(not p.long_answer.is_null for p in preds)

@@ -53,6 +53,7 @@ from nqkit.formats.nq import (
     is_simplified,
     simplified_from_json,
     tag_type,
+    validate_nq_json,
 )
 from nqkit.formats.nq_gold import GoldExample
 from nqkit.io import PathsLike, expand_paths, is_gzip, iter_lines, parse_json_line
@@ -151,6 +152,7 @@ def summarize_line(line: bytes, where: str | None, shard: int, row: int, lineno:
     if not isinstance(d, dict):
         raise InputError(where, f"expected a JSON object, found {type(d).__name__}",
                          "each line must be one NQ example")
+    validate_nq_json(d, where, string_ids=True)  # as every nqkit reader checks a line
     p = _Parser(where)
     simplified = is_simplified(d)
     ex_id = p.get(d, "example_id", (int, str), "example")

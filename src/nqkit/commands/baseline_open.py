@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from nqkit.signature import ResultWarning
 
+from nqkit.commands._args import float_in, positive_int
+
 GROUP = None
 
 
@@ -53,9 +55,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     aa.add_argument("--train", required=True, help="AmbigNQ train (train_light.json)")
     aa.add_argument("--questions", required=True, help="AmbigNQ file to answer (and score)")
     aa.add_argument("-o", "--output", required=True, help="predictions JSON {id: [answers]}")
-    aa.add_argument("--k", type=int, help="neighbours (default: tuned)")
-    aa.add_argument("--tau", type=float, help="relative similarity threshold (default: tuned)")
-    aa.add_argument("--tune-slice", type=int, default=1000,
+    aa.add_argument("--k", type=positive_int, help="neighbours (default: tuned)")
+    aa.add_argument("--tau", type=float_in(0, 1),
+                    help="relative similarity threshold (default: tuned)")
+    aa.add_argument("--tune-slice", type=positive_int, default=1000,
                     help="training questions used for tuning (default: 1000)")
     aa.add_argument("--format", choices=("table", "json"), default="table")
     aa.set_defaults(func=run_ambigqa_answers)

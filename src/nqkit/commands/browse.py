@@ -8,6 +8,8 @@ import socket
 import sys
 from typing import Any
 
+from nqkit.commands._args import int_in
+
 GROUP = None
 
 
@@ -25,7 +27,7 @@ def register(sub: Any) -> None:
                    help="predictions JSON in the official format (optional)")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    p.add_argument("--port", type=int_in(1, 65535), default=8080, help="port (default 8080)")
     p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                    help="also answer requests addressed to NAME (a host name or address "
                    "this machine is reached under, e.g. with --host 0.0.0.0); repeatable. "

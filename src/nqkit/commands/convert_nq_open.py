@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from nqkit.commands._args import positive_int
+
 GROUP = "convert"
 
 
@@ -19,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("inputs", nargs="+", help="NQ JSONL files or globs (e.g. 'dev/*.jsonl.gz')")
     p.add_argument("-o", "--output", required=True, help="output JSONL (.gz to compress)")
-    p.add_argument("--max-tokens", type=int, default=5,
+    p.add_argument("--max-tokens", type=positive_int, default=5,
                    help="longest short answer kept, in tokens (default: 5)")
     p.set_defaults(func=run)
 
@@ -27,7 +29,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from nqkit.errors import InputError, location
+    from nqkit.errors import InputError, examples, location
+    from nqkit.formats.nq import validate_nq_json
     from nqkit.formats.nq_open import nq_open_from_nq, nq_open_to_json
     from nqkit.io import ensure_not_input, expand_paths, iter_lines, parse_json_line, write_jsonl
     from nqkit.report import progress
@@ -39,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     ensure_not_input(args.output, paths)
     counts = {"read": 0, "kept": 0}
 
-    def examples():
+    def converted():
         for path in paths:
             for lineno, raw in progress(iter_lines(path), desc=path.name, unit="ex"):
                 where = location(path, lineno) or str(path)
@@ -49,14 +52,15 @@ def run(args: argparse.Namespace) -> int:
                                      f"{type(obj).__name__}", "give NQ JSON lines")
                 counts["read"] += 1
                 ex = nq_open_from_nq(obj, where, max_tokens=args.max_tokens)
+                validate_nq_json(obj, where)  # after the conversion's own, pointed checks
                 if ex is not None:
                     counts["kept"] += 1
                     yield nq_open_to_json(ex)
         if counts["read"] == 0:
-            raise InputError(", ".join(map(str, paths)), "the NQ input holds no example",
+            raise InputError(examples(paths, width=None), "the NQ input holds no example",
                              "give non-empty NQ files")
 
-    write_jsonl(args.output, examples())
+    write_jsonl(args.output, converted())
     print(f"nqkit: {counts['kept']:,} of {counts['read']:,} examples have a short answer of "
           f"at most {args.max_tokens} tokens; wrote {args.output}", file=sys.stderr)
     return 0

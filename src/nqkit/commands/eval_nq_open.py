@@ -17,7 +17,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "evaluate_predictions.py.",
     )
     p.add_argument("--references", required=True, help="NQ-open JSONL (plain or .gz)")
-    p.add_argument("--predictions", required=True, help='JSONL {"question", "prediction"}')
+    p.add_argument("--predictions", required=True,
+                   help='JSONL {"question", "prediction"}, or a JSON object {question: answer}')
     p.add_argument("--answer-field", default="answer",
                    help="reference field holding the answers (default: answer; EfficientQA "
                    "test: answer_and_def_correct_predictions)")

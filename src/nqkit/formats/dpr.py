@@ -12,12 +12,13 @@
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from nqkit.errors import InputError, location
-from nqkit.io import PathLike, expand_paths, iter_lines, read_json
+from nqkit.io import PathLike, decode_utf8, expand_paths, iter_lines, read_json
 
 __all__ = [
     "DprBiencoderExample",
@@ -68,18 +69,36 @@ def _answers(obj: dict[str, Any], where: str) -> tuple[str, ...]:
     return tuple(answers)
 
 
+def _score(value: Any, where: str) -> float | None:
+    """A context's score: a number, or a numeric string (DPR writes ``str(score)``)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        score = float(value)
+    elif isinstance(value, str):
+        try:
+            score = float(value)
+        except ValueError:
+            score = math.nan
+    else:
+        score = math.nan
+    if math.isnan(score):
+        raise InputError(where, f"'score' must be a number, found {value!r:.40}",
+                         'write the retriever score as a number, e.g. "score": 81.2')
+    return score
+
+
 def _context(obj: Any, where: str) -> DprContext:
     if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
         raise InputError(where, f"a context must be an object with a string 'text', found "
                          f"{obj!r:.60}", 'contexts look like {"id", "title", "text", "score"}')
     pid = obj.get("id", obj.get("passage_id", ""))
-    score = obj.get("score")
     flag = obj.get("has_answer", obj.get("hasanswer"))
     return DprContext(
         id=str(pid) if pid is not None else "",
         title=str(obj.get("title") or ""),
         text=obj["text"],
-        score=float(score) if isinstance(score, int | float | str) and score != "" else None,
+        score=_score(obj.get("score"), where),
         has_answer=bool(flag) if flag is not None else None,
     )
 
@@ -113,7 +132,8 @@ def read_dpr_results(path: PathLike) -> Iterator[DprResult]:
         if not isinstance(ctxs, list):
             raise InputError(where, "missing list 'ctxs'",
                              "each item looks like {question, answers, ctxs: [...]}")
-        yield DprResult(q, _answers(obj, where), tuple(_context(c, where) for c in ctxs))
+        yield DprResult(q, _answers(obj, where),
+                        tuple(_context(c, f"{where}, ctxs[{j}]") for j, c in enumerate(ctxs)))
 
 
 def read_dpr_biencoder(path: PathLike) -> Iterator[DprBiencoderExample]:
@@ -137,7 +157,7 @@ def read_dpr_qa_tsv(paths: PathLike) -> Iterator[tuple[str, tuple[str, ...]]]:
     for path in expand_paths(paths, what="QA TSV"):
         for lineno, raw in iter_lines(path):
             where = location(path, lineno)
-            line = raw.decode("utf-8").rstrip("\r\n")
+            line = decode_utf8(raw, where).rstrip("\r\n")
             question, sep, answers_text = line.partition("\t")
             if not sep:
                 raise InputError(where, "expected question<TAB>answers, found no tab",

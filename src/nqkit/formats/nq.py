@@ -25,11 +25,14 @@ from typing import Any, Literal
 
 import orjson
 
-from nqkit.errors import InputError, location
+from nqkit.errors import InputError, examples, location
 from nqkit.io import PathLike, PathsLike, atomic_output, expand_paths, iter_lines, parse_json_line
 
 YesNo = Literal["NONE", "YES", "NO"]
 YES_NO_VALUES: tuple[str, ...] = ("NONE", "YES", "NO")
+
+# Example ids are int64 in every official file (and in the official evaluation's parser).
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 # Long-answer types by the first token of a candidate (dataset README, "Data Statistics";
 # paper §6.4).
@@ -330,7 +333,13 @@ class _Parser:
         return self.check_span(Span(sb, eb, st, et), ctx)
 
     def check_span(self, s: Span, ctx: str) -> Span:
-        """The official span rules: no half-null spans, start < end."""
+        """The official span rules: offsets are -1 (absent) or a 64-bit position, no
+        half-null spans, start < end."""
+        for name in ("start_byte", "end_byte", "start_token", "end_token"):
+            v = getattr(s, name)
+            if not -1 <= v <= INT64_MAX:
+                raise self.fail(f"{ctx}.{name} is {v:.6g}, not a position or -1",
+                                "offsets are positions in the document, -1 when absent")
         if (s.start_byte < 0) != (s.end_byte < 0):
             raise self.fail(f"{ctx} is half null (start_byte={s.start_byte}, "
                             f"end_byte={s.end_byte})",
@@ -348,11 +357,79 @@ class _Parser:
                             "end offsets are exclusive: end must exceed start")
         return s
 
+    def example_id(self, value: Any, *, strings: bool = False) -> int | str:
+        """A valid example id: a 64-bit signed integer (or, when allowed, a string)."""
+        if strings and isinstance(value, str):
+            return value
+        if isinstance(value, float) and value.is_integer() and abs(value) >= 2**63:
+            # JSON parsers (orjson, msgspec) read integers beyond 64 bits as floats
+            raise self.fail(f"example_id {value:.6g} does not fit in 64 bits (NQ ids are "
+                            "int64)", "check the file is in the Natural Questions format")
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(f"example_id must be an integer, found {value!r:.40}",
+                            "check the file is in the Natural Questions format")
+        if not INT64_MIN <= value <= INT64_MAX:
+            raise self.fail(f"example_id {value:.6g} does not fit in 64 bits (NQ ids are "
+                            "int64)", "check the file is in the Natural Questions format")
+        return value
+
+    def check_bounds(self, spans: Iterable[tuple[str, Span]], num_tokens: int,
+                     html: str | None) -> None:
+        """Every span lies inside the document: ``end_token <= num_tokens`` and, when
+        ``html`` is given, ``end_byte`` <= its UTF-8 length (encoded only when needed: a
+        string of n characters has at least n bytes)."""
+        html_bytes: int | None = None
+        for ctx, s in spans:
+            if s.end_token > num_tokens:
+                raise self.fail(f"{ctx} ends at token {s.end_token:,}, past the end of the "
+                                f"document ({num_tokens:,} tokens)",
+                                "offsets must index the document; check the file is "
+                                "unmodified NQ data")
+            if html is not None and s.end_byte > len(html):
+                if html_bytes is None:
+                    html_bytes = len(html.encode("utf-8", errors="surrogatepass"))
+                if s.end_byte > html_bytes:
+                    raise self.fail(f"{ctx} ends at byte {s.end_byte:,}, past the end of the "
+                                    f"document ({html_bytes:,} bytes)",
+                                    "offsets must index the document; check the file is "
+                                    "unmodified NQ data")
+
+    def check_document(self, candidates: tuple[Candidate, ...],
+                       annotations: tuple[Annotation, ...], num_tokens: int,
+                       html: str | None) -> None:
+        """Candidates and annotations point inside the document and at real candidates."""
+        spans: list[tuple[str, Span]] = [
+            (f"long_answer_candidates[{i}]", c.span) for i, c in enumerate(candidates)]
+        for i, a in enumerate(annotations):
+            spans.append((f"annotations[{i}].long_answer", a.long_answer))
+            spans.extend((f"annotations[{i}].short_answers[{j}]", s)
+                         for j, s in enumerate(a.short_answers))
+            if a.candidate_index >= len(candidates):
+                raise self.fail(f"annotations[{i}].long_answer.candidate_index is "
+                                f"{a.candidate_index:,} but the example has "
+                                f"{len(candidates):,} candidates",
+                                "check the file is unmodified NQ data")
+        self.check_bounds(spans, num_tokens, html)
+
     def annotation(self, a: Mapping[str, Any], i: int, *, bytes_required: bool) -> Annotation:
         ctx = f"annotations[{i}]"
         la = self.get(a, "long_answer", dict, ctx)
         long_span = self.span(la, f"{ctx}.long_answer", bytes_required=bytes_required)
         cand = la.get("candidate_index", -1)
+        if isinstance(cand, bool) or not isinstance(cand, int) or cand < -1:
+            raise self.fail(f"{ctx}.long_answer.candidate_index must be an integer >= -1, "
+                            f"found {cand!r:.40}", "use -1 for no long answer")
+        if (cand < 0) != long_span.is_null:
+            raise self.fail(f"{ctx}.long_answer.candidate_index is {cand} but the long answer "
+                            f"is {'null' if long_span.is_null else 'not null'}",
+                            "a null long answer has candidate_index -1, any other a "
+                            "candidate's index")
+        aid = a.get("annotation_id", 0)
+        if aid is None:
+            aid = 0
+        if isinstance(aid, bool) or not isinstance(aid, int):
+            raise self.fail(f"{ctx}.annotation_id must be an integer, found {aid!r:.40}",
+                            "check the file is in the Natural Questions format")
         shorts = tuple(
             self.span(s, f"{ctx}.short_answers[{j}]", bytes_required=bytes_required)
             for j, s in enumerate(self.get(a, "short_answers", list, ctx))
@@ -361,9 +438,9 @@ class _Parser:
         if yn.upper() not in YES_NO_VALUES:
             raise self.fail(f"{ctx}.yes_no_answer is {yn!r}", "use YES, NO or NONE")
         return Annotation(
-            annotation_id=int(a.get("annotation_id", 0) or 0),
+            annotation_id=aid,
             long_answer=long_span,
-            candidate_index=int(cand),
+            candidate_index=cand,
             short_answers=shorts,
             yes_no_answer=yn.upper(),
         )
@@ -371,46 +448,118 @@ class _Parser:
     def candidates(self, d: Mapping[str, Any], *, bytes_required: bool) -> tuple[Candidate, ...]:
         return tuple(
             Candidate(self.span(c, f"long_answer_candidates[{i}]", bytes_required=bytes_required),
-                      bool(c.get("top_level", True)))
+                      bool(c.get("top_level", True)))  # span() checked that c is an object
             for i, c in enumerate(self.get(d, "long_answer_candidates", list, "example"))
         )
 
 
+_TOKEN_KEYS = frozenset(("token", "start_byte", "end_byte", "html_token"))
+
+
+def _tokens(p: _Parser, d: Mapping[str, Any]) -> tuple[Token, ...]:
+    raw = p.get(d, "document_tokens", list, "example")
+    try:
+        return tuple(Token(t["token"], t["start_byte"], t["end_byte"], bool(t["html_token"]))
+                     for t in raw)
+    except (TypeError, KeyError):
+        pass
+    for i, t in enumerate(raw):  # find the bad token, for the message
+        ctx = f"document_tokens[{i}]"
+        p.get(t, "token", str, ctx)
+        p.get(t, "start_byte", int, ctx)
+        p.get(t, "end_byte", int, ctx)
+        p.get(t, "html_token", (bool, int), ctx)
+    raise AssertionError("unreachable: a token failed to build but passes every check")
+
+
 def example_from_json(d: Mapping[str, Any], where: str | None = None) -> NqExample:
-    """Build an :class:`NqExample` from the decoded JSON of one original-format line."""
+    """Build an :class:`NqExample` from the decoded JSON of one original-format line.
+
+    Raises :class:`InputError` at ``where`` for a missing or mistyped field and for a
+    candidate or annotation that points outside the document.
+    """
     p = _Parser(where)
-    tokens = tuple(
-        Token(t["token"], t["start_byte"], t["end_byte"], bool(t["html_token"]))
-        for t in p.get(d, "document_tokens", list, "example")
-    ) if isinstance(d.get("document_tokens"), list) else ()
-    if "document_tokens" not in d:
-        p.get(d, "document_tokens", list, "example")
+    tokens = _tokens(p, d)
+    html = p.get(d, "document_html", str, "example")
+    candidates = p.candidates(d, bytes_required=True)
+    annotations = tuple(p.annotation(a, i, bytes_required=True)
+                        for i, a in enumerate(p.get(d, "annotations", list, "example")
+                                              if d.get("annotations") is not None else ()))
+    p.check_document(candidates, annotations, len(tokens), html)
     return NqExample(
-        example_id=p.get(d, "example_id", int, "example"),
+        example_id=int(p.example_id(p.get(d, "example_id", (int, float), "example"))),
         question_text=p.get(d, "question_text", str, "example"),
         question_tokens=tuple(d.get("question_tokens") or ()),
         document_title=str(d.get("document_title", "")),
         document_url=str(d.get("document_url", "")),
-        document_html=p.get(d, "document_html", str, "example"),
+        document_html=html,
         document_tokens=tokens,
-        long_answer_candidates=p.candidates(d, bytes_required=True),
-        annotations=tuple(p.annotation(a, i, bytes_required=True)
-                          for i, a in enumerate(d.get("annotations") or ())),
+        long_answer_candidates=candidates,
+        annotations=annotations,
     )
 
 
 def simplified_from_json(d: Mapping[str, Any], where: str | None = None) -> SimplifiedNqExample:
-    """Build a :class:`SimplifiedNqExample` from one simplified-format line."""
+    """Build a :class:`SimplifiedNqExample` from one simplified-format line (checked as
+    :func:`example_from_json` does, by tokens)."""
     p = _Parser(where)
+    text = p.get(d, "document_text", str, "example")
+    candidates = p.candidates(d, bytes_required=False)
+    annotations = tuple(p.annotation(a, i, bytes_required=False)
+                        for i, a in enumerate(p.get(d, "annotations", list, "example")
+                                              if d.get("annotations") is not None else ()))
+    p.check_document(candidates, annotations, text.count(" ") + 1, None)
     return SimplifiedNqExample(
-        example_id=p.get(d, "example_id", int, "example"),
+        example_id=int(p.example_id(p.get(d, "example_id", (int, float), "example"))),
         question_text=p.get(d, "question_text", str, "example"),
         document_url=str(d.get("document_url", "")),
-        document_text=p.get(d, "document_text", str, "example"),
-        long_answer_candidates=p.candidates(d, bytes_required=False),
-        annotations=tuple(p.annotation(a, i, bytes_required=False)
-                          for i, a in enumerate(d.get("annotations") or ())),
+        document_text=text,
+        long_answer_candidates=candidates,
+        annotations=annotations,
     )
+
+
+def validate_nq_json(d: Any, where: str | None = None, *, string_ids: bool = False) -> None:
+    """Check a decoded NQ example (either format) for tools that work on the raw JSON
+    (conversions): the id, the question, and candidates and annotations that index the
+    page, as :func:`read_nq` does, without building the page's tokens (the costly part).
+    Raises :class:`InputError` at ``where``."""
+    p = _Parser(where)
+    if not isinstance(d, Mapping):
+        raise p.fail(f"expected a JSON object, found {type(d).__name__}",
+                     "each line must be one NQ example")
+    p.get(d, "question_text", str, "example")
+    html: str | None = None
+    if is_simplified(d):
+        num_tokens = p.get(d, "document_text", str, "example").count(" ") + 1
+    else:
+        html = p.get(d, "document_html", str, "example")
+        tokens = p.get(d, "document_tokens", list, "example")
+        num_tokens = len(tokens)
+        keys = _TOKEN_KEYS
+        if not all(type(t) is dict and keys <= t.keys() for t in tokens):
+            _tokens(p, d)  # raises, naming the bad token
+    anns = d.get("annotations")
+    check_nq_spans(p.get(d, "example_id", (int, float, str) if string_ids else (int, float),
+                         "example"),
+                   p.get(d, "long_answer_candidates", list, "example"),
+                   p.get(d, "annotations", list, "example") if anns is not None else [],
+                   num_tokens, where, bytes_required=html is not None, html=html,
+                   string_ids=string_ids)
+
+
+def check_nq_spans(example_id: Any, candidates: list[Any], annotations: list[Any],
+                   num_tokens: int, where: str | None = None, *,
+                   bytes_required: bool = True, html: str | None = None,
+                   string_ids: bool = False) -> None:
+    """The checks of :func:`read_nq` on an example's id, candidates and annotations, for
+    fast paths that decode only those (byte offsets are checked when ``html`` is given)."""
+    p = _Parser(where)
+    p.example_id(example_id, strings=string_ids)
+    cands = p.candidates({"long_answer_candidates": candidates}, bytes_required=bytes_required)
+    anns = tuple(p.annotation(a, i, bytes_required=bytes_required)
+                 for i, a in enumerate(annotations))
+    p.check_document(cands, anns, num_tokens, html)
 
 
 def is_simplified(d: Mapping[str, Any]) -> bool:
@@ -435,7 +584,7 @@ def read_nq(paths: PathsLike) -> Iterator[NqExample | SimplifiedNqExample]:
             else:
                 yield example_from_json(d, where)
     if n == 0:
-        raise InputError(", ".join(map(str, files)), "no examples found (the input is empty)",
+        raise InputError(examples(files, width=None), "no examples found (the input is empty)",
                          "give non-empty NQ .jsonl or .jsonl.gz files")
 
 

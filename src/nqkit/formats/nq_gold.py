@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nqkit.errors import InputError, location
+from nqkit.errors import InputError, examples, location
 from nqkit.formats.nq import Annotation, _Parser, tag_type
 from nqkit.io import PathsLike, expand_paths, iter_line_spans, parse_json_line
 
@@ -82,11 +82,13 @@ def _key_value_pos(buf: bytes, key: bytes, lo: int, hi: int, *, reverse: bool = 
 def _decode_at(buf: bytes, pos: int, hi: int, window: int = 4096) -> Any:
     """Decode the JSON value starting at byte ``pos`` (reading as few bytes as possible)."""
     while True:
-        chunk = buf[pos:min(hi, pos + window)].decode("utf-8", errors="ignore")
         try:
+            # Strict: a window may end inside a character (then it grows), but an invalid
+            # byte reaches the caller, which parses the line in full and reports it.
+            chunk = buf[pos:min(hi, pos + window)].decode("utf-8")
             value, _ = _DECODER.raw_decode(chunk.lstrip())
             return value
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, UnicodeDecodeError):
             if pos + window >= hi:
                 raise
             window *= 4
@@ -149,15 +151,67 @@ def _parse_gold(buf: bytes, lo: int, hi: int, where: str | None, with_types: boo
     if not isinstance(anns, list):
         raise InputError(where, f"annotations must be a list, found {type(anns).__name__}",
                          "check the file is in the Natural Questions format")
-    if isinstance(example_id, bool) or not isinstance(example_id, int | str):
-        raise InputError(where, f"example_id must be an integer, found {example_id!r:.40}",
-                         "check the file is in the Natural Questions format")
+    example_id = p.example_id(example_id, strings=True)
     # Byte offsets are optional so that simplified-format gold (tokens only) reads too.
     annotations = tuple(p.annotation(a, i, bytes_required=False) for i, a in enumerate(anns))
+    _check_bounds(p, buf, lo, hi, annotations, d)
     types: tuple[str | None, ...] = ()
     if with_types:
         types = _long_types(buf, lo, hi, annotations, d, where)
     return GoldExample(example_id, annotations, str(question), types)
+
+
+_LAST_END_BYTE_RE = re.compile(rb'"end_byte"\s*:\s*(\d+)\s*,\s*$')
+
+
+def _check_bounds(p: _Parser, buf: bytes, lo: int, hi: int,
+                  annotations: tuple[Annotation, ...], d: dict[str, Any] | None) -> None:
+    """Refuse annotation spans that point past the end of the document.
+
+    A fully parsed line is checked exactly. The fast path never decodes the page, so it
+    checks what costs no pass over the line: byte offsets against the end of the last
+    document token (found from the end of the line), token offsets against that many
+    bytes (a token covers at least one byte) or, in the simplified format, against the
+    length of ``document_text``. Exact token checks belong to :func:`nqkit.formats.nq.read_nq`,
+    which every command that reads pages uses.
+    """
+    spans = [(f"annotations[{i}].long_answer", a.long_answer) for i, a in enumerate(annotations)]
+    spans += [(f"annotations[{i}].short_answers[{j}]", s) for i, a in enumerate(annotations)
+              for j, s in enumerate(a.short_answers)]
+    spans = [(ctx, s) for ctx, s in spans if not s.is_null]
+    if not spans:
+        return
+    if d is not None:
+        if isinstance(d.get("document_tokens"), list):
+            p.check_bounds(spans, len(d["document_tokens"]),
+                           d["document_html"] if isinstance(d.get("document_html"), str)
+                           else None)
+        elif isinstance(d.get("document_text"), str):
+            p.check_bounds(spans, d["document_text"].count(" ") + 1, None)
+        return
+    last = buf.rfind(b'"html_token"', lo, hi)
+    if last >= 0:
+        m = _LAST_END_BYTE_RE.search(buf, max(lo, last - 40), last)
+        if m is None:  # another writer's key order: not worth a full parse here
+            return
+        end = int(m.group(1))
+        for ctx, s in spans:
+            if s.end_byte > end or s.end_token > end:
+                what, value = ("byte", s.end_byte) if s.end_byte > end else ("token",
+                                                                             s.end_token)
+                raise p.fail(f"{ctx} ends at {what} {value:,}, past the end of the document "
+                             f"(its last token ends at byte {end:,})",
+                             "offsets must index the document; check the file is "
+                             "unmodified NQ data")
+        return
+    text_pos = _key_value_pos(buf, b"document_text", lo, hi)
+    if text_pos >= 0:
+        limit = (hi - text_pos) // 2 + 1  # n tokens need at least 2n - 1 characters
+        for ctx, s in spans:
+            if s.end_token > limit:
+                raise p.fail(f"{ctx} ends at token {s.end_token:,}, past the end of the "
+                             "document", "offsets must index the document; check the file "
+                             "is unmodified NQ data")
 
 
 def _long_types(buf: bytes, lo: int, hi: int, annotations: tuple[Annotation, ...],
@@ -184,10 +238,34 @@ def _long_types(buf: bytes, lo: int, hi: int, annotations: tuple[Annotation, ...
     return tuple(out)
 
 
-def _read_shard(path: str, with_types: bool, threads: int = 0) -> list[GoldExample]:
+def _id_kind(example_id: int | str, plural: bool = False) -> str:
+    if isinstance(example_id, str):
+        return "strings" if plural else "a string"
+    return "integers" if plural else "an integer"
+
+
+def _read_shard(path: str, with_types: bool, threads: int = 0
+                ) -> tuple[list[GoldExample], int]:
+    """The shard's examples and the line number of its first one.
+
+    Example ids must be all integers or all strings: a mix would make predictions look
+    missing when the fault is in the gold file, so it is refused here, at its line.
+    """
     # Lines are scanned in place, by bounds inside large chunks: no per-line copies.
-    return [_parse_gold(buf, lo, hi, location(path, lineno), with_types)
-            for lineno, buf, lo, hi in iter_line_spans(path, threads=threads)]
+    out: list[GoldExample] = []
+    first_line = 0
+    for lineno, buf, lo, hi in iter_line_spans(path, threads=threads):
+        ex = _parse_gold(buf, lo, hi, location(path, lineno), with_types)
+        if not out:
+            first_line = lineno
+        elif type(ex.example_id) is not type(out[0].example_id):
+            raise InputError(location(path, lineno),
+                             f"example_id {ex.example_id!r:.30} is {_id_kind(ex.example_id)}, but "
+                             f"the ids before it (from line {first_line}) are "
+                             f"{_id_kind(out[0].example_id, True)}",
+                             "write every example_id of the gold data the same way")
+        out.append(ex)
+    return out, first_line
 
 
 def read_nq_gold(paths: PathsLike, *, with_types: bool = False, workers: int | None = None,
@@ -207,17 +285,26 @@ def read_nq_gold(paths: PathsLike, *, with_types: bool = False, workers: int | N
     return _index(files, shards)
 
 
-def _index(files: Sequence[str], shards: Sequence[list[GoldExample]]
+def _index(files: Sequence[str], shards: Sequence[tuple[list[GoldExample], int]]
            ) -> dict[int | str, GoldExample]:
     gold: dict[int | str, GoldExample] = {}
-    for f, shard in zip(files, shards, strict=True):
+    first: tuple[str, int, int | str] | None = None  # file, line, id of the first example
+    for f, (shard, first_line) in zip(files, shards, strict=True):
+        if shard and first is None:
+            first = (f, first_line, shard[0].example_id)
+        elif shard and first is not None and type(shard[0].example_id) is not type(first[2]):
+            raise InputError(location(f, first_line),
+                             f"example_id {shard[0].example_id!r:.30} is "
+                             f"{_id_kind(shard[0].example_id)}, but the ids of "
+                             f"{location(first[0], first[1])} are {_id_kind(first[2], True)}",
+                             "write every example_id of the gold data the same way")
         for ex in shard:
             if ex.example_id in gold:
                 raise InputError(f, f"duplicate example_id {ex.example_id} in the gold data",
                                  "give each shard once; example ids must be unique")
             gold[ex.example_id] = ex
     if not gold:
-        raise InputError(", ".join(Path(f).name for f in files),
+        raise InputError(examples((Path(f).name for f in files), width=None),
                          "the gold data holds no examples (empty files)",
                          "give non-empty NQ .jsonl or .jsonl.gz files")
     return gold

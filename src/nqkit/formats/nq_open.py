@@ -11,11 +11,14 @@ question string, as in the official evaluation.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from nqkit.errors import InputError, location
-from nqkit.io import PathsLike, expand_paths, iter_lines, parse_json_line
+import orjson
+
+from nqkit.errors import InputError, examples, location
+from nqkit.io import PathsLike, expand_paths, iter_lines, parse_json_line, read_json
 
 __all__ = [
     "NqOpenExample",
@@ -32,6 +35,7 @@ class NqOpenExample:
 
     question: str  # the question text, the join key of predictions
     answers: tuple[str, ...]  # acceptable answer strings (or regexes for CuratedTrec)
+    where: str | None = field(default=None, compare=False)  # file:line, for messages
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,13 +59,13 @@ def _lines(paths: PathsLike, what: str) -> Iterator[tuple[str, dict[str, Any]]]:
             seen_any = True
             yield where, obj
     if not seen_any:
-        names = ", ".join(str(p) for p in files)
+        names = examples(files, width=None)
         raise InputError(names, f"the {what} file is empty", f"give a non-empty {what} file")
 
 
 def _string_field(obj: dict[str, Any], key: str, where: str, example: str) -> str:
     if key not in obj:
-        found = ", ".join(sorted(obj)) or "no keys"
+        found = examples(sorted(obj)) or "no keys"
         raise InputError(where, f"missing key {key!r} (found {found})",
                          f"each line must look like {example}")
     value = obj[key]
@@ -81,7 +85,7 @@ def read_nq_open(paths: PathsLike, *, answer_field: str = "answer") -> Iterator[
     for where, obj in _lines(paths, "references"):
         question = _string_field(obj, "question", where, example)
         if answer_field not in obj:
-            found = ", ".join(sorted(obj)) or "no keys"
+            found = examples(sorted(obj)) or "no keys"
             hint = (" (EfficientQA test references use 'answer_and_def_correct_predictions')"
                     if answer_field == "answer" else "")
             raise InputError(where, f"missing answer field {answer_field!r} (found {found})"
@@ -91,16 +95,73 @@ def read_nq_open(paths: PathsLike, *, answer_field: str = "answer") -> Iterator[
                 or not all(isinstance(a, str) for a in answers)):
             raise InputError(where, f"{answer_field!r} must be a non-empty list of strings, "
                              f"found {answers!r:.80}", f"each line must look like {example}")
-        yield NqOpenExample(question=question, answers=tuple(answers))
+        yield NqOpenExample(question=question, answers=tuple(answers), where=where)
 
 
 def read_nq_open_predictions(paths: PathsLike) -> Iterator[NqOpenPrediction]:
-    """Lazily read prediction lines ``{"question": ..., "prediction": ...}``."""
+    """Lazily read predictions: JSON lines ``{"question": ..., "prediction": ...}`` (the
+    official format), or a JSON object ``{question: prediction, ...}``, or a JSON list of
+    ``{"question", "prediction"}`` objects (common outputs of QA systems).
+
+    A file is read as one JSON document when its first line is not a complete
+    ``{"question", "prediction"}`` object; an object is taken as the mapping form only
+    when it has neither a ``question`` nor a ``prediction`` key, so the forms never mix up.
+    """
     example = '{"question": "...", "prediction": "..."}'
-    for where, obj in _lines(paths, "predictions"):
-        question = _string_field(obj, "question", where, example)
-        prediction = _string_field(obj, "prediction", where, example)
-        yield NqOpenPrediction(question=question, prediction=prediction)
+    files = expand_paths(paths, what="predictions")
+    seen_any = False
+    for path in files:
+        if _is_json_document(path):
+            for pred in _document_items(path, example):
+                seen_any = True
+                yield pred
+            continue
+        for where, obj in _lines(path, "predictions"):
+            seen_any = True
+            question = _string_field(obj, "question", where, example)
+            prediction = _string_field(obj, "prediction", where, example)
+            yield NqOpenPrediction(question=question, prediction=prediction)
+    if not seen_any:
+        raise InputError(examples(files, width=None), "the predictions file is empty",
+                         "give a non-empty predictions file")
+
+
+def _is_json_document(path: Path) -> bool:
+    """True when ``path`` holds one JSON document (object or list), not JSON lines."""
+    for _, raw in iter_lines(path):
+        try:
+            first = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return raw.lstrip()[:1] in (b"{", b"[")  # a pretty-printed document
+        if isinstance(first, list):  # a list of objects; a line like ["q", "a"] is an error
+            return all(isinstance(x, dict) for x in first[:1])
+        return isinstance(first, dict) and "question" not in first and "prediction" not in first
+    return False
+
+
+def _document_items(path: Path, example: str) -> Iterator[NqOpenPrediction]:
+    data = read_json(path, what="predictions")
+    if isinstance(data, dict):
+        for question, prediction in data.items():
+            where = f"{path}: question {examples([question], quote=True)}"
+            if not isinstance(prediction, str):
+                raise InputError(where, f"the prediction must be a string, found "
+                                 f"{type(prediction).__name__}",
+                                 'write {"question": "answer", ...} or JSON lines '
+                                 + example)
+            yield NqOpenPrediction(question=question, prediction=prediction)
+    elif isinstance(data, list):
+        for i, obj in enumerate(data):
+            where = f"{path}: item {i}"
+            if not isinstance(obj, dict):
+                raise InputError(where, f"expected an object, found {type(obj).__name__}",
+                                 f"each item must look like {example}")
+            yield NqOpenPrediction(
+                question=_string_field(obj, "question", where, example),
+                prediction=_string_field(obj, "prediction", where, example))
+    else:
+        raise InputError(path, f"expected JSON lines, an object or a list, found "
+                         f"{type(data).__name__}", f"write one {example} per line")
 
 
 def nq_open_to_json(example: NqOpenExample, *, answer_field: str = "answer") -> dict[str, Any]:

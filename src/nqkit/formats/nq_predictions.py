@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from nqkit.errors import InputError
+from nqkit.errors import InputError, examples
 from nqkit.formats.nq import NULL_SPAN, Span, _Parser
 from nqkit.io import PathLike, atomic_output, read_json
 
@@ -89,9 +89,7 @@ def prediction_from_json(d: Any, where: str | None) -> NqPrediction:
     if "example_id" not in d:
         raise p.fail("missing key 'example_id'", "every prediction needs the example's id")
     ex_id = d["example_id"]
-    if isinstance(ex_id, bool) or not isinstance(ex_id, int | str):
-        raise p.fail(f"example_id must be an integer, found {ex_id!r:.40}",
-                     "use the example_id of the gold data")
+    p.example_id(ex_id, strings=True)
     long_span = _span(p, d["long_answer"], "long_answer") if d.get("long_answer") is not None \
         else NULL_SPAN
     shorts_raw = d.get("short_answers") or []
@@ -115,8 +113,8 @@ def predictions_from_json(data: Any, path: str) -> dict[int | str, NqPrediction]
     items = data.get("predictions") if isinstance(data, Mapping) else data
     if not isinstance(items, list):
         raise InputError(path, 'expected {"predictions": [...]}, found '
-                         + (f"keys {sorted(data)[:5]}" if isinstance(data, Mapping)
-                            else type(data).__name__),
+                         + (f"keys [{examples(sorted(data, key=str), quote=True)}]"
+                            if isinstance(data, Mapping) else type(data).__name__),
                          "write the official prediction format")
     if not items:
         raise InputError(path, "the predictions list is empty",

@@ -41,7 +41,8 @@ from typing import Any
 
 import orjson
 
-from nqkit.errors import InputError, location
+from nqkit.errors import InputError, examples, location
+from nqkit.formats.nq import _Parser
 from nqkit.io import (
     PathsLike,
     atomic_output,
@@ -160,6 +161,10 @@ def _record(question_text: str, example_id: int, document_url: str, tokens: Sequ
         # the page has; that fails only for a page without tokens.
         raise InputError(where, "document_tokens is empty (a page without tokens cannot be "
                          "simplified)", "remove the example or give its tokens")
+    # The official function copies the candidates and annotations as they are (so does
+    # this one: the readers of the simplified file check them); an id that no reader
+    # accepts is refused here.
+    _Parser(where).example_id(example_id)
     return {
         "question_text": question_text,
         "example_id": example_id,
@@ -484,7 +489,7 @@ def iter_simplify(inputs: PathsLike, output: str | os.PathLike[str], *,
 
 def _check_not_empty(total: int, paths: Sequence[Path]) -> None:
     if total == 0:
-        raise InputError(", ".join(map(str, paths)), "no examples found (the input is empty)",
+        raise InputError(examples(paths, width=None), "no examples found (the input is empty)",
                          "give non-empty NQ .jsonl or .jsonl.gz files")
 
 

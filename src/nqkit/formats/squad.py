@@ -79,7 +79,14 @@ def squad_articles_from_json(doc: Any, source: str) -> Iterator[SquadArticle]:
                         raise InputError(nw, f"answer_start {start} is outside the context "
                                          f"(length {len(context)})",
                                          "answer_start is a character offset into the context")
-                    answers.append(SquadAnswer(_field(ans, "text", str, nw), start))
+                    text = _field(ans, "text", str, nw)
+                    if context[start:start + len(text)] != text:
+                        raise InputError(nw, f"the answer text {text!r:.40} is not at "
+                                         f"answer_start {start} of the context (found "
+                                         f"{context[start:start + len(text)]!r:.40})",
+                                         "answer_start is the character offset of the "
+                                         "answer text in the context")
+                    answers.append(SquadAnswer(text, start))
                 qid = qa.get("id", "") if isinstance(qa, Mapping) else ""
                 questions.append(SquadQuestion(str(qid), _field(qa, "question", str, qw),
                                                tuple(answers)))

@@ -39,7 +39,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from nqkit.errors import InputError, examples
+from nqkit.errors import InputError, for_example
 from nqkit.formats.ambignq import AmbigNqExample, AmbigQaPrediction, MultipleQAs, SingleAnswer
 from nqkit.signature import ResultWarning, make_signature
 from nqkit.text.normalize import normalize_answer
@@ -321,11 +321,12 @@ def score_ambigqa(
     unknown = [k for k in predictions if k not in ref_ids]
     if unknown:
         raise InputError(None, f"{len(unknown):,} predicted id(s) are not in the references "
-                         f"({examples(unknown)})", "check that the references are the right split")
+                         f"({for_example(unknown)})",
+                         "check that the references are the right split")
     absent = [ex.id for ex in references if ex.id not in predictions]
     if absent and missing == "error":
         raise InputError(None, f"{len(absent):,} of {len(references):,} reference ids have no "
-                         f"prediction ({examples(absent)})",
+                         f"prediction ({for_example(absent)})",
                          "predict every id, or pass --allow-missing to score them as 0")
     with_questions = any(p.questions is not None for p in predictions.values())
     names = ANSWER_METRICS + (QUESTION_METRICS if with_questions else ())
@@ -390,7 +391,7 @@ def score_ambigqa(
     if empty_matches:
         warnings.append(ResultWarning(
             "empty-match", f"{len(empty_matches):,} examples have a predicted answer and a gold "
-            f"answer that both normalize to the empty string ({examples(empty_matches)}); they "
+            f"answer that both normalize to the empty string ({for_example(empty_matches)}); they "
             "match, as in the official script, though neither says anything"))
     if matching == "optimal":
         per_example = {k: {f"{n} [optimal]": v for n, v in s.items()}

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from nqkit.errors import InputError, examples
+from nqkit.errors import InputError, for_example
 from nqkit.formats.dpr import DprResult
 from nqkit.signature import ResultWarning, make_signature
 from nqkit.text.dpr_tokenize import has_answer, simple_tokenize, tokenize_answer
@@ -80,7 +80,7 @@ def score_answer_recall(results: Iterable[DprResult], ks: Sequence[int], *,
                          "ctxs lists")
     if len(no_tokens) == n:
         raise InputError(where, f"none of the {n:,} questions has an answer with a token "
-                         f"({examples(no_tokens)}), so no passage can ever contain one",
+                         f"({for_example(no_tokens)}), so no passage can ever contain one",
                          "give results whose questions carry their gold answers")
     warnings: list[ResultWarning] = []
     if short:
@@ -91,7 +91,7 @@ def score_answer_recall(results: Iterable[DprResult], ks: Sequence[int], *,
     if no_tokens:
         warnings.append(ResultWarning(
             "no-answer-tokens", f"{len(no_tokens):,} of {n:,} questions have no answer with a "
-            f"token ({examples(no_tokens)}), so they can never count as answered"))
+            f"token ({for_example(no_tokens)}), so they can never count as answered"))
     recall = {k: sum(1 for h in first if h is not None and h <= k) / n for k in ks}
     sig = make_signature("retrieval", {"recall": "answer", "tok": "dpr-simple-nfd",
                                        "field": "text"}, warnings)

@@ -35,7 +35,7 @@ from math import comb
 from typing import Literal
 
 from nqkit.errors import InputError
-from nqkit.errors import examples as examples_of
+from nqkit.errors import for_example as examples_of
 from nqkit.formats.nq import NULL_SPAN, Annotation, Span
 from nqkit.formats.nq_predictions import NqPrediction
 from nqkit.metrics.nq import AnswerStat, score_long, score_short

@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from nqkit.errors import InputError, examples
+from nqkit.errors import InputError, for_example
 from nqkit.formats.nq import NULL_SPAN, Annotation, Span
 from nqkit.formats.nq_gold import GoldExample
 from nqkit.formats.nq_predictions import NqPrediction
@@ -206,19 +206,19 @@ def check_ids(gold_ids: Iterable[int | str], pred_ids: Iterable[int | str], *,
     gold_set, pred_set = set(gold_ids), set(pred_ids)
     if pred_set and not pred_set & gold_set:
         raise InputError(where, f"none of the {len(pred_set):,} predicted example ids is in "
-                         f"the gold data ({examples(sorted(pred_set, key=str))}), so every "
+                         f"the gold data ({for_example(sorted(pred_set, key=str))}), so every "
                          "example would be scored as null",
                          "score the predictions against the gold of the split they were "
                          "made for")
     extra = pred_set - gold_set
     if extra and not allow_extra:
         raise InputError(where, f"{len(extra):,} predicted example ids are not in the gold data "
-                         f"({examples(sorted(extra, key=str))})",
+                         f"({for_example(sorted(extra, key=str))})",
                          "check that the gold files match the predictions, or pass --allow-extra")
     missing_ids = gold_set - pred_set
     if missing_ids and missing == "error":
         raise InputError(where, f"{len(missing_ids):,} of {len(gold_set):,} gold examples have no "
-                         f"prediction ({examples(sorted(missing_ids, key=str))})",
+                         f"prediction ({for_example(sorted(missing_ids, key=str))})",
                          "predict every example, or pass --allow-missing to score them as null")
 
 
@@ -258,7 +258,7 @@ def check_gold(annotations: Mapping[int | str, Sequence[Annotation]], *,
     return [ResultWarning(
         "few-annotations",
         f"{len(few):,} of {len(annotations):,} gold examples have fewer than {need} "
-        f"annotations ({examples(few)}), so they can never have a gold answer under "
+        f"annotations ({for_example(few)}), so they can never have a gold answer under "
         f"--long-threshold {long_threshold} --short-threshold {short_threshold}; they lower "
         "recall whatever the predictions — score them separately with thresholds they can "
         "reach")]
@@ -309,7 +309,7 @@ def check_span_kinds(annotations: Mapping[int | str, Sequence[Annotation]],
         raise InputError(where, f"{what} {'has' if n == 1 else 'have'} only {pred_kind} "
                          "offsets, but the gold has "
                          f"{gold_what}, so they could never match "
-                         f"({examples(ids['long'] + ids['short'])})", fix)
+                         f"({for_example(ids['long'] + ids['short'])})", fix)
 
 
 def _result_warnings(long_stats: Sequence[AnswerStat], short_stats: Sequence[AnswerStat],

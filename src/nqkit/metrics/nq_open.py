@@ -5,7 +5,9 @@ predictions are joined by the question string (a later duplicate replaces an ear
 as in a dict); a prediction is correct when it equals one gold answer after NFD
 normalization (:func:`nqkit.text.normalize.normalize_answer_nfd`), or, for regex
 references (CuratedTrec), when a gold pattern matches at the start of the prediction
-(case-insensitive, multiline; a pattern that does not compile never matches). Accuracy is
+(case-insensitive, multiline). A pattern that does not compile, which the official
+script scores as never matching, is refused here, and so is one whose match runs longer
+than a second (catastrophic backtracking). Accuracy is
 ``num_correct / num_total`` over every reference question; a missing prediction is wrong.
 
 Beyond the official script the result counts gold answers that normalize to the empty
@@ -19,12 +21,13 @@ warnings (:class:`nqkit.signature.ResultWarning`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from nqkit.errors import InputError, examples
+import regex as rx  # the regex package: re's syntax plus a match timeout
+
+from nqkit.errors import InputError, examples, for_example
 from nqkit.formats.nq_open import NqOpenExample, NqOpenPrediction
 from nqkit.signature import ResultWarning, make_signature
 from nqkit.text.normalize import normalize_answer_nfd
@@ -72,18 +75,60 @@ class NqOpenResult:
         }
 
 
+# A pattern that backtracks catastrophically (``(a+)+$``) would otherwise run for minutes
+# on one prediction; the regex module stops a match after this many seconds.
+REGEX_TIMEOUT = 1.0
+_FLAGS = rx.IGNORECASE | rx.UNICODE | rx.MULTILINE | rx.VERSION0  # as re
+
+
 @lru_cache(maxsize=65536)
-def _compile(pattern: str) -> re.Pattern[str] | None:
+def _compile(pattern: str) -> rx.Pattern[str] | None:
     try:
-        return re.compile(pattern, flags=re.IGNORECASE | re.UNICODE | re.MULTILINE)
-    except re.error:
+        return rx.compile(pattern, flags=_FLAGS)
+    except rx.error:
         return None
 
 
-def regex_match(prediction: str, pattern: str) -> bool:
-    """True when ``pattern`` matches at the start of ``prediction`` (ORQA regex scoring)."""
+def regex_match(prediction: str, pattern: str, *, timeout: float = REGEX_TIMEOUT) -> bool:
+    """True when ``pattern`` matches at the start of ``prediction`` (ORQA regex scoring).
+
+    A pattern that does not compile never matches, as in the official function
+    (:func:`score_nq_open` refuses such references instead). Raises :class:`TimeoutError`
+    when one match takes longer than ``timeout`` seconds.
+    """
     compiled = _compile(pattern)
-    return compiled is not None and compiled.match(prediction) is not None
+    return compiled is not None and compiled.match(prediction, timeout=timeout) is not None
+
+
+def _first_matching(prediction: str, patterns: tuple[str, ...], where: str | None
+                    ) -> str | None:
+    """The first pattern matching ``prediction``; InputError at ``where`` for one whose
+    match runs past :data:`REGEX_TIMEOUT`."""
+    for pattern in patterns:
+        try:
+            if regex_match(prediction, pattern):
+                return pattern
+        except TimeoutError:
+            raise InputError(where, f"the answer pattern {examples([pattern], quote=True)} "
+                             f"took over {REGEX_TIMEOUT:g} s to match "
+                             f"{examples([prediction], quote=True, width=30)} "
+                             "(catastrophic backtracking)",
+                             "avoid nested repetition such as (a|aa)+") from None
+    return None
+
+
+def check_patterns(references: Iterable[tuple[str | None, tuple[str, ...]]]) -> None:
+    """Raise :class:`InputError` at the reference's ``file:line`` for a pattern that does
+    not compile (the official script would silently score it as never matching)."""
+    for where, patterns in references:
+        for pattern in patterns:
+            try:
+                rx.compile(pattern, flags=_FLAGS)
+            except rx.error as e:
+                raise InputError(where, f"the answer pattern {pattern!r:.60} is not a valid "
+                                 f"regular expression ({e})",
+                                 "fix the pattern, or drop --regex if the answers are plain "
+                                 "strings") from None
 
 
 def nq_open_signature(*, answer_field: str, regex: bool, missing: str,
@@ -113,11 +158,15 @@ def score_nq_open(
     if missing not in MISSING_POLICIES:
         raise ValueError(f"missing must be one of {MISSING_POLICIES}, not {missing!r}")
     refs: dict[str, tuple[str, ...]] = {}
+    ref_where: dict[str, str | None] = {}
     dup_refs = 0
     for ex in references:
         if ex.question in refs:
             dup_refs += 1
         refs[ex.question] = ex.answers
+        ref_where[ex.question] = ex.where
+    if regex:
+        check_patterns((ref_where[q], answers) for q, answers in refs.items())
     if not refs:
         raise InputError(None, "the references contain no question", "give NQ-open references")
     preds: dict[str, str] = {}
@@ -133,7 +182,7 @@ def score_nq_open(
         raise InputError(
             where,
             f"none of the {len(preds):,} predicted questions is in the references "
-            f"({examples(repr(q) for q in preds)}), so every question would be scored wrong",
+            f"({for_example(repr(q) for q in preds)}), so every question would be scored wrong",
             "score the predictions against the references of the split they were made for "
             "(questions must match exactly)")
     if absent and missing == "error":
@@ -142,7 +191,7 @@ def score_nq_open(
         raise InputError(
             None,
             f"{len(absent):,} of {len(refs):,} reference questions have no prediction "
-            f"({examples(repr(q) for q in absent)}){extra}",
+            f"({for_example(repr(q) for q in absent)}){extra}",
             "predict every question (questions must match exactly), or pass "
             "--allow-missing to score them as wrong",
         )
@@ -160,7 +209,7 @@ def score_nq_open(
         matched: str | None = None
         if pred is not None:
             if regex:
-                matched = next((a for a in answers if regex_match(pred, a)), None)
+                matched = _first_matching(pred, answers, ref_where[question])
             else:
                 norm_pred = normalize_answer_nfd(pred)
                 matched = next((a for a in answers if normalize_answer_nfd(a) == norm_pred),

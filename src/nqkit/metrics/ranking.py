@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nqkit.errors import InputError, examples
+from nqkit.errors import InputError, for_example
 from nqkit.signature import make_signature
 
 __all__ = [
@@ -87,7 +87,7 @@ class RankTargets:
         if absent:
             raise InputError(None, f"{len(absent):,} of {len(target_sentences):,} target "
                              "sentences are not in the index, so their queries could never be "
-                             f"answered ({examples(repr(s[:60]) for s in absent)})",
+                             f"answered ({for_example(repr(s[:60]) for s in absent)})",
                              "build the index and the queries from the same task")
         doc_ids, item_doc = np.unique(np.asarray(index_doc_ids, dtype=np.int64),
                                       return_inverse=True)

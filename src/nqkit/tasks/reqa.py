@@ -37,12 +37,15 @@ from typing import Any, Literal
 
 from nqkit import __version__
 from nqkit.errors import InputError, location
+from nqkit.formats.nq import validate_nq_json
 from nqkit.formats.squad import SquadArticle, squad_articles_from_json
 from nqkit.io import (
     PathsLike,
     ensure_not_input,
     expand_paths,
     iter_jsonl,
+    iter_lines,
+    parse_json_line,
     read_json,
     write_json,
     write_jsonl,
@@ -233,6 +236,13 @@ def nq_to_squad_article(record: Mapping[str, Any], annotation: Mapping[str, Any]
 NqAnnotations = Literal["first", "each"]
 
 
+def _iter_nq_json(paths: PathsLike) -> Iterator[tuple[str, Any]]:
+    for path in expand_paths(paths, what="NQ"):
+        for lineno, raw in iter_lines(path):
+            where = location(path, lineno) or str(path)
+            yield where, parse_json_line(raw, where)
+
+
 def iter_nq_as_squad(paths: PathsLike, annotations: NqAnnotations = "first",
                      counter: list[int] | None = None) -> Iterator[dict[str, Any]]:
     """Yield SQuAD articles converted from NQ original-format shards, in file order.
@@ -243,12 +253,17 @@ def iter_nq_as_squad(paths: PathsLike, annotations: NqAnnotations = "first",
     ``counter[0]``, when given, is increased by the number of records converted (one per
     (example, annotator) pair with ``"each"``).
     """
-    for n, record in enumerate(iter_jsonl(paths, what="NQ"), 1):
-        where = f"example {record.get('example_id', f'#{n}')}"
+    for line_where, record in _iter_nq_json(paths):
+        if not isinstance(record, dict):
+            raise InputError(line_where, f"expected a JSON object, found "
+                             f"{type(record).__name__}", "each line must be one NQ example")
+        ex_id = record.get("example_id", "?")
+        where = f"{line_where} (example {ex_id})"
         anns = _nq_get(record, "annotations", where)
         if not isinstance(anns, list) or not anns:
             raise InputError(where, "'annotations' must be a non-empty list",
                              "the input must be Natural Questions in the ORIGINAL format")
+        validate_nq_json(record, line_where)
         chosen = anns[:1] if annotations == "first" else anns
         if counter is not None:
             counter[0] += len(chosen)

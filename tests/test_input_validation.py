@@ -1,0 +1,266 @@
+"""Shared input validation, pinned where it lives (the CLI view is tests/test_catalogue.py):
+64-bit example ids, spans inside the document, candidate indices, mixed gold id types,
+symlink loops, invalid UTF-8, DPR scores, regex references, NQ-open prediction forms,
+capped listings and the argparse number types."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+
+import pytest
+
+from nqkit.commands._args import float_in, int_in
+from nqkit.errors import InputError, examples
+from nqkit.formats.dpr import read_dpr_qa_tsv, read_dpr_results
+from nqkit.formats.nq import read_nq
+from nqkit.formats.nq_gold import read_nq_gold
+from nqkit.formats.nq_open import read_nq_open, read_nq_open_predictions
+from nqkit.formats.nq_predictions import read_nq_predictions
+from nqkit.formats.simplify import simplify_line
+from nqkit.formats.squad import squad_articles_from_json
+from nqkit.io import expand_paths
+from nqkit.metrics import nq_open as nq_open_metric
+from nqkit.metrics.nq_open import score_nq_open
+
+# A page of 4 tokens: "<P>" (bytes 0-3), "Paris" (3-8), "here" (9-13), "</P>" (13-17).
+HTML = "<P>Paris here</P>"
+TOKENS = [{"token": "<P>", "start_byte": 0, "end_byte": 3, "html_token": True},
+          {"token": "Paris", "start_byte": 3, "end_byte": 8, "html_token": False},
+          {"token": "here", "start_byte": 9, "end_byte": 13, "html_token": False},
+          {"token": "</P>", "start_byte": 13, "end_byte": 17, "html_token": True}]
+
+
+def span(sb: int, eb: int, st: int, et: int) -> dict[str, int]:
+    return {"start_byte": sb, "end_byte": eb, "start_token": st, "end_token": et}
+
+
+def example(example_id: object = 7, long: dict | None = None, cand: object = 0,
+            candidate: dict | None = None) -> dict:
+    long = long or span(0, 17, 0, 4)
+    ann = {"annotation_id": 1, "long_answer": {**long, "candidate_index": cand},
+           "short_answers": [], "yes_no_answer": "NONE"}
+    return {"annotations": [ann, ann], "document_html": HTML, "document_title": "t",
+            "document_tokens": TOKENS, "document_url": "u", "example_id": example_id,
+            "long_answer_candidates": [{**(candidate or span(0, 17, 0, 4)), "top_level": True}],
+            "question_text": "where", "question_tokens": ["where"]}
+
+
+def write_lines(path, *objs) -> str:
+    path.write_text("".join(json.dumps(o) + "\n" for o in objs))
+    return str(path)
+
+
+# --------------------------------------------------------------------------- example ids
+
+@pytest.mark.parametrize(("example_id", "ok"), [
+    (2**63 - 1, True), (-(2**63), True), (2**63, False), (-(2**63) - 1, False),
+    (2**70, False)])
+def test_example_ids_are_int64_in_every_reader(tmp_path, example_id, ok):
+    path = write_lines(tmp_path / "g.jsonl", example(example_id))
+    preds = tmp_path / "p.json"
+    preds.write_text(json.dumps({"predictions": [{
+        "example_id": example_id, "long_answer": span(-1, -1, -1, -1),
+        "long_answer_score": 0, "short_answers": [], "short_answers_score": 0}]}))
+    readers = [lambda: read_nq_gold(path, workers=1), lambda: list(read_nq(path)),
+               lambda: read_nq_predictions(preds)]
+    for read in readers:
+        if ok:
+            read()
+        else:
+            with pytest.raises(InputError, match="does not fit in 64 bits"):
+                read()
+
+
+def test_mixed_gold_id_types_are_named_at_the_gold_line(tmp_path):
+    path = write_lines(tmp_path / "g.jsonl", example(7), example("8"))
+    with pytest.raises(InputError) as e:
+        read_nq_gold(path, workers=1)
+    assert e.value.where == f"{path}:2"
+    assert "is a string, but the ids before it (from line 1) are integers" in e.value.problem
+
+
+# --------------------------------------------------------------------------- spans
+
+@pytest.mark.parametrize(("long", "message", "gold_scanner_too"), [
+    (span(0, 17, 0, 4), None, True),  # the whole page: the last token ends at byte 17
+    # The gold scanner never counts the tokens (that would cost a pass over the line):
+    # it bounds token offsets by the page's last byte only (next test).
+    (span(0, 17, 0, 5), "ends at token 5, past the end of the document (4 tokens)", False),
+    (span(0, 18, 0, 4), "ends at byte 18, past the end of the document (17 bytes)", True),
+    (span(0, 17, -5, -3), "start_token is -5, not a position or -1", True),
+])
+def test_spans_must_lie_inside_the_document(tmp_path, long, message, gold_scanner_too):
+    path = write_lines(tmp_path / "g.jsonl", example(long=long))
+    if message is None:
+        assert len(list(read_nq(path))) == 1
+        assert len(read_nq_gold(path, workers=1)) == 1
+        return
+    with pytest.raises(InputError, match=re.escape(message)):
+        list(read_nq(path))
+    if gold_scanner_too:
+        with pytest.raises(InputError, match=re.escape(message.split(" (")[0])):
+            read_nq_gold(path, workers=1)
+
+
+def test_gold_fast_path_bounds_tokens_by_the_last_byte(tmp_path):
+    # 10**6 tokens cannot fit in a 17-byte page: refused without parsing the page.
+    path = write_lines(tmp_path / "g.jsonl", example(long=span(0, 17, 0, 10**6)))
+    with pytest.raises(InputError, match="ends at token 1,000,000, past the end"):
+        read_nq_gold(path, workers=1)
+
+
+@pytest.mark.parametrize(("cand", "message"), [
+    ([], "candidate_index must be an integer >= -1, found \\[\\]"),
+    ("0", "candidate_index must be an integer >= -1"),
+    (-1, "candidate_index is -1 but the long answer is not null"),
+    (3, "candidate_index is 3 but the example has 1 candidates"),
+])
+def test_candidate_index(tmp_path, cand, message):
+    path = write_lines(tmp_path / "g.jsonl", example(cand=cand))
+    with pytest.raises(InputError, match=message):
+        list(read_nq(path))
+
+
+def test_candidates_and_tokens_are_checked(tmp_path):
+    path = write_lines(tmp_path / "c.jsonl", example(candidate=span(0, 17, 2, 9)))
+    with pytest.raises(InputError, match=r"long_answer_candidates\[0\] ends at token 9"):
+        list(read_nq(path))
+    bad = example()
+    bad["document_tokens"] = [*TOKENS[:2], 5, *TOKENS[3:]]
+    path = write_lines(tmp_path / "t.jsonl", bad)
+    with pytest.raises(InputError, match=r"document_tokens\[2\] must be a JSON object"):
+        list(read_nq(path))
+
+
+def test_simplify_copies_spans_and_the_reader_of_its_output_refuses_them(tmp_path):
+    """simplify copies annotations as the official function does; an impossible id is
+    refused at once, an impossible span when the simplified file is read."""
+    with pytest.raises(InputError, match=r"example_id 1.18059e\+21 does not fit in 64 bits"):
+        simplify_line(json.dumps(example(2**70)).encode(), "x.jsonl:1")
+    out = simplify_line(json.dumps(example(long=span(0, 17, 0, 6))).encode(), "x.jsonl:1")
+    assert b'"document_text": "<P> Paris here </P>"' in out
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(out)
+    with pytest.raises(InputError, match="ends at token 6, past the end of the document"):
+        list(read_nq(path))
+
+
+# --------------------------------------------------------------------------- files
+
+def test_symlink_loops_and_dangling_links(tmp_path):
+    os.symlink(tmp_path / "b", tmp_path / "a")
+    os.symlink(tmp_path / "a", tmp_path / "b")
+    with pytest.raises(InputError, match="the gold path is a loop of symbolic links"):
+        expand_paths(str(tmp_path / "a"), what="gold")
+    with pytest.raises(InputError, match="loop of symbolic links"):
+        expand_paths(str(tmp_path / "[ab]"), what="gold")  # through a glob too
+    os.symlink(tmp_path / "nowhere", tmp_path / "dangling")
+    with pytest.raises(InputError, match="a symbolic link to a missing file"):
+        expand_paths(str(tmp_path / "dangling"))
+
+
+def test_invalid_utf8_in_a_qa_tsv(tmp_path):
+    path = tmp_path / "qa.tsv"
+    path.write_bytes(b"q1\t['a']\nq\xc3\x28x\t['b']\n")
+    with pytest.raises(InputError) as e:
+        list(read_dpr_qa_tsv(path))
+    assert e.value.message == (f"{path}:2: invalid UTF-8 (byte 0xc3 at column 2) — save the "
+                               "file as UTF-8")
+
+
+@pytest.mark.parametrize(("score", "expected"), [
+    ("81.5", 81.5), (3, 3.0), (None, None), ("", None), ("high", "high"), (True, "True"),
+    ([1], "[1]")])
+def test_dpr_context_scores(tmp_path, score, expected):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps([{"question": "q", "answers": ["a"], "ctxs": [
+        {"id": "1", "title": "t", "text": "x", "score": score}]}]))
+    if expected is None or isinstance(expected, float):
+        assert next(read_dpr_results(path)).ctxs[0].score == expected
+    else:
+        with pytest.raises(InputError, match=r"question 0, ctxs\[0\]: 'score' must be a "
+                           r"number, found " + repr(score)[:8].replace("[", r"\[")):
+            list(read_dpr_results(path))
+
+
+def test_squad_answer_must_be_at_its_offset():
+    doc = {"data": [{"title": "t", "paragraphs": [{"context": "Paris is big.", "qas": [
+        {"id": "1", "question": "q", "answers": [{"text": "big", "answer_start": 9}]}]}]}]}
+    (article,) = squad_articles_from_json(doc, "s.json")
+    assert article.paragraphs[0].context == "Paris is big."
+    doc["data"][0]["paragraphs"][0]["qas"][0]["answers"][0]["answer_start"] = 8
+    with pytest.raises(InputError, match="the answer text 'big' is not at answer_start 8"):
+        list(squad_articles_from_json(doc, "s.json"))
+
+
+# --------------------------------------------------------------------------- NQ-open
+
+def test_regex_references_are_checked_where_they_are(tmp_path, monkeypatch):
+    refs = write_lines(tmp_path / "r.jsonl", {"question": "q1", "answer": ["19[0-9]{2}"]},
+                       {"question": "q2", "answer": ["(unclosed"]})
+    preds = [nq_open_metric.NqOpenPrediction("q1", "1969"),
+             nq_open_metric.NqOpenPrediction("q2", "x")]
+    with pytest.raises(InputError) as e:
+        score_nq_open(read_nq_open(refs), preds, regex=True)
+    assert e.value.where == f"{refs}:2"
+    assert "'(unclosed' is not a valid regular expression" in e.value.problem
+    # Without --regex the same strings are plain answers: no error.
+    assert score_nq_open(read_nq_open(refs), preds).num_total == 2
+
+    monkeypatch.setattr(nq_open_metric, "REGEX_TIMEOUT", 0.05)
+    refs = write_lines(tmp_path / "s.jsonl", {"question": "q1", "answer": ["(a|aa)+$"]})
+    with pytest.raises(InputError, match="catastrophic backtracking") as e:
+        score_nq_open(read_nq_open(refs), [nq_open_metric.NqOpenPrediction(
+            "q1", "a" * 60 + "!")], regex=True)
+    assert e.value.where == f"{refs}:1"
+
+
+def test_nq_open_prediction_forms_read_the_same(tmp_path):
+    pairs = {"who is it": "me", "where": "here"}
+    lines = write_lines(tmp_path / "p.jsonl", *({"question": q, "prediction": p}
+                                                for q, p in pairs.items()))
+    (tmp_path / "o.json").write_text(json.dumps(pairs, indent=2))
+    (tmp_path / "l.json").write_text(json.dumps([{"question": q, "prediction": p}
+                                                 for q, p in pairs.items()]))
+    want = [(q, p) for q, p in pairs.items()]
+    for path in (lines, tmp_path / "o.json", tmp_path / "l.json"):
+        assert [(x.question, x.prediction) for x in read_nq_open_predictions(path)] == want
+    (tmp_path / "bad.json").write_text(json.dumps({"where": ["here"]}))
+    with pytest.raises(InputError, match="question 'where': the prediction must be a string"):
+        list(read_nq_open_predictions(tmp_path / "bad.json"))
+
+
+def test_listings_in_messages_are_capped():
+    assert examples(range(3610)) == "0, 1, 2 and 3,607 more"
+    assert examples(["a" * 80], quote=True, width=10) == "'aaaaaa..."
+    assert examples(["x"]) == "x"
+
+
+def test_a_wrong_key_listing_stays_short(tmp_path):
+    path = write_lines(tmp_path / "p.jsonl", {f"question {i}": "a" for i in range(3610)}
+                       | {"question": "q"})
+    with pytest.raises(InputError) as e:
+        list(read_nq_open_predictions(path))
+    assert "missing key 'prediction' (found question, question 0, question 1 and 3,608 " \
+           "more)" in e.value.message
+
+
+# --------------------------------------------------------------------------- argparse
+
+def test_number_types():
+    assert int_in(1)("3") == 3
+    assert float_in(0, 1)("1") == 1.0
+    for parse, text, message in [
+        (int_in(1), "0", "must be >= 1, found 0"),
+        (int_in(1, 65535), "70000", "must be in [1, 65535], found 70000"),
+        (int_in(1), "x", "expected an integer, found 'x'"),
+        (float_in(0), "-1", "must be >= 0, found -1"),
+        (float_in(0, 1), "7", "must be in [0, 1], found 7"),
+        (float_in(0), "inf", "must be a finite number, found 'inf'"),
+        (float_in(0), "nan", "must be a finite number, found 'nan'"),
+    ]:
+        with pytest.raises(argparse.ArgumentTypeError, match=message.replace("[", r"\[")):
+            parse(text)
