@@ -24,9 +24,9 @@ from typing import Any
 
 import orjson
 
+from nqkit.errors import NqkitError
 from nqkit.formats.nq import Annotation, Span
 from nqkit.formats.nq_gold import GoldExample, read_nq_gold
-from nqkit.errors import NqkitError
 from nqkit.io import PathsLike, atomic_output, expand_paths, is_regular_file
 
 CACHE_VERSION = 2
