@@ -42,7 +42,11 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from nqkit.baselines.run import run_system
+    from nqkit.io import check_output, expand_paths, staged_path
 
+    inputs = expand_paths(args.inputs, what="input")
+    train = expand_paths(args.train, what="training") if args.train else []
+    check_output(args.output, [*inputs, *train], option="-o")
     baseline, summary = run_system(args.name, args.train, args.inputs, args.output)
     trained = f", trained on {summary.num_train:,} examples" if baseline.needs_train else ""
     print(f"{summary.system}: {summary.num_examples:,} predictions "
@@ -51,5 +55,8 @@ def run(args: argparse.Namespace) -> int:
     if args.eval:
         from nqkit.tasks.nq import run_nq_eval
 
-        print(run_nq_eval(gold=args.inputs, predictions=args.output, cache=False).to_table())
+        # The predictions appear only if the evaluation succeeds too; until then they are
+        # a staged temporary file.
+        print(run_nq_eval(gold=args.inputs, predictions=str(staged_path(args.output)),
+                          cache=False).to_table())
     return 0
