@@ -311,6 +311,7 @@ class SimplifyResult:
 
 
 _NO_LIMIT = 1 << 62
+_PROCESS_LOCAL = ("/dev/fd/", "/proc/self/fd/", "/dev/stdin")
 
 
 def _simplify_stream(path: Path, out: Any, tick: Callable[[int], None],
@@ -524,6 +525,9 @@ def iter_simplify(inputs: PathsLike, output: str | os.PathLike[str], *,
     if jobs is None:
         jobs = os.cpu_count() or 1
     jobs = max(1, jobs)
+    if any(str(p).startswith(_PROCESS_LOCAL) for p in paths):
+        # ``<(zcat ...)`` is /dev/fd/N: a descriptor only this process has; read it here.
+        jobs = 1
     if jobs == 1:
         total = 0
         with atomic_output(out_path, "wb") as out:
