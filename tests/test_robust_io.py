@@ -201,7 +201,7 @@ def fifo_factory() -> Iterator[object]:
         f.thread.join(10)
 
 
-class _fifo:  # noqa: N801 - used as a context manager like open()
+class _fifo:  # a context manager, named like open()
     def __init__(self, path: Path, data: bytes) -> None:
         self.f = _Fifo(path, data, hold=False)
 
@@ -428,7 +428,7 @@ def test_impossible_output_paths_are_one_line_exit_2(name, tmp_path, monkeypatch
 @pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
 @pytest.mark.parametrize("name", ["simplify", "demo --out"])
 def test_unwritable_output_directory_is_one_line_exit_2(name, tmp_path, capsys):
-    argv, kind = _writing_commands(tmp_path)[name]
+    argv, _kind = _writing_commands(tmp_path)[name]
     locked = tmp_path / "locked"
     locked.mkdir()
     locked.chmod(0o500)

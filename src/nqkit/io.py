@@ -137,11 +137,11 @@ def _open_stream(path: PathLike) -> IO[bytes]:
         if not more:
             break
         head += more
-    stream = io.BufferedReader(_Prefixed(head, f), 1 << 20)  # type: ignore[arg-type]
+    stream = io.BufferedReader(_Prefixed(head, f), 1 << 20)
     if head == b"\x1f\x8b":
         if _igzip is not None:
             return _igzip.IGzipFile(fileobj=stream, mode="rb")  # type: ignore[return-value]
-        return gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[return-value]
+        return gzip.GzipFile(fileobj=stream, mode="rb")
     return stream
 
 
