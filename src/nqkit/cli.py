@@ -8,15 +8,22 @@ level so that ``nqkit --help`` stays instant; heavy work is imported inside ``fu
 
 Results go to stdout; diagnostics and progress bars go to stderr. Bad input
 (:class:`nqkit.errors.InputError`) becomes one line on stderr and exit code 2.
+
+Every command runs inside :func:`nqkit.io.output_transaction`: its output files appear
+only when the whole command succeeds. SIGTERM (what ``timeout`` and cluster schedulers
+send) unwinds like Ctrl-C, so temporary files are removed and worker processes stopped;
+the exit code is 143 (128 + SIGTERM), 130 for Ctrl-C.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import signal
 import sys
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Iterator, Sequence
+from typing import Any, NoReturn
 
 from nqkit import __version__
 from nqkit.errors import NqkitError
@@ -85,7 +92,43 @@ def _print_help(parser: argparse.ArgumentParser) -> int:
     return 2
 
 
+class Terminated(KeyboardInterrupt):
+    """Raised in the main thread when the process receives SIGTERM.
+
+    A ``KeyboardInterrupt``, so everything that cleans up after Ctrl-C (``finally``
+    blocks, worker pools, temporary files) cleans up after SIGTERM too.
+    """
+
+
+class _Failed(Exception):
+    """A command returned a non-zero exit code: its outputs are discarded."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """Turn SIGTERM into :class:`Terminated` while the block runs (main thread only)."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from nqkit.io import output_transaction
+
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -98,16 +141,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     try:
-        code = func(args)
+        with _sigterm_unwinds(), output_transaction():
+            code = int(func(args) or 0)
+            if code:
+                raise _Failed(code)
+    except _Failed as e:
+        return e.code
     except NqkitError as e:
         print(f"nqkit: error: {e}", file=sys.stderr)
         return 2
+    except Terminated:
+        print("nqkit: terminated", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("nqkit: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
-    return int(code or 0)
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from pathlib import Path
 
 MAX_EXAMPLES = 3  # a message lists at most this many examples, after the count
 
@@ -39,12 +40,47 @@ class InputError(NqkitError, ValueError):
         return text
 
 
+def source_tree(package_dir: str | os.PathLike[str] | None = None) -> Path | None:
+    """The root of the source checkout nqkit runs from (``ROOT/src/nqkit`` with
+    ``ROOT/pyproject.toml`` naming nqkit: an editable install or ``PYTHONPATH=src``), or
+    ``None`` for an installed wheel. ``package_dir`` defaults to this package's directory.
+    """
+    pkg = Path(package_dir) if package_dir is not None else Path(__file__).resolve().parent
+    root = pkg.parent.parent
+    pyproject = root / "pyproject.toml"
+    if pkg.parent.name != "src" or not pyproject.is_file():
+        return None
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    return root if 'name = "nqkit"' in text else None
+
+
+def install_hint(extra: str, package_dir: str | os.PathLike[str] | None = None) -> str:
+    """The pip command that installs the optional dependencies ``extra`` where nqkit runs.
+
+    From a source checkout: ``pip install -e ".[extra]"`` (``.`` when the current
+    directory is the checkout, else its path); from an installed package:
+    ``pip install "nqkit[extra]"``. Quoted, so shells that glob ``[...]`` (zsh) take it.
+    """
+    root = source_tree(package_dir)
+    if root is None:
+        return f'pip install "nqkit[{extra}]"'
+    try:
+        here = Path.cwd().resolve() == root
+    except OSError:
+        here = False
+    return f'pip install -e "{"." if here else root}[{extra}]"'
+
+
 class MissingDependencyError(NqkitError, ImportError):
-    """An optional dependency is not installed; the message names the extra to install."""
+    """An optional dependency is not installed; the message names the command that
+    installs it in the way nqkit was installed (see :func:`install_hint`)."""
 
     def __init__(self, package: str, extra: str, what: str | None = None) -> None:
         need = f"{what} needs {package}" if what else f"{package} is needed"
-        super().__init__(f"{need}, which is not installed — pip install nqkit[{extra}]")
+        super().__init__(f"{need}, which is not installed — {install_hint(extra)}")
 
 
 def location(path: str | os.PathLike[str] | None, line: int | None = None) -> str | None:

@@ -6,17 +6,33 @@
   zlib), else with the standard library.
 * Outputs are written to a temporary file in the same directory and moved into place with
   ``os.replace`` only when complete, so a failed run never leaves a half-written file.
+  Temporary files are named ``.NAME.PID-HOST.XXXXXXXX.tmp``; one left behind by a killed
+  process (its pid no longer runs on this host) is removed by the next write of ``NAME``.
+* Inside :func:`output_transaction` (every CLI command runs in one) finished outputs stay
+  staged until the whole command succeeds, then appear together; on any error or
+  interruption none appears.
+* Output paths are checked before any work (:func:`check_output`): an existing directory,
+  an impossible parent (a file, no permission) or an input is refused with one line.
+  Missing parent directories are created, with a note on stderr (and removed again when
+  the command fails).
+* A non-seekable input (a FIFO, ``<(cat file.gz)``) is read once: the gzip magic is
+  taken from the same stream.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import errno
 import glob
 import gzip
+import hashlib
 import io
 import os
+import re
+import socket
 import stat
+import sys
 import tempfile
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
@@ -90,12 +106,68 @@ def decode_utf8(raw: bytes, where: str | None) -> str:
         bad = raw[e.start:e.start + 1].hex()
         raise InputError(where, f"invalid UTF-8 (byte 0x{bad} at column {e.start + 1})",
                          "save the file as UTF-8") from None
+def _is_regular(path: PathLike) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return True  # let open() report the problem
+
+
+def is_regular_file(path: PathLike) -> bool:
+    """True for a regular file (False for a FIFO, ``<(...)``, a character device)."""
+    return _is_regular(path)
 
 
 def is_gzip(path: PathLike) -> bool:
-    """True when the file starts with the gzip magic bytes (whatever its name)."""
+    """True when the file starts with the gzip magic bytes (whatever its name).
+
+    Only for regular files: peeking at a FIFO would consume its first bytes (open it with
+    :func:`open_binary`, which peeks on the stream it returns).
+    """
     with open(path, "rb") as f:
         return f.read(2) == b"\x1f\x8b"
+
+
+class _Prefixed(io.RawIOBase):
+    """A read-only raw stream: ``prefix`` (bytes already read) and then the rest of ``f``."""
+
+    def __init__(self, prefix: bytes, f: IO[bytes]) -> None:
+        self._prefix = prefix
+        self._f = f
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        if self._prefix:
+            n = min(len(b), len(self._prefix))
+            b[:n] = self._prefix[:n]
+            self._prefix = self._prefix[n:]
+            return n
+        data = self._f.read(len(b))
+        b[:len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._f.close()
+        super().close()
+
+
+def _open_stream(path: PathLike) -> IO[bytes]:
+    """A FIFO or another non-seekable file, opened once: the magic is read from the stream."""
+    f = open(path, "rb", buffering=0)  # noqa: SIM115 - closed by the returned stream
+    head = b""
+    while len(head) < 2:
+        more = f.read(2 - len(head))
+        if not more:
+            break
+        head += more
+    stream = io.BufferedReader(_Prefixed(head, f), 1 << 20)
+    if head == b"\x1f\x8b":
+        if _igzip is not None:
+            return _igzip.IGzipFile(fileobj=stream, mode="rb")  # type: ignore[return-value]
+        return gzip.GzipFile(fileobj=stream, mode="rb")
+    return stream
 
 
 def open_binary(path: PathLike, *, threads: int = 0) -> IO[bytes]:
@@ -103,8 +175,11 @@ def open_binary(path: PathLike, *, threads: int = 0) -> IO[bytes]:
 
     ``threads`` > 0 decompresses in that many background threads (isal only), which
     overlaps decompression with the caller's work on another core; the thread reads
-    ahead, so a truncated file is noticed a few lines before its end.
+    ahead, so a truncated file is noticed a few lines before its end. A FIFO or other
+    non-regular file is opened exactly once (reopening it would lose its first bytes).
     """
+    if not _is_regular(path):
+        return _open_stream(path)
     if is_gzip(path):
         if threads > 0 and _igzip is not None:
             try:
@@ -236,18 +311,232 @@ def read_json(path: PathLike, *, what: str = "input") -> Any:
         raise InputError(p, f"malformed JSON ({e})", "check that the file is complete JSON") from e
 
 
+# ----------------------------------------------------------------------------- outputs
+
+def _host_tag() -> str:
+    return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+
+
+_HOST = _host_tag()
+_STALE = re.compile(r"(\d+)-([0-9a-f]{8})\.[A-Za-z0-9_]+(?:\.part)?\.tmp")
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:  # pragma: no cover - e.g. pid out of range
+        return False
+    return True
+
+
+def remove_stale_temps(target: PathLike) -> int:
+    """Remove temporary files of ``target`` left by nqkit processes that were killed.
+
+    Only files of nqkit's own naming (``.NAME.PID-HOST.XXXXXXXX[.part].tmp``) whose process
+    no longer runs on this host are removed (a live pid, or a file written by another
+    host of a shared file system, is left alone). Returns the number removed.
+    """
+    t = Path(target)
+    prefix = f".{t.name}."
+    n = 0
+    try:
+        names = os.listdir(t.parent)
+    except OSError:
+        return 0
+    for name in names:
+        if not name.startswith(prefix):
+            continue
+        m = _STALE.fullmatch(name, len(prefix))
+        if m is None or m.group(2) != _HOST or _pid_alive(int(m.group(1))):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(t.parent / name)
+            n += 1
+    return n
+
+
+def make_temp(target: PathLike, suffix: str = ".tmp") -> tuple[int, str]:
+    """``(fd, path)`` of a new temporary file beside ``target``, named after it and this
+    process (so a later run can tell a leftover of a killed process and remove it)."""
+    t = Path(target)
+    remove_stale_temps(t)
+    return tempfile.mkstemp(prefix=f".{t.name}.{os.getpid()}-{_HOST}.", suffix=suffix,
+                            dir=t.parent)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        # realpath, unlike Path.resolve() before Python 3.13, never raises on a symlink loop
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def ensure_not_input(output: PathLike, inputs: Iterable[PathLike]) -> None:
+    """Refuse to write an output over one of the inputs (nothing a user gave is modified).
+
+    The same file under another name (a symlink, a hard link) counts as the same.
+    """
+    out = Path(output)
+    for p in inputs:
+        if _same_file(out, Path(p)):
+            raise InputError(output, "the output path is one of the inputs",
+                             "choose another output file; inputs are never modified")
+
+
+def check_output(path: PathLike, inputs: Iterable[PathLike] = (), *, kind: str = "file",
+                 option: str | None = None) -> Path:
+    """Refuse, with one :class:`InputError` line, an output that cannot be written.
+
+    ``kind`` is ``"file"`` (refused: an existing directory, a non-regular file, one of
+    ``inputs``) or ``"dir"`` (refused: an existing non-directory). Either way the
+    nearest existing ancestor must be a writable directory (a missing tree below it is
+    created when the output is written, with a note on stderr). ``option`` names the
+    command-line option in the message. Returns the path.
+    """
+    p = Path(path)
+    where = f"{option} {p}" if option else p
+    if kind == "file":
+        if p.is_dir():
+            raise InputError(where, "is a directory, expected a file name",
+                             f"give a file path, e.g. {p / 'out'}")
+        if p.exists() and not p.is_file():
+            raise InputError(where, "exists and is not a regular file",
+                             "give the path of a regular file to write")
+        parent = p.parent
+    elif p.exists() and not p.is_dir():
+        raise InputError(where, "exists and is not a directory", "give a directory path")
+    else:
+        parent = p
+    ancestor = parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        if ancestor.is_symlink():  # a dangling link: nothing can be created through it
+            break
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise InputError(where, f"cannot be created: {ancestor} is not a directory",
+                         "choose a path inside an existing directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise InputError(where, f"cannot be written: no permission to write in {ancestor}",
+                         "choose a writable directory")
+    ensure_not_input(p, inputs)
+    return p
+
+
+class _Transaction:
+    """Outputs staged until the command that writes them finishes."""
+
+    def __init__(self) -> None:
+        self.staged: dict[Path, str] = {}  # target -> finished temp file
+        self.created: list[Path] = []  # directories created for outputs, parents first
+
+    def stage(self, target: Path, tmp: str) -> None:
+        old = self.staged.pop(target, None)
+        if old is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(old)
+        self.staged[target] = tmp
+
+    def commit(self) -> None:
+        while self.staged:
+            target = next(iter(self.staged))
+            os.replace(self.staged[target], target)
+            del self.staged[target]
+        self.created.clear()
+
+    def abort(self) -> None:
+        for tmp in self.staged.values():
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        self.staged.clear()
+        _remove_created(self.created)
+
+
+_TRANSACTION: contextvars.ContextVar[_Transaction | None] = contextvars.ContextVar(
+    "nqkit_output_transaction", default=None)
+
+
+@contextlib.contextmanager
+def output_transaction() -> Iterator[None]:
+    """Every :func:`atomic_output` inside the block appears when the block succeeds, and
+    none when it raises (including ``KeyboardInterrupt``). Nested blocks join the outer one.
+
+    Cache entries (``atomic_output(..., cache=True)``) are not deferred: they are valid
+    whatever happens next.
+    """
+    if _TRANSACTION.get() is not None:
+        yield
+        return
+    t = _Transaction()
+    token = _TRANSACTION.set(t)
+    try:
+        yield
+    except BaseException:
+        t.abort()
+        raise
+    else:
+        t.commit()
+    finally:
+        _TRANSACTION.reset(token)
+
+
+def staged_path(path: PathLike) -> Path:
+    """Where the content of output ``path`` is now: its staged temporary file while the
+    enclosing :func:`output_transaction` has not finished, else ``path`` itself."""
+    t = _TRANSACTION.get()
+    p = Path(path)
+    if t is not None and p in t.staged:
+        return Path(t.staged[p])
+    return p
+
+
+def _make_parents(directory: Path, note: bool = True) -> list[Path]:
+    """Create ``directory`` and its missing parents (a note on stderr unless ``note`` is
+    false); returns the ones created."""
+    missing = []
+    d = directory
+    while not d.exists() and d != d.parent:
+        missing.append(d)
+        d = d.parent
+    if not missing:
+        return []
+    directory.mkdir(parents=True, exist_ok=True)
+    if note:
+        print(f"nqkit: note: created directory {directory}", file=sys.stderr)
+    return missing[::-1]
+
+
+def _remove_created(dirs: list[Path]) -> None:
+    for d in reversed(dirs):
+        with contextlib.suppress(OSError):
+            d.rmdir()  # only when empty
+    dirs.clear()
+
+
 @contextlib.contextmanager
 def atomic_output(path: PathLike, mode: str = "w", *, encoding: str = "utf-8",
-                  compress: bool | None = None) -> Iterator[IO[Any]]:
+                  compress: bool | None = None, cache: bool = False) -> Iterator[IO[Any]]:
     """Write ``path`` all-or-nothing: a temp file in the same directory, renamed on success.
 
     On any exception the temporary file is removed and ``path`` is left as it was. Paths
     ending in ``.gz`` are gzip-compressed unless ``compress`` says otherwise (``False`` for
-    bytes that are already gzip members).
+    bytes that are already gzip members). Inside :func:`output_transaction` the rename
+    waits for the end of the transaction, unless ``cache`` (a cache entry, valid on its
+    own). The path is checked first (:func:`check_output`); missing parent directories
+    are created with a note on stderr.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    check_output(target)
+    txn = None if cache else _TRANSACTION.get()
+    created = _make_parents(target.parent, note=not cache)
+    if txn is not None:
+        txn.created.extend(created)
+        created = []
+    fd, tmp = make_temp(target)
     # mkstemp creates 0600; the finished file gets the mode open() would give (umask).
     umask = os.umask(0)
     os.umask(umask)
@@ -265,10 +554,14 @@ def atomic_output(path: PathLike, mode: str = "w", *, encoding: str = "utf-8",
             stream.close()
             if stream is not raw:
                 raw.close()
-        os.replace(tmp, target)
+        if txn is not None:
+            txn.stage(target, tmp)
+        else:
+            os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        _remove_created(created)
         raise
 
 
@@ -289,13 +582,3 @@ def write_json(path: PathLike, obj: Any, *, indent: bool = True) -> None:
     with atomic_output(path, "wb") as f:
         f.write(orjson.dumps(obj, option=opts))
         f.write(b"\n")
-
-
-def ensure_not_input(output: PathLike, inputs: Iterable[PathLike]) -> None:
-    """Refuse to write an output over one of the inputs (nothing a user gave is modified)."""
-    # realpath, unlike Path.resolve() before Python 3.13, never raises on a symlink loop.
-    out = os.path.realpath(output)
-    for p in inputs:
-        if os.path.realpath(p) == out:
-            raise InputError(output, "the output path is one of the inputs",
-                             "choose another output file; inputs are never modified")

@@ -45,7 +45,11 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from nqkit.baselines.run import run_system
+    from nqkit.io import check_output, expand_paths, staged_path
 
+    inputs = expand_paths(args.inputs, what="input")
+    train = expand_paths(args.train, what="training") if args.train else []
+    check_output(args.output, [*inputs, *train], option="-o")
     gold = None
     if args.eval:
         from nqkit.tasks.nq import load_gold_for_eval
@@ -62,8 +66,8 @@ def run(args: argparse.Namespace) -> int:
         from nqkit.report import print_warnings
         from nqkit.tasks.nq import run_nq_eval
 
-        out = run_nq_eval(gold=args.inputs, predictions=args.output, cache=False,
-                          long_threshold=args.long_threshold,
+        out = run_nq_eval(gold=args.inputs, predictions=str(staged_path(args.output)),
+                          cache=False, long_threshold=args.long_threshold,
                           short_threshold=args.short_threshold, gold_examples=gold)
         print_warnings(out.warnings)
         print(out.to_table())

@@ -109,11 +109,11 @@ def run_nearest_question(args: argparse.Namespace) -> int:
 
     from nqkit.baselines.nearest_question import TfidfIndex, load_qa_memory
     from nqkit.formats.nq_open import NqOpenPrediction, read_nq_open
-    from nqkit.io import ensure_not_input, write_jsonl
+    from nqkit.io import check_output, write_jsonl
     from nqkit.metrics.nq_open import score_nq_open
     from nqkit.report import progress
 
-    ensure_not_input(args.output, [*args.memory, args.questions])
+    check_output(args.output, [*args.memory, args.questions], option="-o")
     memory = load_qa_memory(args.memory)
     questions = list(read_nq_open(args.questions, answer_field=args.answer_field))
     index = TfidfIndex(memory.questions)
@@ -161,10 +161,10 @@ def run_ambigqa_answers(args: argparse.Namespace) -> int:
     from nqkit.baselines.nearest_question import TfidfIndex
     from nqkit.errors import InputError
     from nqkit.formats.ambignq import read_ambignq
-    from nqkit.io import ensure_not_input, write_json
+    from nqkit.io import check_output, write_json
     from nqkit.metrics.ambigqa import score_ambigqa
 
-    ensure_not_input(args.output, [args.train, args.questions])
+    check_output(args.output, [args.train, args.questions], option="-o")
     train = list(read_ambignq(args.train))
     questions = list(read_ambignq(args.questions))
     if (args.k is None) != (args.tau is None):
@@ -198,11 +198,11 @@ def run_ambigqa_questions(args: argparse.Namespace) -> int:
     from nqkit.baselines.ambigqa_baselines import nearest_edit_questions, prompt_copy_questions
     from nqkit.errors import InputError
     from nqkit.formats.ambignq import read_ambignq
-    from nqkit.io import ensure_not_input, write_json
+    from nqkit.io import check_output, write_json
     from nqkit.metrics.ambigqa import QUESTION_METRICS, score_ambigqa
 
     inputs = [args.questions] + ([args.train] if args.train else [])
-    ensure_not_input(args.output, inputs)
+    check_output(args.output, inputs, option="-o")
     questions = list(read_ambignq(args.questions))
     if args.method == "prompt":
         pairs = prompt_copy_questions(questions)

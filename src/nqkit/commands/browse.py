@@ -41,15 +41,18 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nqkit.errors import InputError
+    from nqkit.errors import InputError, install_hint
+    from nqkit.io import check_output
 
+    if args.cache_dir:
+        check_output(args.cache_dir, kind="dir", option="--cache-dir")
     try:
         import fastapi  # noqa: F401
         import jinja2  # noqa: F401
         import uvicorn
     except ImportError as e:
         raise InputError(None, f"the browser needs FastAPI, Jinja2 and uvicorn ({e})",
-                         "pip install nqkit[web]") from None
+                         install_hint("web")) from None
     from nqkit.browser.app import create_app
     from nqkit.browser.model import load_dataset
 

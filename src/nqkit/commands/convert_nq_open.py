@@ -32,14 +32,14 @@ def run(args: argparse.Namespace) -> int:
     from nqkit.errors import InputError, examples, location
     from nqkit.formats.nq import validate_nq_json
     from nqkit.formats.nq_open import nq_open_from_nq, nq_open_to_json
-    from nqkit.io import ensure_not_input, expand_paths, iter_lines, parse_json_line, write_jsonl
+    from nqkit.io import check_output, expand_paths, iter_lines, parse_json_line, write_jsonl
     from nqkit.report import progress
 
     if args.max_tokens < 1:
         raise InputError(None, f"--max-tokens must be positive, found {args.max_tokens}",
                          "the official conversion uses 5")
     paths = expand_paths(args.inputs, what="NQ")
-    ensure_not_input(args.output, paths)
+    check_output(args.output, paths, option="-o")
     counts = {"read": 0, "kept": 0}
 
     def converted():

@@ -33,11 +33,13 @@ def run(args: argparse.Namespace) -> int:
     from nqkit.formats.nq import read_nq_original
     from nqkit.formats.nq_gold import read_nq_gold
     from nqkit.formats.nq_predictions import NqPrediction, write_nq_predictions
-    from nqkit.io import atomic_output
+    from nqkit.io import atomic_output, check_output
     from nqkit.metrics.nq import evaluate_nq
     from nqkit.report import print_warnings
     from nqkit.tasks.nq import NqEvalOutput
 
+    if args.out:
+        check_output(args.out, kind="dir", option="--out")
     examples = list(read_nq_original(TOY_PATH))
     n_long = sum(sum(a.has_long for a in ex.annotations) >= 2 for ex in examples)
     print(f"Toy Natural Questions: {len(examples)} examples, 5 annotations each, "

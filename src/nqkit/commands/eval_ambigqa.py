@@ -39,12 +39,13 @@ def run(args: argparse.Namespace) -> int:
     import orjson
 
     from nqkit.formats.ambignq import read_ambignq, read_ambigqa_predictions
-    from nqkit.io import ensure_not_input, write_jsonl
+    from nqkit.io import check_output, write_jsonl
     from nqkit.metrics.ambigqa import score_ambigqa
     from nqkit.report import format_table, print_warnings
 
     if args.per_example:
-        ensure_not_input(args.per_example, [args.references, args.predictions])
+        check_output(args.per_example, [args.references, args.predictions],
+                     option="--per-example")
     references = list(read_ambignq(args.references))
     predictions = read_ambigqa_predictions(args.predictions)
     result = score_ambigqa(references, predictions, matching=args.matching,

@@ -34,8 +34,10 @@ def register(sub: Any) -> None:
     p.add_argument("--breakdown", action="store_true",
                    help="also score by gold long-answer type and by question word")
     p.add_argument("--bootstrap", type=int, default=0, metavar="N",
-                   help="95%% confidence intervals of the F1s from N bootstrap resamples")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+                   help="95%% confidence intervals of the F1s from N bootstrap resamples "
+                   "(at most 100,000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed, a non-negative integer "
+                   "(default 0)")
     p.add_argument("--pr-curve", metavar="FILE.png", help="draw the precision-recall curves")
     p.add_argument("--no-cache", action="store_true",
                    help="do not read or write the gold annotation cache")
@@ -53,9 +55,13 @@ def add_threshold_options(p: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from nqkit.io import check_output, expand_paths
     from nqkit.report import print_warnings
     from nqkit.tasks.nq import run_nq_eval
 
+    if args.pr_curve:
+        check_output(args.pr_curve, [*expand_paths(args.gold, what="gold"), args.predictions],
+                     option="--pr-curve")
     out = run_nq_eval(
         gold=args.gold, predictions=args.predictions,
         long_threshold=args.long_threshold, short_threshold=args.short_threshold,

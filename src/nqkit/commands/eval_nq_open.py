@@ -43,12 +43,13 @@ def run(args: argparse.Namespace) -> int:
     import orjson
 
     from nqkit.formats.nq_open import read_nq_open, read_nq_open_predictions
-    from nqkit.io import ensure_not_input, write_jsonl
+    from nqkit.io import check_output, write_jsonl
     from nqkit.metrics.nq_open import score_nq_open
     from nqkit.report import format_table, print_warnings
 
     if args.per_question:
-        ensure_not_input(args.per_question, [args.references, args.predictions])
+        check_output(args.per_question, [args.references, args.predictions],
+                     option="--per-question")
     result = score_nq_open(
         read_nq_open(args.references, answer_field=args.answer_field),
         read_nq_open_predictions(args.predictions),

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
     from nqkit.errors import InputError
     from nqkit.formats.dpr import read_dpr_results
-    from nqkit.io import ensure_not_input, write_jsonl
+    from nqkit.io import check_output, write_jsonl
     from nqkit.metrics.answer_recall import score_answer_recall
     from nqkit.report import format_table, print_warnings
 
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(None, f"--topk must be positive, found {args.topk}",
                          "give cut-offs such as --topk 1 5 20 100")
     if args.per_question:
-        ensure_not_input(args.per_question, [args.results])
+        check_output(args.per_question, [args.results], option="--per-question")
     results = list(read_dpr_results(args.results))
     r = score_answer_recall(results, args.topk, where=args.results)
     print_warnings(r.warnings)

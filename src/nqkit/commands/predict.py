@@ -27,7 +27,11 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from nqkit.baselines.run import run_system
+    from nqkit.io import check_output, expand_paths
 
+    inputs = expand_paths(args.input, what="input")
+    train = expand_paths(args.train, what="training") if args.train else []
+    check_output(args.output, [*inputs, *train], option="OUTPUT")
     _, summary = run_system(args.system, args.train, args.input, args.output)
     print(f"{summary.system}: {summary.num_examples:,} predictions written to {args.output}",
           file=sys.stderr)

@@ -70,14 +70,16 @@ def run_build(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from nqkit.errors import InputError, examples
-    from nqkit.io import ensure_not_input, expand_paths, write_json
+    from nqkit.io import check_output, expand_paths, write_json
     from nqkit.report import format_table
     from nqkit.tasks.reqa import build_from_nq, build_from_squad, save_task
 
     out = Path(args.output)
-    if out.exists() and not out.is_dir():
-        raise InputError(out, "exists and is not a directory", "give a directory for -o")
     files = expand_paths(args.inputs, what="SQuAD" if args.source == "squad" else "NQ")
+    check_output(out, kind="dir", option="-o")
+    for name in ("index.jsonl", "queries.jsonl", "paragraphs.jsonl", "params.json",
+                 "nq-as-squad.json"):
+        check_output(out / name, files, option="-o")
     if args.source == "squad":
         if len(files) != 1:
             raise InputError(None, f"--from squad takes one JSON file, got {len(files)}",
@@ -88,11 +90,11 @@ def run_build(args: argparse.Namespace) -> int:
                                 {"source": "squad", "inputs": [str(files[0])]})
     else:
         task, squad = build_from_nq(files, args.nq_annotations)
-        ensure_not_input(out / "nq-as-squad.json", files)
-        write_json(out / "nq-as-squad.json", squad, indent=False)
     if not task.queries:
         raise InputError(examples(files, width=None), "no query could be built",
                          "NQ: keep examples with one short answer inside a <P> long answer")
+    if args.source == "nq":
+        write_json(out / "nq-as-squad.json", squad, indent=False)
     save_task(task, out, files)
     counts = dict(task.params["counts"])
     if args.format == "json":
@@ -114,9 +116,10 @@ def run_run(args: argparse.Namespace) -> int:
     import os
     import sys
     import time
+    from pathlib import Path
 
     from nqkit.errors import InputError
-    from nqkit.io import write_jsonl
+    from nqkit.io import check_output, write_jsonl
     from nqkit.metrics.ranking import RankTargets, aggregate_ranks, rank_queries
     from nqkit.report import format_table, progress
     from nqkit.retrieval import get_retriever
@@ -127,6 +130,14 @@ def run_run(args: argparse.Namespace) -> int:
     if not 0.0 <= args.weight <= 1.0:
         raise InputError(None, f"--weight must be in [0, 1], got {args.weight}", "")
     task = load_task(args.task)
+    # The task directory's own files are inputs: no output may land on one of them.
+    task_files = [p for p in Path(args.task).iterdir() if p.is_file()]
+    ranks_path = None
+    if not args.no_ranks:
+        ranks_path = args.ranks or _default_ranks_path(args.task, args.retriever, args.level)
+        check_output(ranks_path, task_files, option="--ranks")
+    if args.cache_dir and not args.no_cache:
+        check_output(args.cache_dir, kind="dir", option="--cache-dir")
     queries = task.queries[: args.limit] if args.limit else task.queries
     if not queries:
         raise InputError(args.task, "the task has no queries", "rebuild it")
@@ -165,8 +176,8 @@ def run_run(args: argparse.Namespace) -> int:
     if args.limit:
         settings["limit"] = args.limit
     result = aggregate_ranks(questions, ranks, index_size=index.size, settings=settings)
-    if not args.no_ranks:
-        path = args.ranks or _default_ranks_path(args.task, args.retriever, args.level)
+    if ranks_path is not None:
+        path = ranks_path
         sent = ranks.sentence.tolist() if ranks.sentence is not None else [None] * len(queries)
         doc = ranks.document.tolist() if ranks.document is not None else [None] * len(queries)
         write_jsonl(path, ({"query": i, "question": q, "sentence_rank": s, "paragraph_rank": d}

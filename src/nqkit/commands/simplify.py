@@ -30,12 +30,14 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from nqkit.errors import InputError
     from nqkit.formats.simplify import SimplifyResult, iter_simplify, tune_malloc
+    from nqkit.io import check_output, expand_paths
     from nqkit.report import progress
 
     tune_malloc()
 
     if args.jobs is not None and args.jobs < 1:
         raise InputError("--jobs", f"must be at least 1, found {args.jobs}", "give -j 1 or more")
+    check_output(args.output, expand_paths(args.inputs, what="NQ"), option="-o")
     gen = iter_simplify(args.inputs, args.output, jobs=args.jobs)
     result: SimplifyResult | None = None
 
@@ -43,8 +45,11 @@ def run(args: argparse.Namespace) -> int:
         nonlocal result
         result = yield from gen
 
-    for _ in progress(drive(), desc="simplify", unit="ex"):
-        pass
+    try:
+        for _ in progress(drive(), desc="simplify", unit="ex"):
+            pass
+    finally:
+        gen.close()  # on an error or a signal: stop the workers, remove temp files now
     assert result is not None  # set when the generator finishes
     n_files = len(result.inputs)
     print(f"simplified {result.examples:,} examples from {n_files:,} "

@@ -2,8 +2,14 @@
 
 The key is the list of gold files with their absolute paths, sizes and modification times
 (nanoseconds), plus the cache format version; any change to a file gives a new key, so an
-entry is never stale. Entries are compact JSON written atomically; a corrupt or unreadable
-entry is ignored and rebuilt. The directory is ``$NQKIT_HOME/cache/gold`` (default
+entry is never stale. Files that are not regular (a FIFO, ``<(zcat ...)``) are never
+cached: their name says nothing about their content.
+
+An entry verifies itself: its first line is a header naming the format, its version, the
+key and the SHA-256 of the body (compact JSON) that follows. An entry whose header, version,
+key or checksum does not match, or whose body does not decode into well-formed records, is
+ignored and rebuilt (one note on stderr), so an edited, truncated or foreign entry can never
+change a number. The directory is ``$NQKIT_HOME/cache/gold`` (default
 ``~/.cache/nqkit/gold``) and is safe to delete at any time.
 """
 
@@ -12,15 +18,23 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import sys
 from pathlib import Path
+from typing import Any
 
 import orjson
 
+from nqkit.errors import NqkitError
 from nqkit.formats.nq import Annotation, Span
 from nqkit.formats.nq_gold import GoldExample, read_nq_gold
-from nqkit.io import PathsLike, atomic_output, expand_paths
+from nqkit.io import PathsLike, atomic_output, expand_paths, is_regular_file
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
+_MAGIC = "nqkit-gold-cache"
+
+
+class _BadEntry(Exception):
+    """A cache entry that cannot be trusted (the reason is the message)."""
 
 
 def cache_dir() -> Path:
@@ -44,16 +58,47 @@ def _span(s: Span) -> list[int]:
     return [s.start_byte, s.end_byte, s.start_token, s.end_token]
 
 
-def _encode(gold: dict[int | str, GoldExample]) -> bytes:
+def _encode(gold: dict[int | str, GoldExample], key: str) -> bytes:
+    """A self-verifying entry: a header line (format, version, key, body checksum), the body."""
     rows = []
     for ex in gold.values():
         anns = [[a.annotation_id, _span(a.long_answer), a.candidate_index,
                  [_span(s) for s in a.short_answers], a.yes_no_answer] for a in ex.annotations]
         rows.append([ex.example_id, ex.question_text, list(ex.long_types), anns])
-    return orjson.dumps(rows)
+    body = orjson.dumps(rows)
+    header = orjson.dumps({"format": _MAGIC, "version": CACHE_VERSION, "key": key,
+                           "sha256": hashlib.sha256(body).hexdigest(), "size": len(body)})
+    return header + b"\n" + body
 
 
-def _decode(blob: bytes) -> dict[int | str, GoldExample]:
+def _verified_body(blob: bytes, key: str) -> bytes:
+    """The body of an entry whose header and checksum match, else :class:`_BadEntry`."""
+    head, sep, body = blob.partition(b"\n")
+    try:
+        header: Any = orjson.loads(head) if sep else None
+    except orjson.JSONDecodeError:
+        header = None
+    if not isinstance(header, dict) or header.get("format") != _MAGIC:
+        raise _BadEntry("not a gold cache entry")
+    if header.get("version") != CACHE_VERSION:
+        raise _BadEntry(f"format version {header.get('version')!r}, expected {CACHE_VERSION}")
+    if header.get("key") != key:
+        raise _BadEntry("written for other gold files")
+    if header.get("size") != len(body) or header.get("sha256") != hashlib.sha256(
+            body).hexdigest():
+        raise _BadEntry("checksum mismatch (truncated or modified)")
+    return body
+
+
+def _decode(blob: bytes, key: str) -> dict[int | str, GoldExample]:
+    body = _verified_body(blob, key)
+    try:
+        return _decode_body(body)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as e:
+        raise _BadEntry(f"malformed records ({e.__class__.__name__})") from e
+
+
+def _decode_body(blob: bytes) -> dict[int | str, GoldExample]:
     gold: dict[int | str, GoldExample] = {}
     spans: dict[tuple[int, ...], Span] = {}  # frozen, so equal spans can share one object
 
@@ -79,17 +124,26 @@ def load_nq_gold(paths: PathsLike, *, with_types: bool = False, cache: bool = Tr
     ``with_types`` also reads each annotated long answer's type (for breakdowns).
     """
     files = expand_paths(paths, what="gold")
-    if not cache:
+    if not cache or not all(is_regular_file(f) for f in files):
         return read_nq_gold(files, with_types=with_types, workers=workers)
     d = cache_dir()
     keys = [cache_key(files, True)] + ([] if with_types else [cache_key(files, False)])
     for key in keys:
         entry = d / f"{key}.json"
-        if entry.exists():
-            with contextlib.suppress(OSError, ValueError, TypeError):
-                return _decode(entry.read_bytes())
+        try:
+            blob = entry.read_bytes()
+        except OSError:
+            continue
+        try:
+            return _decode(blob, key)
+        except _BadEntry as e:
+            print(f"nqkit: note: ignored the gold cache entry {entry} ({e}); rebuilding it",
+                  file=sys.stderr)
+            with contextlib.suppress(OSError):
+                entry.unlink()
     gold = read_nq_gold(files, with_types=with_types, workers=workers)
     # A cache that cannot be written only makes the next run slower.
-    with contextlib.suppress(OSError), atomic_output(d / f"{keys[-1]}.json", "wb") as f:
-        f.write(_encode(gold))
+    with contextlib.suppress(OSError, NqkitError), atomic_output(
+            d / f"{keys[-1]}.json", "wb", cache=True) as f:
+        f.write(_encode(gold, keys[-1]))
     return gold

@@ -33,8 +33,7 @@ import operator
 import os
 import queue
 import shutil
-import tempfile
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,10 +45,12 @@ from nqkit.formats.nq import _Parser
 from nqkit.io import (
     PathsLike,
     atomic_output,
-    ensure_not_input,
+    check_output,
     expand_paths,
     is_gzip,
+    is_regular_file,
     iter_lines,
+    make_temp,
 )
 
 __all__ = [
@@ -315,6 +316,7 @@ class SimplifyResult:
 
 
 _NO_LIMIT = 1 << 62
+_PROCESS_LOCAL = ("/dev/fd/", "/proc/self/fd/", "/dev/stdin")
 
 
 def _simplify_stream(path: Path, out: Any, tick: Callable[[int], None],
@@ -382,7 +384,8 @@ def _plan(paths: Sequence[Path], jobs: int) -> list[_Task]:
     if 2 * tail > jobs:  # the halves would not all run at once: cutting would not help
         tail = 0
     for i, p in enumerate(paths):
-        if tail and i >= len(paths) - tail:
+        # A FIFO can be read only once: never cut it.
+        if tail and i >= len(paths) - tail and is_regular_file(p):
             cut = _cut_point(p)
             tasks += [(i, 0, cut), (i, cut, _NO_LIMIT)]
         else:
@@ -397,10 +400,66 @@ _progress_q: Any = None
 _first_failed: Any = None
 
 
-def _init_worker(progress_q: Any, first_failed: Any) -> None:
+def _init_worker(progress_q: Any, first_failed: Any, parent_pid: int) -> None:
     global _progress_q, _first_failed
+    _die_with_parent(parent_pid)
     _progress_q, _first_failed = progress_q, first_failed
     tune_malloc()
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """End this worker as soon as the process that started it dies (even by SIGKILL), so
+    no worker keeps a core busy for minutes after its run was killed.
+
+    Linux: ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` (the pool starts its workers from the main
+    thread, whose end is the process's end); elsewhere a daemon thread polls the parent.
+    """
+    import signal
+
+    armed = False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        armed = libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0) == 0
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        armed = False
+    if os.getppid() != parent_pid:  # the parent died before the signal was armed
+        os._exit(1)
+    if not armed:  # pragma: no cover - not Linux
+        import threading
+        import time
+
+        def watch() -> None:
+            while os.getppid() == parent_pid:
+                time.sleep(1.0)
+            os._exit(1)
+
+        threading.Thread(target=watch, daemon=True, name="nqkit-parent-watch").start()
+
+
+@contextlib.contextmanager
+def _main_not_reimported() -> Iterator[None]:
+    """Start worker processes without re-running the caller's ``__main__``.
+
+    The ``spawn`` start method makes each new worker import the parent's main script
+    (as ``__mp_main__``), so a plain script or a stdin program without an
+    ``if __name__ == "__main__":`` guard would run again in every worker and break the
+    pool. The workers need nothing from it (they run nqkit's own functions), so the main
+    module is swapped for an empty one while they start. Notebooks and ``python -c`` have
+    no main file and are unaffected either way.
+    """
+    import sys
+    import types
+
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if main is not None:
+            sys.modules["__main__"] = main
 
 
 def tune_malloc() -> None:
@@ -460,16 +519,20 @@ def iter_simplify(inputs: PathsLike, output: str | os.PathLike[str], *,
     simplified in worker processes, one shard per task, the last shards cut in two when
     they do not divide evenly among the processes (so a single shard also uses both
     cores); the output keeps the input order. Worker processes are started with
-    ``spawn``, so a script that calls this must guard its top level with
-    ``if __name__ == "__main__":``.
+    ``spawn`` without re-running the caller's main script, so this works from a plain
+    script (no ``if __name__ == "__main__":`` guard needed), a notebook or a REPL; they
+    end with their parent, even when it is killed.
     """
     paths = expand_paths(inputs, what="NQ")
-    ensure_not_input(output, paths)
+    check_output(output, paths)
     out_path = Path(output)
     compress = out_path.suffix == ".gz"
     if jobs is None:
         jobs = os.cpu_count() or 1
     jobs = max(1, jobs)
+    if any(str(p).startswith(_PROCESS_LOCAL) for p in paths):
+        # ``<(zcat ...)`` is /dev/fd/N: a descriptor only this process has; read it here.
+        jobs = 1
     if jobs == 1:
         total = 0
         with atomic_output(out_path, "wb") as out:
@@ -496,33 +559,57 @@ def _check_not_empty(total: int, paths: Sequence[Path]) -> None:
 def _parallel(paths: Sequence[Path], out_path: Path, compress: bool,
               jobs: int) -> Generator[int, None, int]:
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
 
     tasks = _plan(paths, jobs)
     ctx = multiprocessing.get_context("spawn")  # no fork of a threaded parent (tqdm)
     progress_q = ctx.Queue()
     first_failed = ctx.Value("q", len(tasks))  # no task has failed yet
-    out_path.parent.mkdir(parents=True, exist_ok=True)
     parts: list[str] = []
+    # The final output is written by atomic_output below; the parts go beside it, so its
+    # directory is created (and noted) by the same mechanism first.
+    with atomic_output(out_path, "wb", compress=False) as out:
+        try:
+            total = yield from _run_parts(paths, tasks, parts, progress_q, first_failed, ctx,
+                                          out_path, compress, jobs)
+            for part in parts:
+                _append(part, out)
+        finally:
+            for part in parts:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(part)
+    return total
+
+
+def _run_parts(paths: Sequence[Path], tasks: list[_Task], parts: list[str], progress_q: Any,
+               first_failed: Any, ctx: Any, out_path: Path, compress: bool,
+               jobs: int) -> Generator[int, None, int]:
+    from concurrent.futures import ProcessPoolExecutor
+
     try:
         for _ in tasks:
-            fd, part = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".part.tmp",
-                                        dir=out_path.parent)
+            fd, part = make_temp(out_path, ".part.tmp")
             os.close(fd)
             parts.append(part)
         with ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=ctx,
                                  initializer=_init_worker,
-                                 initargs=(progress_q, first_failed)) as pool:
+                                 initargs=(progress_q, first_failed, os.getpid())) as pool:
             try:
-                futures = [pool.submit(_shard_worker, k, str(paths[i]), part, compress, lo, hi)
-                           for k, ((i, lo, hi), part) in enumerate(zip(tasks, parts,
-                                                                       strict=True))]
+                with _main_not_reimported():  # workers start during the first submits
+                    futures = [pool.submit(_shard_worker, k, str(paths[i]), part, compress,
+                                           lo, hi)
+                               for k, ((i, lo, hi), part) in enumerate(zip(tasks, parts,
+                                                                           strict=True))]
                 while not all(f.done() for f in futures):
                     with contextlib.suppress(queue.Empty):
                         yield from itertools.repeat(1, progress_q.get(timeout=0.1))
                 results = [f.result() for f in futures]
             except BaseException:  # interrupted, or a worker died: stop every task
                 first_failed.value = -1
+                # Their work is thrown away: end the workers now rather than wait for
+                # them (one may be blocked reading a pipe that will never be written).
+                for proc in list(getattr(pool, "_processes", {}).values()):
+                    with contextlib.suppress(Exception):
+                        proc.terminate()
                 raise
         while True:
             try:
@@ -535,15 +622,9 @@ def _parallel(paths: Sequence[Path], out_path: Path, compress: bool,
         total = sum(r[1] for r in results)
         _check_not_empty(total, paths)
         # Parts are whole gzip members when compressing; members concatenate into one
-        # valid gzip file, so no recompression is needed.
-        with atomic_output(out_path, "wb", compress=False) as out:
-            for part in parts:
-                _append(part, out)
+        # valid gzip file, so no recompression is needed (the caller appends them).
         return total
     finally:
-        for part in parts:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(part)
         progress_q.close()
 
 

@@ -122,8 +122,11 @@ def bootstrap_f1(result: NqResult, n: int = 1000, seed: int = 0) -> dict[str, In
     no_gold = {"long": 0, "short": 0}
     gold = {t: np.array([s.gold_has_answer for s in stats], dtype=float)
             for t, stats in (("long", result.long_stats), ("short", result.short_stats))}
-    while done < n:  # batches bound memory on dev-sized sets
-        b = min(200, n - done)
+    # Resamples are drawn in batches of at most 200 and at most 4M weights, so memory
+    # stays bounded whatever n and the number of examples are.
+    batch = max(1, min(200, (1 << 22) // max(size, 1)))
+    while done < n:
+        b = min(batch, n - done)
         idx = rng.integers(0, size, size=(b, size))
         weights = np.zeros((b, size))
         np.add.at(weights, (np.repeat(np.arange(b), size), idx.ravel()), 1.0)

@@ -15,13 +15,17 @@ from nqkit.errors import InputError
 from nqkit.formats.gold_cache import load_nq_gold
 from nqkit.formats.nq_gold import GoldExample
 from nqkit.formats.nq_predictions import check_id_types, read_nq_predictions
-from nqkit.io import PathsLike, ensure_not_input, expand_paths
+from nqkit.io import PathsLike, check_output, expand_paths
 from nqkit.metrics.nq import NqResult, check_gold, evaluate_nq
 from nqkit.report import format_table
 from nqkit.signature import ResultWarning, mark_signature
 
 if TYPE_CHECKING:
     from nqkit.metrics.nq_analysis import GroupScore, Interval
+
+# The most bootstrap resamples accepted: far more than a 95% interval needs (1,000 to
+# 10,000 is usual), and a bound on the work and time a mistyped count can cause.
+MAX_BOOTSTRAP = 100_000
 
 TYPE_ORDER = ("paragraph", "table", "table row", "list", "list item", "other", "null")
 WORD_ORDER = ("who", "when", "where", "what", "how", "which", "other")
@@ -143,11 +147,15 @@ def run_nq_eval(gold: PathsLike, predictions: str, *, long_threshold: int = 2,
     ``gold_examples``, when given, are the already loaded annotations of ``gold``.
     """
     check_thresholds(long_threshold, short_threshold)
-    if bootstrap < 0:
-        raise InputError(None, "--bootstrap must be >= 0", "give a number of resamples")
+    if not 0 <= bootstrap <= MAX_BOOTSTRAP:
+        raise InputError(None, f"--bootstrap must be between 0 and {MAX_BOOTSTRAP:,}, found "
+                         f"{bootstrap:,}", "1,000 to 10,000 resamples are the usual choice")
+    if seed < 0:
+        raise InputError(None, f"--seed must be a non-negative integer, found {seed}",
+                         "give a seed such as 0 or 12345")
     gold_files = expand_paths(gold, what="gold")
     if pr_curve:
-        ensure_not_input(pr_curve, [*gold_files, predictions])
+        check_output(pr_curve, [*gold_files, predictions])
     preds = read_nq_predictions(predictions)
     gold_ex = gold_examples if gold_examples is not None else load_nq_gold(
         gold_files, with_types=breakdown, cache=cache)
