@@ -106,9 +106,9 @@ def test_dense_ranking_on_a_few_toy_examples(dev):
 
 @pytest.mark.parametrize(("module", "name", "message"), [
     ("bm25s", "bm25_candidates",
-     "bm25s and PyStemmer is needed, which is not installed — pip install nqkit[bm25]"),
+     "bm25s and PyStemmer is needed, which is not installed — pip install -e \".[bm25]\""),
     ("sentence_transformers", "dense_candidates",
-     "sentence-transformers is needed, which is not installed — pip install nqkit[dense]"),
+     "sentence-transformers is needed, which is not installed — pip install -e \".[dense]\""),
 ])
 def test_missing_optional_dependency_names_the_extra(monkeypatch, module, name, message):
     import sys

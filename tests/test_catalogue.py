@@ -53,26 +53,7 @@ SUBPROCESS_TIMEOUT = 8  # seconds; a row still running then is blocked or far to
 # impossible parent, output left behind on error, FIFO input, huge --bootstrap, negative
 # --seed). Strict: once fixed, the row passes and pytest reports XPASS as a failure, so the
 # entry must then be deleted from this list.
-FIXED_ELSEWHERE = {
-    "reqa-run/ranks-over-queries",
-    "baseline/output-is-directory",
-    "simplify/output-is-directory",
-    "convert/output-is-directory",
-    "predict/output-is-directory",
-    "baseline/output-parent-is-file",
-    "simplify/output-parent-is-file",
-    "convert/output-parent-is-file",
-    "demo/out-is-file",
-    "reqa-build-nq/empty-input-leaves-no-dir",
-    "reqa-build-nq/empty-file",
-    "reqa-build-nq/blank-lines-only",
-    "baseline/eval-without-annotations-leaves-output",
-    "eval-nq/gold-fifo-gzip",
-    "eval-nq/gold-fifo-bad-json",
-    "eval-nq-open/references-fifo-bad",
-    "eval-nq/bootstrap-huge",
-    "eval-nq/seed-negative",
-}
+FIXED_ELSEWHERE: set[str] = set()
 
 
 # --------------------------------------------------------------------------- the data
@@ -538,7 +519,7 @@ def _nq_open_cases() -> list[Case]:
                   names="refs.jsonl") for k, v in bad_refs.items()]
     cases += [Case(f"eval-nq-open/predictions-{k}", argv, {"refs.jsonl": refs_ok,
                                                           "preds.jsonl": v},
-                   names="preds.jsonl" if k != "all-missing" else "reference questions")
+                   names="preds.jsonl" if k != "all-missing" else "predicted questions")
               for k, v in bad_preds.items()]
     regex_refs = {
         "regex-invalid": lambda c: jl({"question": "q1", "answer": ["(unclosed"]}),
@@ -910,7 +891,9 @@ assert {c.id for c in CASES} >= FIXED_ELSEWHERE, FIXED_ELSEWHERE - {c.id for c i
 CONTROLS: list[Case] = [
     Case("eval-nq", _nq_commands()["eval-nq"][0], {"in.jsonl": lambda c: jl(c.nq),
                                                    **_nq_commands()["eval-nq"][1]}, expect=0),
-    *[Case(cmd, argv, {"in.jsonl": lambda c: jl(c.nq), **extra}, expect=0)
+    # human bounds need reference sets with answers: the example that yields a ReQA query
+    *[Case(cmd, argv, {"in.jsonl": (lambda c: c.nq_reqa) if cmd == "human-bounds"
+                       else (lambda c: jl(c.nq)), **extra}, expect=0)
       for cmd, (argv, extra, _) in _nq_commands().items()
       if cmd not in ("eval-nq", "reqa-build-nq")],
     Case("reqa-build-nq", _nq_commands()["reqa-build-nq"][0],
@@ -946,7 +929,7 @@ CONTROLS: list[Case] = [
          expect=0),
     Case("human-bounds-votes", ["human-bounds", "--gold", "{d}/in.jsonl", "--references",
                                 "4", "--votes", "1", "--no-cache"],
-         {"in.jsonl": lambda c: jl(c.nq)}, expect=0),
+         {"in.jsonl": lambda c: c.nq_reqa}, expect=0),
     Case("demo", ["demo"], {}, expect=0),
 ]
 

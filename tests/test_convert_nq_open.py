@@ -39,6 +39,22 @@ def _nq(html: str, spans: list[tuple[int, int, int, int]]) -> dict:
                            for a, b, c, d in spans]}]}
 
 
+def _full_record(html: str, spans: list[tuple[int, int, int, int]], n: int) -> dict:
+    """A complete original-format record around :func:`_nq`, as a file holds it."""
+    import re as _re
+
+    tokens = [{"token": m.group(), "start_byte": m.start(), "end_byte": m.end(),
+               "html_token": m.group().startswith("<")}
+              for m in _re.finditer(r"<[^>]*>|[^\s<]+", html)]
+    null = {"start_byte": -1, "end_byte": -1, "start_token": -1, "end_token": -1,
+            "candidate_index": -1}
+    obj = _nq(html, spans)
+    obj["annotations"][0].update(annotation_id=n, long_answer=null, yes_no_answer="NONE")
+    obj.update(example_id=n, document_title="t", document_url="http://example.org",
+               document_tokens=tokens, long_answer_candidates=[])
+    return obj
+
+
 def test_small_cases():
     html = "<P>Tom &amp; <B>Jerry</B> and a very long answer of many tokens</P>"
     b = html.encode()
@@ -89,7 +105,7 @@ def test_cli_token_limit_boundary(tmp_path, capsys, max_tokens, kept):
     src = tmp_path / "nq.jsonl"
     lines = []
     for n in (5, 6):
-        obj = _nq(PAGE, [_words_span(0, n)])
+        obj = _full_record(PAGE, [_words_span(0, n)], n)
         obj["question_text"] = f"q{n}"
         lines.append(json.dumps(obj))
     src.write_text("\n".join(lines) + "\n")

@@ -110,7 +110,7 @@ def test_offsets_at_zero_are_not_null(tmp_path):
 
 def test_candidate_index_defaults_to_null(tmp_path):
     d = _simplified()
-    del d["annotations"][0]["long_answer"]["candidate_index"]
+    d["annotations"][0]["long_answer"] = {"start_token": -1, "end_token": -1}
     assert _read_one(tmp_path, d).annotations[0].candidate_index == -1
 
 

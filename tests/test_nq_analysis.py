@@ -35,10 +35,11 @@ def test_breakdown_of_the_demo_derived_by_hand(tmp_path, capsys):
     assert got == {"paragraph": (4, 4, 4, 0), "list item": (1, 1, 1, 1),
                    "table row": (1, 1, 1, 0), "null": (1, 0, 1, 0), "all": (7, 6, 7, 1)}
     # precision, recall, F1 by hand: list item 1/1, 1/1 -> 1; the others 0 correct -> 0;
+    # null has no gold answer, so its recall and F1 are undefined (None, shown as "-");
     # all: P = 1/7, R = 1/6, F1 = 2/13
     prf = {k: (v["precision"], v["recall"], v["f1"]) for k, v in rows.items()}
     assert prf == {"paragraph": (0.0, 0.0, 0.0), "list item": (1.0, 1.0, 1.0),
-                   "table row": (0.0, 0.0, 0.0), "null": (0.0, 0.0, 0.0),
+                   "table row": (0.0, 0.0, 0.0), "null": (0.0, None, None),
                    "all": pytest.approx((1 / 7, 1 / 6, 2 / 13))}
     words = {g["group"]: g["examples"] for g in out["breakdown"]["by_question_word"]["long"]}
     assert words == {"who": 3, "when": 1, "what": 2, "other": 1, "all": 7}

@@ -218,7 +218,7 @@ def test_extra_prediction_ids(capsys, tmp_path):
                        name="many.json")
     code, _, err = run_eval(capsys, TOY_PATH, many)
     assert_one_line_error(code, err, "7 predicted example ids are not in the gold data "
-                          "(e.g. 900, 901, 902, 903, 904)")
+                          "(e.g. 900, 901, 902)")
 
 
 def test_gold_glob_matching_nothing(capsys, tmp_path, good_preds):

@@ -76,8 +76,8 @@ def test_missing_is_an_error_by_default():
         score_nq_open(refs, [NqOpenPrediction("q1", "a1")])
     r = score_nq_open(refs, [NqOpenPrediction("q1", "a1")], missing="wrong")
     assert (r.accuracy, r.missing_predictions) == (0.5, 1)
-    with pytest.raises(InputError, match=r"; 1 prediction\(s\) for other questions "
-                       r"\(another split\?\)"):
+    with pytest.raises(InputError, match=r"; 1 predictions are for questions not in the "
+                       r"references \(another split\?\)"):
         score_nq_open(refs, [NqOpenPrediction("q1", "a1"), NqOpenPrediction("Q2", "a2")])
 
 

@@ -46,10 +46,12 @@ def register(sub: Any) -> None:
 
 def add_threshold_options(p: Any) -> None:
     """--long-threshold / --short-threshold, shared with ``nqkit baseline --eval``."""
-    p.add_argument("--long-threshold", type=int, default=2, metavar="K",
+    from nqkit.commands._args import positive_int
+
+    p.add_argument("--long-threshold", type=positive_int, default=2, metavar="K",
                    help="gold has a long answer when >= K annotators gave one (default 2; "
                    "1 for 1-way train gold)")
-    p.add_argument("--short-threshold", type=int, default=2, metavar="K",
+    p.add_argument("--short-threshold", type=positive_int, default=2, metavar="K",
                    help="gold has a short answer when >= K annotators gave one (default 2; "
                    "1 for 1-way train gold)")
 

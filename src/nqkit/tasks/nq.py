@@ -115,7 +115,9 @@ def _g(g: GroupScore) -> dict[str, Any]:
 
 def check_thresholds(long_threshold: int, short_threshold: int) -> None:
     if long_threshold < 1 or short_threshold < 1:
-        raise InputError(None, "thresholds must be at least 1", "the official value is 2")
+        raise InputError(None, f"--long-threshold and --short-threshold must be at least 1, "
+                         f"found {long_threshold} and {short_threshold}",
+                         "the official value is 2")
 
 
 def gold_label(gold: PathsLike) -> str:
