@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 GROUP = "eval"
 
@@ -34,6 +35,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--format", choices=("table", "json", "jsonl"), default="table",
                    help="table, json (the official numbers), or jsonl (one line per question "
                    "on stdout; the summary goes to stderr)")
+    p.add_argument("--convention", default="orqa", metavar="NAME",
+                   help="exact-match rule: orqa (the official NQ-open rule, default), squad "
+                   "(SQuAD v1.1 normalization without NFD; also DPR's reader EM, alias dpr), "
+                   "containment (FlashRAG's 'acc': a normalized gold answer is a substring "
+                   "of the normalized prediction); named in the signature")
+    p.add_argument("--explain", action="store_true",
+                   help="also score the same predictions under every convention and list "
+                   "the questions where they disagree")
     p.set_defaults(func=run)
 
 
@@ -57,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
         missing="wrong" if args.allow_missing else "error",
         answer_field=args.answer_field,
         where=args.predictions,
+        convention=args.convention,
     )
     print_warnings(result.warnings)
     if result.empty_gold_answers and not any(w.code in ("empty-match", "all-empty")
@@ -99,4 +109,30 @@ def run(args: argparse.Namespace) -> int:
         ]
         print(format_table(("metric", "value"), rows))
         print(f"signature: {result.signature}")
+    if args.explain:
+        text = explain_text(result.items)
+        print(text, file=sys.stderr if args.format != "table" else sys.stdout)
     return 0
+
+
+def explain_text(items: Any) -> str:
+    """The same predictions under every exact-match convention, and where they disagree."""
+    from nqkit.metrics.em_conventions import explain_conventions
+    from nqkit.report import format_table
+
+    table = explain_conventions([(it.question, it.prediction, it.answers) for it in items])
+    rows = [(n, table.accuracy(n), f"{table.num_correct[n]:,}/{table.num_total:,}")
+            for n in table.names]
+    parts = ["", format_table(("convention", "exact match", "correct"), rows,
+                              title="the same predictions under each exact-match convention")]
+    if table.disagreements:
+        shown = table.disagreements[:10]
+        parts += ["", format_table(
+            ("question", "prediction", "gold", *table.names),
+            [(d.question[:50], d.prediction[:30], " | ".join(d.answers)[:40],
+              *("yes" if d.correct[n] else "no" for n in table.names)) for d in shown],
+            title=f"questions where the conventions disagree ({len(table.disagreements):,}; "
+            f"the first {len(shown)} shown)")]
+    else:
+        parts.append("the conventions agree on every question")
+    return "\n".join(parts)

@@ -29,8 +29,8 @@ import regex as rx  # the regex package: re's syntax plus a match timeout
 
 from nqkit.errors import InputError, examples, for_example
 from nqkit.formats.nq_open import NqOpenExample, NqOpenPrediction
+from nqkit.metrics.em_conventions import get_convention
 from nqkit.signature import ResultWarning, make_signature
-from nqkit.text.normalize import normalize_answer_nfd
 
 __all__ = ["NqOpenItem", "NqOpenResult", "regex_match", "score_nq_open"]
 
@@ -132,10 +132,12 @@ def check_patterns(references: Iterable[tuple[str | None, tuple[str, ...]]]) -> 
 
 
 def nq_open_signature(*, answer_field: str, regex: bool, missing: str,
-                      warnings: Iterable[ResultWarning] = ()) -> str:
+                      warnings: Iterable[ResultWarning] = (), convention: str = "orqa") -> str:
+    # the official rule keeps its historical name, em-nfd; the others are em-<convention>
+    match = "regex" if regex else "em-nfd" if convention == "orqa" else f"em-{convention}"
     return make_signature("nq-open", {
         "answer-field": answer_field,
-        "match": "regex" if regex else "em-nfd",
+        "match": match,
         "missing": missing,
     }, warnings)
 
@@ -148,13 +150,20 @@ def score_nq_open(
     missing: str = "error",
     answer_field: str = "answer",
     where: str | None = None,
+    convention: str = "orqa",
 ) -> NqOpenResult:
     """Score predictions against references.
 
     ``missing`` is ``"error"`` (raise :class:`InputError` counting the missing questions and
     listing a few) or ``"wrong"`` (score them as wrong, as the official script does).
     ``answer_field`` only enters the signature; ``where`` names the predictions in messages.
+    ``convention`` names the exact-match rule (:mod:`nqkit.metrics.em_conventions`): the
+    official ``orqa`` by default; the others are separately signed variants.
     """
+    rule = get_convention(convention)
+    if regex and rule.name != "orqa":
+        raise InputError(None, f"regular-expression references have no {rule.name!r} "
+                         "exact-match rule", "score regex references with --convention orqa")
     if missing not in MISSING_POLICIES:
         raise ValueError(f"missing must be one of {MISSING_POLICIES}, not {missing!r}")
     refs: dict[str, tuple[str, ...]] = {}
@@ -202,7 +211,7 @@ def score_nq_open(
     empty_preds = empty_matches = 0
     for question, answers in refs.items():
         if not regex:
-            n_empty = sum(1 for a in answers if normalize_answer_nfd(a) == "")
+            n_empty = sum(1 for a in answers if rule.normalize(a) == "")
             empty_a += n_empty
             empty_q += n_empty > 0
         pred = preds.get(question)
@@ -211,9 +220,8 @@ def score_nq_open(
             if regex:
                 matched = _first_matching(pred, answers, ref_where[question])
             else:
-                norm_pred = normalize_answer_nfd(pred)
-                matched = next((a for a in answers if normalize_answer_nfd(a) == norm_pred),
-                               None)
+                norm_pred = rule.normalize(pred)
+                matched = rule.match(pred, answers)
                 empty_preds += norm_pred == ""
                 empty_matches += norm_pred == "" and matched is not None
         correct = matched is not None
@@ -244,7 +252,7 @@ def score_nq_open(
         num_total=total,
         missing_predictions=len(absent),
         signature=nq_open_signature(answer_field=answer_field, regex=regex, missing=missing,
-                                    warnings=warnings),
+                                    warnings=warnings, convention=rule.name),
         empty_gold_questions=empty_q,
         empty_gold_answers=empty_a,
         duplicate_references=dup_refs,

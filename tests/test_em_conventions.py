@@ -1,0 +1,111 @@
+"""Named exact-match conventions: each rule on hand-made cases, from its published definition."""
+
+from __future__ import annotations
+
+import pytest
+
+from nqkit.errors import InputError
+from nqkit.metrics.em_conventions import explain_conventions, get_convention
+
+COMPOSED = "Pel\u00e9"  # é as one code point
+DECOMPOSED = "Pele\u0301"  # e + combining acute accent
+
+
+@pytest.mark.parametrize(("name", "prediction", "answers", "expected"), [
+    # ORQA: NFD first, so both spellings of é are one answer
+    ("orqa", DECOMPOSED, [COMPOSED], True),
+    ("orqa", "The Beatles!", ["beatles"], True),
+    ("orqa", "the beatles band", ["beatles"], False),
+    # SQuAD (and DPR): no NFD, so the spellings differ; the rest is the same
+    ("squad", DECOMPOSED, [COMPOSED], False),
+    ("squad", COMPOSED, [COMPOSED], True),
+    ("dpr", "An apple.", ["apple"], True),
+    # containment: the normalized gold is a substring of the normalized prediction
+    ("containment", "the beatles band", ["beatles"], True),
+    ("containment", "in 1990", ["1"], True),  # matches inside a word, as published
+    ("containment", "beatle", ["beatles"], False),
+    ("containment", DECOMPOSED, [COMPOSED], False),  # no NFD either
+])
+def test_rules(name, prediction, answers, expected):
+    assert (get_convention(name).match(prediction, answers) is not None) is expected
+
+
+def test_aliases_share_the_rule_and_name():
+    assert get_convention("dpr") is get_convention("squad")
+    assert get_convention("official").name == "orqa"
+    with pytest.raises(InputError, match="containment, orqa, squad, dpr, official"):
+        get_convention("loose")
+
+
+def test_explain_counts_and_disagreements():
+    items = [
+        ("q1", "Beatles", ["The Beatles"]),  # all three correct
+        ("q2", DECOMPOSED, [COMPOSED]),  # orqa only
+        ("q3", "the beatles band", ["beatles"]),  # containment only
+        ("q4", "wrong", ["right"]),  # none
+        ("q5", None, ["x"]),  # missing: wrong everywhere
+    ]
+    t = explain_conventions(items)
+    assert t.names == ("containment", "orqa", "squad")
+    assert t.num_total == 5
+    assert t.num_correct == {"containment": 2, "orqa": 2, "squad": 1}
+    assert t.accuracy("squad") == 0.2
+    assert [d.question for d in t.disagreements] == ["q2", "q3"]
+    assert t.disagreements[0].correct == {"containment": False, "orqa": True, "squad": False}
+
+
+def _files(tmp_path):
+    import json
+
+    refs = [("q1", ["The Beatles"]), ("q2", [COMPOSED]), ("q3", ["beatles"]), ("q4", ["right"])]
+    preds = [("q1", "Beatles"), ("q2", DECOMPOSED), ("q3", "the beatles band"), ("q4", "wrong")]
+    r, p = tmp_path / "refs.jsonl", tmp_path / "preds.jsonl"
+    r.write_text("".join(json.dumps({"question": q, "answer": a}) + "\n" for q, a in refs))
+    p.write_text("".join(json.dumps({"question": q, "prediction": x}) + "\n" for q, x in preds))
+    return str(r), str(p)
+
+
+@pytest.mark.parametrize(("convention", "correct", "match"), [
+    # by hand from the rules above: q1 for all; q2 only with NFD; q3 only by containment
+    ("orqa", 2, "em-nfd"), ("squad", 1, "em-squad"), ("dpr", 1, "em-squad"),
+    ("containment", 2, "em-containment"),
+])
+def test_cli_convention_is_scored_and_signed(tmp_path, capsys, convention, correct, match):
+    import json
+
+    from nqkit.cli import main
+
+    refs, preds = _files(tmp_path)
+    assert main(["eval", "nq-open", "--references", refs, "--predictions", preds,
+                 "--convention", convention, "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["num_correct"], out["accuracy"]) == (correct, correct / 4)
+    assert f"|match:{match}|" in out["signature"]
+
+
+def test_cli_explain_table(tmp_path, capsys):
+    from nqkit.cli import main
+
+    refs, preds = _files(tmp_path)
+    assert main(["eval", "nq-open", "--references", refs, "--predictions", preds,
+                 "--explain"]) == 0
+    out = capsys.readouterr().out
+    lines = [" ".join(line.split()) for line in out.splitlines()]
+    assert "containment 0.5000 2/4" in lines
+    assert "orqa 0.5000 2/4" in lines
+    assert "squad 0.2500 1/4" in lines
+    assert "questions where the conventions disagree (2; the first 2 shown)" in lines
+    assert any(line.startswith("q2 ") and line.endswith("no yes no") for line in lines)
+    assert any(line.startswith("q3 ") and line.endswith("yes no no") for line in lines)
+
+
+def test_cli_unknown_convention_and_regex(tmp_path, capsys):
+    from nqkit.cli import main
+
+    refs, preds = _files(tmp_path)
+    assert main(["eval", "nq-open", "--references", refs, "--predictions", preds,
+                 "--convention", "loose"]) == 2
+    assert "unknown exact-match convention 'loose'" in capsys.readouterr().err
+    assert main(["eval", "nq-open", "--references", refs, "--predictions", preds,
+                 "--convention", "squad", "--regex"]) == 2
+    assert "no 'squad' exact-match rule" in capsys.readouterr().err
