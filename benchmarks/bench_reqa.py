@@ -54,9 +54,11 @@ def naive_rankdata(q: np.ndarray, a: np.ndarray, targets: RankTargets,
     """The official way: a full rankdata per question (sentence level only)."""
     from scipy.stats import rankdata
 
+    from nqkit.metrics.ranking import dot_scores
+
     best: dict[str, float] = {}
     for lo in range(0, len(q), 1000):
-        scores = q[lo:lo + 1000] @ a.T
+        scores = dot_scores(q[lo:lo + 1000], a)  # the same scores nqkit ranks
         for i, row in enumerate(scores):
             r = float(rankdata(-row)[targets.target_items[lo + i]].min())
             key = questions[lo + i]
