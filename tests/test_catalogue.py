@@ -880,7 +880,24 @@ def _fifo_cases() -> list[Case]:
     ]
 
 
-CASES: list[Case] = [*_nq_cases(), *_simplified_cases(), *_prediction_cases(),
+def _compare_cases() -> list[Case]:
+    """`nqkit compare`: bad systems and bad resampling options."""
+    files: dict[str, Content] = {
+        "refs.jsonl": lambda c: jl(*c.nq_open[:5]),
+        "a.jsonl": lambda c: jl(*({"question": o["question"], "prediction": o["answer"][0]}
+                                  for o in c.nq_open[:5])),
+        "bad.jsonl": lambda c: b'{"question": "q"}\n'}
+    base = ["compare", "nq-open", "--gold", "{d}/refs.jsonl", "{d}/a.jsonl"]
+    rows = [("missing-system", [*base, "{d}/nope.jsonl"], "nope.jsonl"),
+            ("system-missing-key", [*base, "{d}/bad.jsonl"], "bad.jsonl"),
+            ("resamples-zero", [*base, "{d}/a.jsonl", "--resamples", "0"], "--resamples"),
+            ("trials-text", [*base, "{d}/a.jsonl", "--trials", "many"], "--trials"),
+            ("test-unknown", [*base, "{d}/a.jsonl", "--test", "t"], "--test"),
+            ("convention-unknown", [*base, "{d}/a.jsonl", "--convention", "x"], "convention")]
+    return [Case(f"compare/{name}", argv, files, names=names) for name, argv, names in rows]
+
+
+CASES: list[Case] = [*_nq_cases(), *_compare_cases(), *_simplified_cases(), *_prediction_cases(),
                      *_nq_open_cases(), *_ambig_cases(), *_retrieval_cases(),
                      *_baseline_open_cases(), *_squad_cases(), *_reqa_run_cases(),
                      *_argument_cases(), *_fifo_cases()]

@@ -33,6 +33,7 @@ from nqkit.errors import NqkitError
 COMMAND_MODULES: list[str] = [
     "nqkit.commands.demo",
     "nqkit.commands.eval_nq",
+    "nqkit.commands.compare",
     "nqkit.commands.simplify",
     "nqkit.commands.eval_nq_open",
     "nqkit.commands.eval_ambigqa",
@@ -48,6 +49,7 @@ COMMAND_MODULES: list[str] = [
 
 GROUPS: dict[str, str] = {
     "eval": "score predictions with the official metrics of a task",
+    "compare": "paired significance tests of two systems on a task",
     "convert": "convert between dataset formats",
     "reqa": "ReQA answer-retrieval tasks: build, run, score",
 }

@@ -140,3 +140,36 @@ def bootstrap_f1(result: NqResult, n: int = 1000, seed: int = 0) -> dict[str, In
         lo, hi = np.percentile(vals, [2.5, 97.5])
         out[task] = Interval(float(lo), float(hi), no_gold[task])
     return out
+
+
+STAT_COLUMNS = ("score", "gold", "predicted", "correct")
+
+
+def stat_rows(stats: Sequence[AnswerStat]) -> np.ndarray:
+    """Per-example statistics as an n x 4 matrix (columns :data:`STAT_COLUMNS`)."""
+    return np.array([(s.score, s.gold_has_answer, s.pred_has_answer, s.is_correct)
+                     for s in stats], dtype=float).reshape(len(stats), 4)
+
+
+def best_f1_stacks(stacks: np.ndarray) -> np.ndarray:
+    """Best-threshold F1 of each of R stacks of example rows (R x n x 4), vectorised.
+
+    The official sweep (:func:`nqkit.metrics.nq.sweep`): examples in descending score
+    order, precision and recall evaluated after the last example of each run of equal
+    scores (ties enter together), F1 maximised over those points. Paired tests
+    (:mod:`nqkit.stats`) resample or exchange rows and re-tune the threshold this way.
+    """
+    scores = stacks[..., 0]
+    order = np.argsort(-scores, axis=1, kind="stable")
+    s = np.take_along_axis(stacks, order[..., None], axis=1)
+    sc, gold, pred, corr = s[..., 0], s[..., 1], s[..., 2], s[..., 3]
+    cum_c = np.cumsum(corr, axis=1)
+    cum_p = np.cumsum(pred, axis=1)
+    total_g = gold.sum(axis=1, keepdims=True)
+    last = np.ones(sc.shape, dtype=bool)
+    last[:, :-1] = sc[:, 1:] != sc[:, :-1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        prec = np.where(cum_p > 0, cum_c / cum_p, 0.0)
+        rec = np.where(total_g > 0, cum_c / total_g, 0.0)
+        f1 = np.where(prec + rec > 0, 2 * prec * rec / (prec + rec), 0.0)
+    return np.asarray(np.where(last, f1, 0.0).max(axis=1, initial=0.0))

@@ -193,3 +193,61 @@ def run_nq_eval(gold: PathsLike, predictions: str, *, long_threshold: int = 2,
 
         write_pr_curve(pr_curve, {"long": result.long, "short": result.short})
     return out
+
+
+# --------------------------------------------------------------------------- the task
+
+def _task_result(out: NqEvalOutput) -> Any:
+    """An evaluation in the shape every task returns (:class:`nqkit.tasks.base.Result`)."""
+    from nqkit.metrics.nq_analysis import best_f1_stacks, stat_rows
+    from nqkit.stats import ItemStats
+    from nqkit.tasks.base import Coverage, Result
+
+    r = out.result
+    rows = [(name, s.best_f1, s.best_precision, s.best_recall, s.best_threshold)
+            for name, s in (("long answer", r.long), ("short answer", r.short))]
+    items = [{"example_id": i, "long_correct": ls.is_correct, "short_correct": ss.is_correct}
+             for i, ls, ss in zip(r.example_ids, r.long_stats, r.short_stats, strict=True)]
+    headline = {f"{t}-best-threshold-f1": ItemStats(stat_rows(st), best_f1_stacks,
+                                                    decomposable=False)
+                for t, st in (("long", r.long_stats), ("short", r.short_stats))}
+    return Result(task="nq", title="Natural Questions, official metrics",
+                  headers=("task", "F1", "precision", "recall", "threshold"), rows=rows,
+                  signature=out.signature, official=dict(sorted(r.metrics.items())),
+                  items=items, item_key="example_id",
+                  coverage=Coverage(r.num_predicted, r.num_examples), headline=headline,
+                  warnings=[w.message for w in out.warnings])
+
+
+def _score_task(s: dict[str, Any]) -> Any:
+    return _task_result(run_nq_eval(
+        gold=s["gold"], predictions=s["predictions"], long_threshold=s["long_threshold"],
+        short_threshold=s["short_threshold"], allow_missing=s["allow_missing"],
+        allow_extra=s["allow_extra"], cache=s["gold_cache"]))
+
+
+def _register() -> None:
+    from nqkit.settings import Param
+    from nqkit.tasks.base import TASKS, Task
+
+    TASKS.add("nq", Task(
+        name="nq", help="Natural Questions long/short answer F1 (official metrics)",
+        description="Score NQ predictions with the official rules: >=2-of-5 gold, "
+        "byte-or-token span match, best-threshold F1 (the threshold re-tuned in every "
+        "resample).",
+        score=_score_task,
+        params=(
+            Param("long_threshold", "--long-threshold", "gold has a long answer when >= K "
+                  "annotators gave one (default 2)", default=2, type=int, metavar="K"),
+            Param("short_threshold", "--short-threshold", "gold has a short answer when >= "
+                  "K annotators gave one (default 2)", default=2, type=int, metavar="K"),
+            Param("gold_cache", "--gold-cache", "read and write the gold annotation cache "
+                  "(default; --no-gold-cache to skip it)", action="boolean", default=True),
+        ),
+        gold_help="gold NQ files (original or simplified; globs)",
+        predictions_help="predictions JSON (official format)",
+        headline=("long-best-threshold-f1", "short-best-threshold-f1"),
+    ))
+
+
+_register()

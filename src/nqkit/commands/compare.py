@@ -1,0 +1,133 @@
+"""``nqkit compare TASK --gold G A B``: is system B better than system A, and by how much?
+
+For every headline metric of the task: both scores, the difference ``B - A`` with its
+paired-bootstrap interval, and the p-values of the paired bootstrap test and of approximate
+randomization (:mod:`nqkit.stats`), over the same gold items. The task's own settings are
+accepted as in ``nqkit eval TASK``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+GROUP = "compare"
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from nqkit.settings import positive_int
+    from nqkit.tasks.base import get_task, task_names
+
+    for name in task_names():
+        task = get_task(name)
+        if not task.headline or "predictions" not in task.common:
+            continue
+        p = subparsers.add_parser(
+            name, help=f"paired significance tests for {name}",
+            description=f"Compare two systems on {name}: {task.help}. For each headline "
+            "metric, the difference B - A with its 95% paired-bootstrap interval and the "
+            "p-values of the paired bootstrap and approximate randomization tests.")
+        for param in task.all_params():
+            if param.name in ("predictions", "per_item", "bootstrap", "format"):
+                continue
+            if param.name == "gold":  # one value per --gold, so that A and B stay positional
+                p.add_argument("--gold", action="append", required=param.required,
+                               metavar="GOLD", help=param.help + " (repeat for several)")
+                continue
+            param.add_to(p)
+        p.add_argument("system_a", metavar="A", help="predictions of system A (the baseline)")
+        p.add_argument("system_b", metavar="B", help="predictions of system B")
+        p.add_argument("--test", choices=("both", "bootstrap", "randomization"),
+                       default="both", help="which test(s) to run (default: both)")
+        p.add_argument("--resamples", type=positive_int, default=1000, metavar="N",
+                       help="bootstrap resamples (default 1000)")
+        p.add_argument("--trials", type=positive_int, default=10000, metavar="N",
+                       help="approximate randomization trials (default 10000)")
+        p.add_argument("--format", choices=("table", "json"), default="table")
+        p.set_defaults(func=run, task_name=name)
+
+
+def compare(task: Any, settings: dict[str, Any], a: str, b: str, *, test: str = "both",
+            resamples: int = 1000, trials: int = 10000, seed: int = 0) -> dict[str, Any]:
+    """Score both systems with the same settings and test each headline metric."""
+    from nqkit.errors import InputError
+    from nqkit.stats import approximate_randomization, paired_bootstrap
+
+    ra = task.run(**{**settings, "predictions": a, "bootstrap": 0})
+    rb = task.run(**{**settings, "predictions": b, "bootstrap": 0})
+    keys_a = [item.get(ra.item_key) for item in ra.items]
+    keys_b = [item.get(rb.item_key) for item in rb.items]
+    if keys_a != keys_b:
+        raise InputError(None, "the two systems were scored on different gold items",
+                         "give both the same gold and settings")
+    # the settings must be equal; warning marks (warn:...) may differ between systems
+    base_a, base_b = _settings_part(ra.signature), _settings_part(rb.signature)
+    if base_a != base_b:
+        raise InputError(None, f"the two results have different settings ({base_a} vs "
+                         f"{base_b})",
+                         "compare predictions of the same kind under the same settings")
+    rows = []
+    for name in task.headline:
+        if name not in ra.headline or name not in rb.headline:
+            continue
+        row: dict[str, Any] = {"metric": name}
+        if test in ("both", "bootstrap"):
+            t = paired_bootstrap(ra.headline[name], rb.headline[name], resamples=resamples,
+                                 seed=seed)
+            row.update(a=t.score_a, b=t.score_b, difference=t.difference, low=t.low,
+                       high=t.high, p_bootstrap=t.p_value)
+        if test in ("both", "randomization"):
+            r = approximate_randomization(ra.headline[name], rb.headline[name], trials=trials,
+                                          seed=seed)
+            row.update(a=r.score_a, b=r.score_b, difference=r.difference,
+                       p_randomization=r.p_value)
+        rows.append(row)
+    from nqkit.signature import make_signature
+
+    sig = make_signature("compare", {"test": test, "resamples": resamples, "trials": trials,
+                                     "seed": seed, "task": base_a})
+    return {"task": task.name, "a": a, "b": b, "metrics": rows, "signature": sig,
+            "warnings": list(dict.fromkeys([*ra.warnings, *rb.warnings]))}
+
+
+def _settings_part(signature: str) -> str:
+    """A result signature without its warning marks and version."""
+    return "|".join(p for p in signature.split("|")[:-1] if not p.startswith("warn:"))
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    import orjson
+
+    from nqkit.report import format_table
+    from nqkit.tasks.base import get_task
+
+    task = get_task(args.task_name)
+    settings = {p.name: getattr(args, p.name) for p in task.all_params()
+                if hasattr(args, p.name)}
+    settings.pop("predictions", None)
+    out = compare(task, settings, args.system_a, args.system_b, test=args.test,
+                  resamples=args.resamples, trials=args.trials, seed=settings.get("seed", 0))
+    for w in out["warnings"]:
+        print(f"nqkit: warning: {w}", file=sys.stderr)
+    if args.format == "json":
+        sys.stdout.write(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return 0
+    headers = ["metric", "A", "B", "B - A"]
+    if args.test in ("both", "bootstrap"):
+        headers += ["95% CI", "p (bootstrap)"]
+    if args.test in ("both", "randomization"):
+        headers += ["p (randomization)"]
+    rows = []
+    for m in out["metrics"]:
+        row: list[Any] = [m["metric"], m["a"], m["b"], m["difference"]]
+        if "low" in m:
+            row += [f"{m['low']:+.4f} .. {m['high']:+.4f}", m["p_bootstrap"]]
+        if "p_randomization" in m:
+            row.append(m["p_randomization"])
+        rows.append(row)
+    print(format_table(headers, rows, title=f"{task.name}: B = {args.system_b} against "
+                       f"A = {args.system_a}"))
+    print(f"signature: {out['signature']}")
+    return 0

@@ -1,0 +1,240 @@
+"""The task contract: what every evaluation declares, and the one result shape it returns.
+
+A :class:`Task` declares how it reads gold and predictions, its settings as
+:class:`Param` records (flag, type, default, help, signature key), and ``score()``, which
+returns a :class:`Result`. The rest is built from those declarations, once, for every
+task: the ``nqkit compare TASK`` command line (``nqkit eval TASK`` next), the
+signature (sacrebleu's idea: every setting that changes a number, the version last),
+bootstrap intervals of the headline metrics and paired significance tests
+(:mod:`nqkit.stats`). Today ``nqkit compare`` and library callers
+(``get_task("nq-open").run(gold=[...], predictions=..., bootstrap=1000).to_table()``) go
+through it; the ``nqkit eval`` commands move onto it next.
+
+Tasks register themselves in :data:`TASKS` when their module is imported; the modules are
+listed in :data:`TASK_MODULES` and imported on first use, so ``nqkit --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from nqkit.registry import Registry
+from nqkit.settings import Param
+
+if TYPE_CHECKING:  # numpy stays out of start-up
+    from nqkit.stats import Interval, ItemStats
+
+__all__ = [
+    "COMMON",
+    "TASKS",
+    "Coverage",
+    "Param",
+    "Result",
+    "Task",
+    "get_task",
+    "task_names",
+]
+
+MISSING_FIX = "predict every item, or pass --allow-missing to score the absent ones as " \
+    "wrong (the official scripts' behaviour)"
+
+
+# Settings that every evaluation task has, in one vocabulary.
+GOLD = Param("gold", "--gold", "gold file(s): paths or globs", required=True, nargs="+",
+             metavar="GOLD", old=("--references",))
+PREDICTIONS = Param("predictions", "--predictions", "predictions file", required=True,
+                    metavar="FILE")
+ALLOW_MISSING = Param("allow_missing", "--allow-missing",
+                      "score gold items without a prediction as wrong (default: error)",
+                      action="store_true", default=False)
+ALLOW_EXTRA = Param("allow_extra", "--allow-extra",
+                    "ignore predictions for items not in the gold (default: error)",
+                    action="store_true", default=False)
+FORMAT = Param("format", "--format", "table (default), json, or jsonl (one line per item "
+               "on stdout; the summary goes to stderr)", default="table",
+               choices=("table", "json", "jsonl"))
+PER_ITEM = Param("per_item", "--per-item", "also write one JSON line per gold item",
+                 metavar="FILE", old=("--per-example", "--per-question"))
+BOOTSTRAP = Param("bootstrap", "--bootstrap", "95%% confidence intervals of the headline "
+                  "metrics from N bootstrap resamples", default=0, type=int, metavar="N")
+SEED = Param("seed", "--seed", "seed of the resampling (default 0)", default=0, type=int)
+COMMON: tuple[Param, ...] = (GOLD, PREDICTIONS, ALLOW_MISSING, ALLOW_EXTRA, FORMAT, PER_ITEM,
+                             BOOTSTRAP, SEED)
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """How many gold items had a prediction."""
+
+    predicted: int
+    total: int
+
+    def __str__(self) -> str:
+        return f"{self.predicted:,}/{self.total:,} predicted"
+
+
+@dataclass
+class Result:
+    """One evaluation's numbers, in the shape every task returns.
+
+    ``rows`` under ``headers`` are the summary table; ``official`` is the JSON object
+    (with the official scripts' key names where there are any); ``items`` are the
+    per-item records; ``headline`` maps each headline metric to its per-item statistics
+    for intervals and paired tests; ``warnings`` are printed first and stored in JSON.
+    """
+
+    task: str
+    title: str
+    headers: tuple[str, ...]
+    rows: list[tuple[Any, ...]]
+    signature: str
+    official: dict[str, Any]
+    items: list[dict[str, Any]] = field(default_factory=list)
+    item_key: str = "id"  # the field of an item record that names the gold item
+    coverage: Coverage | None = None
+    headline: dict[str, ItemStats] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # lines printed under the table
+    intervals: dict[str, Interval] = field(default_factory=dict)
+    digits: int = 4
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = dict(self.official)
+        if self.coverage is not None and self.coverage.predicted != self.coverage.total:
+            out["coverage"] = {"predicted": self.coverage.predicted,
+                               "total": self.coverage.total}
+        if self.intervals:
+            iv0 = next(iter(self.intervals.values()))
+            out["bootstrap"] = {"resamples": iv0.resamples, "seed": iv0.seed,
+                                "confidence": iv0.confidence,
+                                **{k: [iv.low, iv.high] for k, iv in self.intervals.items()}}
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
+        out["signature"] = self.signature
+        return out
+
+    def to_table(self) -> str:
+        from nqkit.report import format_table
+
+        title = self.title + (f" ({self.coverage})" if self.coverage else "")
+        parts = [format_table(self.headers, self.rows, digits=self.digits, title=title)]
+        if self.intervals:
+            parts.append("")
+            parts.append(format_table(
+                ("metric", "score", "95% CI"),
+                [(k, iv.score, f"{iv.low:.{self.digits}f}-{iv.high:.{self.digits}f}")
+                 for k, iv in self.intervals.items()],
+                digits=self.digits,
+                title=f"bootstrap: {next(iter(self.intervals.values())).resamples:,} "
+                f"resamples, seed {next(iter(self.intervals.values())).seed}"))
+        parts.extend(self.notes)
+        parts.append(f"signature: {self.signature}")
+        return "\n".join(parts)
+
+
+@dataclass(frozen=True)
+class Task:
+    """A registered evaluation: its declarations and its scoring function.
+
+    ``score(settings)`` receives every declared setting by name (``gold``,
+    ``predictions``, the common ones in :data:`COMMON` that the task uses, and its own
+    ``params``) and returns a :class:`Result`; :meth:`run` fills in defaults, checks the
+    common settings and adds bootstrap intervals, for the CLI and for library callers alike.
+    """
+
+    name: str
+    help: str
+    description: str
+    score: Callable[[dict[str, Any]], Result]
+    params: tuple[Param, ...] = ()  # the task's own settings
+    common: tuple[str, ...] = ("gold", "predictions", "allow_missing", "allow_extra",
+                               "format", "per_item", "bootstrap", "seed")
+    gold_help: str = "gold file(s): paths or globs"
+    predictions_help: str = "predictions file"
+    headline: tuple[str, ...] = ()  # metrics that get intervals and paired tests
+    epilog: str = ""
+    gold_required: bool = True
+    predictions_required: bool = True
+
+    def all_params(self) -> tuple[Param, ...]:
+        by_name = {p.name: p for p in COMMON}
+        # a task's own setting may take over an old spelling (human-bounds --references)
+        taken = {old for p in self.params for old in p.old}
+        out = []
+        for name in self.common:
+            p = by_name[name]
+            if taken & set(p.old):
+                p = replace(p, old=tuple(o for o in p.old if o not in taken))
+            if name == "gold":
+                p = replace(p, help=self.gold_help, required=self.gold_required)
+            elif name == "predictions":
+                p = replace(p, help=self.predictions_help, required=self.predictions_required)
+            out.append(p)
+        return (*out, *self.params)
+
+    def settings(self, **given: Any) -> dict[str, Any]:
+        """Every setting of the task: the given ones over the declared defaults."""
+        params = self.all_params()
+        known = {p.name for p in params}
+        unknown = sorted(set(given) - known)
+        if unknown:
+            raise TypeError(f"task {self.name!r} has no setting(s) {unknown}; "
+                            f"known: {sorted(known)}")
+        out = {p.name: p.default for p in params}
+        out.update(given)
+        for p in params:
+            if p.required and out[p.name] is None:
+                from nqkit.errors import InputError
+
+                raise InputError(None, f"{p.flag} is required", f"nqkit eval {self.name} "
+                                 f"{p.flag} {p.metavar or p.name.upper()} ...")
+        return out
+
+    def run(self, **given: Any) -> Result:
+        """Score with the given settings (defaults for the rest), intervals included."""
+        settings = self.settings(**given)
+        bootstrap = settings.get("bootstrap") or 0
+        if bootstrap:
+            from nqkit.stats import _check_resamples
+
+            _check_resamples(bootstrap)
+        result = self.score(settings)
+        if bootstrap:
+            from nqkit.stats import bootstrap_interval
+
+            seed = settings.get("seed") or 0
+            result.intervals = {name: bootstrap_interval(result.headline[name],
+                                                         resamples=bootstrap, seed=seed)
+                                for name in self.headline if name in result.headline}
+        return result
+
+
+TASKS: Registry[Task] = Registry("task")
+TASK_MODULES: tuple[str, ...] = (
+    "nqkit.tasks.nq",
+    "nqkit.tasks.nq_open",
+    "nqkit.tasks.ambigqa",
+    "nqkit.tasks.retrieval",
+)
+_loaded = False
+
+
+def _load() -> None:
+    global _loaded
+    if not _loaded:
+        for name in TASK_MODULES:
+            importlib.import_module(name)
+        _loaded = True
+
+
+def get_task(name: str) -> Task:
+    _load()
+    return TASKS.get(name)
+
+
+def task_names() -> list[str]:
+    _load()
+    return TASKS.names()

@@ -1,0 +1,124 @@
+"""The NQ-open task: exact match of one answer string per question (ORQA's official rule).
+
+``nqkit eval nq-open --gold NQ-open.dev.jsonl --predictions preds.jsonl``; the scoring is
+:func:`nqkit.metrics.nq_open.score_nq_open`, the conventions are
+:mod:`nqkit.metrics.em_conventions`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nqkit.settings import Param
+from nqkit.tasks.base import TASKS, Coverage, Result, Task
+
+PARAMS: tuple[Param, ...] = (
+    Param("answer_field", "--answer-field",
+          "gold field holding the answers (default: answer; EfficientQA test: "
+          "answer_and_def_correct_predictions)", default="answer", metavar="FIELD"),
+    Param("convention", "--convention",
+          "exact-match rule: orqa (official NQ-open, default), squad (= dpr), containment "
+          "(FlashRAG's 'acc': the gold is a substring of the prediction)", default="orqa",
+          metavar="NAME"),
+    Param("regex", "--regex", "gold answers are regular expressions (CuratedTrec): a pattern "
+          "must match at the start of the prediction, case-insensitively",
+          action="store_true", default=False),
+    Param("explain", "--explain", "also score the predictions under every convention and "
+          "list the questions where they disagree", action="store_true", default=False),
+)
+
+
+def score(s: dict[str, Any]) -> Result:
+    import numpy as np
+
+    from nqkit.formats.nq_open import read_nq_open, read_nq_open_predictions
+    from nqkit.metrics.em_conventions import explain_conventions
+    from nqkit.metrics.nq_open import score_nq_open
+    from nqkit.stats import ItemStats
+
+    references = list(read_nq_open(s["gold"], answer_field=s["answer_field"]))
+    # predictions may also be one JSON object {question: answer}
+    predictions = list(read_nq_open_predictions(s["predictions"]))
+    r = score_nq_open(references, predictions, regex=s["regex"],
+                      missing="wrong" if s["allow_missing"] else "error",
+                      answer_field=s["answer_field"], convention=s["convention"],
+                      where=s["predictions"])
+    codes = {w.code for w in r.warnings}
+    warnings = [w.message for w in r.warnings]
+    if r.unused_predictions and "other-split" not in codes:
+        warnings.append(f"{r.unused_predictions:,} prediction(s) for questions not in the "
+                        "gold were ignored")
+    if r.empty_gold_answers and not codes & {"empty-match", "all-empty"}:
+        warnings.append(f"{r.empty_gold_answers} gold answer(s) of {r.empty_gold_questions} "
+                        "question(s) normalize to the empty string; an empty prediction "
+                        "counts as correct for them (as in the official script)")
+    for count, what in ((r.duplicate_references, "gold questions"),
+                        (r.duplicate_predictions, "predicted questions")):
+        if count:
+            warnings.append(f"{count} duplicate {what}; the last one is used (as in the "
+                            "official script)")
+    predicted = r.num_total - r.missing_predictions
+    rows: list[tuple[Any, ...]] = [
+        ("exact match", r.accuracy),
+        ("correct", f"{r.num_correct:,}/{r.num_total:,}"),
+    ]
+    items: list[dict[str, Any]] = [
+        {"question": it.question, "prediction": it.prediction, "correct": it.correct,
+         "matched_answer": it.matched_answer, "answers": list(it.answers)} for it in r.items]
+    if s["explain"]:
+        from nqkit.metrics.em_conventions import CONVENTIONS
+
+        rules = [CONVENTIONS.get(n) for n in CONVENTIONS.names()]
+        for item, it in zip(items, r.items, strict=True):
+            item["conventions"] = {c.name: it.prediction is not None
+                                   and c.match(it.prediction, it.answers) is not None
+                                   for c in rules}
+    official: dict[str, Any] = dict(r.official())
+    notes: list[str] = []
+    if s["explain"]:
+        table = explain_conventions([(it.question, it.prediction, it.answers)
+                                     for it in r.items])
+        official["conventions"] = {n: {"accuracy": table.accuracy(n),
+                                       "num_correct": table.num_correct[n]}
+                                   for n in table.names}
+        official["disagreements"] = len(table.disagreements)
+        notes.append(_explain_text(table))
+    correct = np.array([it.correct for it in r.items], dtype=float)
+    return Result(
+        task="nq-open", title="NQ-open exact match", headers=("metric", "value"), rows=rows,
+        signature=r.signature, official=official, items=items, item_key="question",
+        coverage=Coverage(predicted, r.num_total),
+        headline={"exact match": ItemStats.of(correct)}, warnings=warnings, notes=notes)
+
+
+def _explain_text(table: Any) -> str:
+    from nqkit.report import format_table
+
+    rows = [(n, table.accuracy(n), f"{table.num_correct[n]:,}/{table.num_total:,}")
+            for n in table.names]
+    parts = ["", format_table(("convention", "exact match", "correct"), rows,
+                              title="the same predictions under each exact-match convention")]
+    if table.disagreements:
+        shown = table.disagreements[:10]
+        parts.append("")
+        parts.append(format_table(
+            ("question", "prediction", "gold", *table.names),
+            [(d.question[:50], d.prediction[:30], " | ".join(d.answers)[:40],
+              *("yes" if d.correct[n] else "no" for n in table.names)) for d in shown],
+            title=f"questions where they disagree ({len(table.disagreements):,}; first "
+            f"{len(shown)} shown, all in --per-item with --format jsonl)"))
+    return "\n".join(parts)
+
+
+TASK = TASKS.add("nq-open", Task(
+    name="nq-open",
+    help="NQ-open / EfficientQA exact match (official ORQA evaluation)",
+    description="Score {question, prediction} JSON lines against NQ-open gold {question, "
+    "answer: [...]} by exact match after NFD, lower-casing, punctuation and article "
+    "removal (max over gold answers). Numbers equal the official evaluate_predictions.py; "
+    "other published conventions by name with --convention, all of them with --explain.",
+    score=score, params=PARAMS,
+    gold_help="NQ-open JSONL gold (plain or .gz)",
+    predictions_help='predictions JSONL {"question", "prediction"}',
+    headline=("exact match",),
+))

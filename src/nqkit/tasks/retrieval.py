@@ -1,0 +1,109 @@
+"""The retrieval task: DPR-style top-k answer recall of retrieval results.
+
+``nqkit eval retrieval --predictions results.json [--gold qa.tsv]``: the results are DPR's
+format ``[{question, answers, ctxs: [{id, title, text, score}]}]``; the answers come from
+the results unless ``--gold`` gives a questions/answers file (DPR ``.qa.tsv`` or NQ-open
+JSONL), joined by question. The scoring is
+:func:`nqkit.metrics.answer_recall.score_answer_recall`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from nqkit.settings import Param, positive_int
+from nqkit.tasks.base import TASKS, Coverage, Result, Task
+
+PARAMS: tuple[Param, ...] = (
+    Param("topk", "--topk", "cut-offs (default: 1 5 20 100)", default=[1, 5, 20, 100],
+          type=positive_int, nargs="+", metavar="K"),
+    Param("results", "results", argparse.SUPPRESS, nargs="?"),  # the old positional form
+)
+
+
+def _gold_answers(paths: list[str]) -> dict[str, tuple[str, ...]]:
+    from nqkit.formats.dpr import read_dpr_qa_tsv
+    from nqkit.formats.nq_open import read_nq_open
+    from nqkit.io import expand_paths
+
+    out: dict[str, tuple[str, ...]] = {}
+    for path in expand_paths(paths, what="gold"):
+        if path.name.endswith((".tsv", ".tsv.gz", ".csv")):
+            out.update(read_dpr_qa_tsv(path))
+        else:
+            out.update((ex.question, ex.answers) for ex in read_nq_open(path))
+    return out
+
+
+def score(s: dict[str, Any]) -> Result:
+    import dataclasses
+    import sys
+
+    import numpy as np
+
+    from nqkit.errors import InputError
+    from nqkit.formats.dpr import read_dpr_results
+    from nqkit.metrics.answer_recall import score_answer_recall
+    from nqkit.stats import ItemStats
+
+    path = s["predictions"]
+    if s.get("results"):
+        print("nqkit: warning: the results file as a positional argument is deprecated and "
+              "will be removed; use --predictions", file=sys.stderr)
+        path = path or s["results"]
+    if not path:
+        raise InputError(None, "no retrieval results given",
+                         "nqkit eval retrieval --predictions results.json")
+    results = list(read_dpr_results(path))
+    warnings: list[str] = []
+    if s["gold"]:
+        gold = _gold_answers(s["gold"])
+        asked = {r.question for r in results}
+        extra = [r.question for r in results if r.question not in gold]
+        if extra and not s["allow_extra"]:
+            raise InputError(path, f"{len(extra):,} question(s) of the results are not in the "
+                             f"gold (e.g. {'; '.join(map(repr, extra[:3]))})",
+                             "check the split, or pass --allow-extra to ignore them")
+        missing = [q for q in gold if q not in asked]
+        if missing and not s["allow_missing"]:
+            raise InputError(path, f"{len(missing):,} of {len(gold):,} gold questions have no "
+                             f"results (e.g. {'; '.join(map(repr, missing[:3]))})",
+                             "retrieve for every question, or pass --allow-missing to count "
+                             "them as not found")
+        results = [dataclasses.replace(r, answers=gold[r.question])
+                   for r in results if r.question in gold]
+        from nqkit.formats.dpr import DprResult
+
+        results += [DprResult(q, gold[q], ()) for q in missing]
+    ks = sorted(set(s["topk"]))
+    r = score_answer_recall(results, ks, where=path)
+    warnings += [w.message for w in r.warnings]
+    if r.flag_disagreements:
+        warnings.append(f"{r.flag_disagreements:,} context(s) carry a has_answer flag that "
+                        "differs from the DPR string check recomputed here")
+    items = [{"question": res.question, "first_hit": hit}
+             for res, hit in zip(results, r.first_hit, strict=True)]
+    first = np.array([h if h is not None else np.inf for h in r.first_hit], dtype=float)
+    headline = {f"top-{k}": ItemStats.of((first <= k).astype(float)) for k in ks}
+    return Result(
+        task="retrieval", title="Top-k answer recall", headers=("top-k", "answer recall"),
+        rows=[(f"top-{k}", v) for k, v in r.recall.items()], signature=r.signature,
+        official={"recall": {str(k): v for k, v in r.recall.items()},
+                  "num_questions": r.num_questions},
+        items=items, item_key="question", coverage=Coverage(len(results), len(results)),
+        headline=headline, warnings=warnings, notes=[f"questions: {r.num_questions:,}"])
+
+
+TASK = TASKS.add("retrieval", Task(
+    name="retrieval", help="top-k answer recall of retrieval results (DPR has_answer)",
+    description="Top-k answer recall of DPR-style results [{question, answers, ctxs: [{id, "
+    "title, text, score}]}]: a question counts at k when one of its first k passages "
+    "contains an answer's token sequence (DPR simple tokenizer, NFD, lower-cased). "
+    "Contexts are taken in file order.",
+    score=score, params=PARAMS, gold_required=False, predictions_required=False,
+    gold_help="optional questions and answers (DPR .qa.tsv or NQ-open JSONL); default: the "
+    "answers inside the results",
+    predictions_help="retrieval results JSON (DPR dense_retriever output)",
+    headline=("top-1", "top-5", "top-20", "top-100"),
+))
