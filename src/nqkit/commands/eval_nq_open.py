@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 GROUP = "eval"
 
@@ -110,29 +109,11 @@ def run(args: argparse.Namespace) -> int:
         print(format_table(("metric", "value"), rows))
         print(f"signature: {result.signature}")
     if args.explain:
-        text = explain_text(result.items)
+        from nqkit.metrics.em_conventions import explain_conventions
+        from nqkit.tasks.nq_open import explain_text
+
+        text = explain_text(explain_conventions(
+            [(it.question, it.prediction, it.answers) for it in result.items]))
         print(text, file=sys.stderr if args.format != "table" else sys.stdout)
     return 0
 
-
-def explain_text(items: Any) -> str:
-    """The same predictions under every exact-match convention, and where they disagree."""
-    from nqkit.metrics.em_conventions import explain_conventions
-    from nqkit.report import format_table
-
-    table = explain_conventions([(it.question, it.prediction, it.answers) for it in items])
-    rows = [(n, table.accuracy(n), f"{table.num_correct[n]:,}/{table.num_total:,}")
-            for n in table.names]
-    parts = ["", format_table(("convention", "exact match", "correct"), rows,
-                              title="the same predictions under each exact-match convention")]
-    if table.disagreements:
-        shown = table.disagreements[:10]
-        parts += ["", format_table(
-            ("question", "prediction", "gold", *table.names),
-            [(d.question[:50], d.prediction[:30], " | ".join(d.answers)[:40],
-              *("yes" if d.correct[n] else "no" for n in table.names)) for d in shown],
-            title=f"questions where the conventions disagree ({len(table.disagreements):,}; "
-            f"the first {len(shown)} shown)")]
-    else:
-        parts.append("the conventions agree on every question")
-    return "\n".join(parts)

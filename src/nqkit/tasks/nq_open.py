@@ -82,7 +82,7 @@ def score(s: dict[str, Any]) -> Result:
                                        "num_correct": table.num_correct[n]}
                                    for n in table.names}
         official["disagreements"] = len(table.disagreements)
-        notes.append(_explain_text(table))
+        notes.append(explain_text(table))
     correct = np.array([it.correct for it in r.items], dtype=float)
     return Result(
         task="nq-open", title="NQ-open exact match", headers=("metric", "value"), rows=rows,
@@ -91,7 +91,8 @@ def score(s: dict[str, Any]) -> Result:
         headline={"exact match": ItemStats.of(correct)}, warnings=warnings, notes=notes)
 
 
-def _explain_text(table: Any) -> str:
+def explain_text(table: Any) -> str:
+    """The conventions table of ``--explain`` and the questions where they disagree."""
     from nqkit.report import format_table
 
     rows = [(n, table.accuracy(n), f"{table.num_correct[n]:,}/{table.num_total:,}")
@@ -105,8 +106,10 @@ def _explain_text(table: Any) -> str:
             ("question", "prediction", "gold", *table.names),
             [(d.question[:50], d.prediction[:30], " | ".join(d.answers)[:40],
               *("yes" if d.correct[n] else "no" for n in table.names)) for d in shown],
-            title=f"questions where they disagree ({len(table.disagreements):,}; first "
-            f"{len(shown)} shown, all in --per-item with --format jsonl)"))
+            title=f"questions where the conventions disagree ({len(table.disagreements):,}; "
+            f"the first {len(shown)} shown)"))
+    else:
+        parts.append("the conventions agree on every question")
     return "\n".join(parts)
 
 
