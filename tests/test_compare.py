@@ -75,3 +75,47 @@ def test_bad_input_is_one_line(tmp_path, capsys):
     assert len(err) == 1 and err[0].startswith("nqkit: error:")
     assert main(["compare", "nq-open", "--gold", refs, a, a, "--resamples", "0"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_retrieval_by_hand(tmp_path, capsys):
+    """Five questions; A ranks a positive passage first nowhere, B everywhere (DPR's
+    has_answer on the real bi-encoder passages decides which passages carry an answer)."""
+    records = json.loads(shared_file("data", "dpr", "biencoder-nq-dev-sample5.json")
+                         .read_text())
+
+    def results(first_positive: bool):
+        out = []
+        for r in records:
+            ctxs = [*r["hard_negative_ctxs"][:3], r["positive_ctxs"][0]]
+            if first_positive:
+                ctxs = ctxs[::-1]
+            out.append({"question": r["question"], "answers": r["answers"],
+                        "ctxs": [{"id": str(i), "title": c["title"], "text": c["text"],
+                                  "score": str(10 - i)} for i, c in enumerate(ctxs)]})
+        return out
+
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(results(False)))
+    b.write_text(json.dumps(results(True)))
+    task = get_task("retrieval")
+    ra = task.run(predictions=str(a), topk=[1, 5])
+    rb = task.run(predictions=str(b), topk=[1, 5])
+    assert (ra.headline["top-1"].score(), rb.headline["top-1"].score()) == (0.0, 1.0)
+    # all five items favour B: only "swap none" and "swap all" keep |difference| = 1
+    exact = approximate_randomization(ra.headline["top-1"], rb.headline["top-1"], exact=True)
+    assert exact.p_value == 2 / 32
+    assert main(["compare", "retrieval", str(a), str(b), "--topk", "1", "5",
+                 "--format", "json"]) == 0
+    rows = {m["metric"]: m for m in json.loads(capsys.readouterr().out)["metrics"]}
+    assert (rows["top-1"]["difference"], rows["top-5"]["difference"]) == (1.0, 0.0)
+
+
+def test_library_result_shapes(tmp_path):
+    refs, _, b = _nq_open_files(tmp_path)
+    r = get_task("nq-open").run(gold=[refs], predictions=b, bootstrap=200, seed=1)
+    iv = r.intervals["exact match"]
+    assert (iv.score, iv.low, iv.high, iv.resamples, iv.seed) == (1.0, 1.0, 1.0, 200, 1)
+    assert r.to_json()["bootstrap"] == {"resamples": 200, "seed": 1, "confidence": 0.95,
+                                        "exact match": [1.0, 1.0]}
+    lines = [" ".join(line.split()) for line in r.to_table().splitlines()]
+    assert "exact match 1.0000" in lines and "exact match 1.0000 1.0000-1.0000" in lines

@@ -12,7 +12,6 @@ import re
 
 import pytest
 
-from nqkit.commands._args import float_in, int_in
 from nqkit.errors import InputError, examples
 from nqkit.formats.dpr import read_dpr_qa_tsv, read_dpr_results
 from nqkit.formats.nq import read_nq
@@ -24,6 +23,7 @@ from nqkit.formats.squad import squad_articles_from_json
 from nqkit.io import expand_paths
 from nqkit.metrics import nq_open as nq_open_metric
 from nqkit.metrics.nq_open import score_nq_open
+from nqkit.settings import float_in, int_in
 
 # A page of 4 tokens: "<P>" (bytes 0-3), "Paris" (3-8), "here" (9-13), "</P>" (13-17).
 HTML = "<P>Paris here</P>"

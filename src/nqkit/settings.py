@@ -1,30 +1,30 @@
-"""Declared settings: a flag, a type, a default, a help text and a signature key.
+"""Declared settings, and the number types of every command-line option.
 
-A metric or task declares its settings once as :class:`Param` records; the command line
-(argparse options, deprecated spellings with a notice) and the signature
-(:func:`settings_signature`) are both built from those declarations, as sacrebleu builds
-its signatures from a metric's declared settings.
+A task declares its settings once as :class:`Param` records; its command-line options are
+built from those declarations (``nqkit compare TASK``). The ``type=`` helpers below
+(:func:`int_in`, :func:`float_in`, :data:`positive_int`) check numbers for every command:
+a value out of range becomes one line ``nqkit: error: argument --k1: must be >= 0, found
+-1`` and exit code 2 (see :class:`nqkit.cli.NqkitArgumentParser`), before any file is read.
+Only ``argparse`` is imported here, so ``nqkit --help`` stays instant.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Callable, Iterable, Mapping
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from nqkit.signature import make_signature
-
-__all__ = ["Param", "settings_signature"]
+__all__ = ["Param", "float_in", "int_in", "positive_int"]
 
 
 @dataclass(frozen=True, slots=True)
 class Param:
-    """One declared setting: its command-line flag, type, default and signature key."""
+    """One declared setting: its command-line flag, type, default and help."""
 
     name: str  # keyword of score() and attribute of the parsed arguments
-    flag: str  # e.g. "--long-threshold"
+    flag: str  # e.g. "--long-threshold"; without a leading "-", a positional argument
     help: str
     default: Any = None
     type: Callable[[str], Any] | None = None
@@ -33,13 +33,9 @@ class Param:
     nargs: str | int | None = None
     metavar: str | None = None
     required: bool = False
-    short: str | None = None  # e.g. "-o"
-    sig: str | None = None  # key in the signature; None keeps it out
-    sig_value: Callable[[Any], object] | None = None  # how the value is written there
-    old: tuple[str, ...] = ()  # deprecated spellings, accepted with a notice
 
     def add_to(self, parser: argparse.ArgumentParser) -> None:
-        if not self.flag.startswith("-"):  # a positional argument
+        if not self.flag.startswith("-"):
             parser.add_argument(self.name, nargs=self.nargs, help=self.help,
                                 metavar=self.metavar)
             return
@@ -47,67 +43,56 @@ class Param:
         if self.action == "boolean":
             kwargs.update(action=argparse.BooleanOptionalAction, default=self.default)
         elif self.action:
-            kwargs["action"] = self.action
+            kwargs.update(action=self.action, default=self.default)
         else:
             kwargs.update(default=self.default, type=self.type, choices=self.choices,
                           nargs=self.nargs, metavar=self.metavar)
             kwargs = {k: v for k, v in kwargs.items() if v is not None or k == "default"}
-        if self.required and not self.old:  # with old spellings, checked after parsing
+        if self.required:
             kwargs["required"] = True
-        flags = [self.short, self.flag] if self.short else [self.flag]
-        parser.add_argument(*flags, **kwargs)
-        for old in self.old:
-            hidden = {**kwargs, "help": argparse.SUPPRESS, "required": False}
-            hidden.pop("default", None)
-            new = self.flag
-            if self.action == "boolean":  # an old --no-X switch turns the setting off
-                hidden["action"] = "store_false" if old.startswith("--no-") else "store_true"
-                if old.startswith("--no-"):
-                    new = "--no-" + self.flag[2:]
-            hidden.update(_deprecated(old, new, hidden))
-            parser.add_argument(old, **hidden)
-
-    def signature_value(self, value: Any) -> object:
-        return self.sig_value(value) if self.sig_value else value
+        parser.add_argument(self.flag, **kwargs)
 
 
-def _deprecated(old: str, new: str, kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """An argparse action for an old spelling: a one-line notice, then the new behaviour."""
-    base: type[argparse.Action]
-    if kwargs.get("action") == "store_true":
-        base = argparse._StoreTrueAction
-    elif kwargs.get("action") == "store_false":
-        base = argparse._StoreFalseAction
-    else:
-        base = argparse._StoreAction
-
-    class Deprecated(base):  # type: ignore[valid-type, misc]
-        def __call__(self, parser: Any, namespace: Any, values: Any,
-                     option_string: str | None = None) -> None:
-            print(f"nqkit: warning: {old} is deprecated and will be removed; use {new}",
-                  file=sys.stderr)
-            super().__call__(parser, namespace, values, option_string)
-
-    return {"action": Deprecated}
+def _range_text(lo: float | None, hi: float | None) -> str:
+    if lo is not None and hi is not None:
+        return f"in [{lo:g}, {hi:g}]"
+    return f">= {lo:g}" if lo is not None else f"<= {hi:g}"
 
 
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
+def int_in(lo: int | None = None, hi: int | None = None) -> Callable[[str], int]:
+    """An integer in ``[lo, hi]`` (either bound may be open)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, found {text!r:.30}"
+                                             ) from None
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            raise argparse.ArgumentTypeError(f"must be {_range_text(lo, hi)}, found {value}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
 
 
+def float_in(lo: float | None = None, hi: float | None = None) -> Callable[[str], float]:
+    """A finite number in ``[lo, hi]`` (either bound may be open)."""
 
-def settings_signature(task: str, params: Iterable[Param], settings: Mapping[str, Any],
-                       extra: Mapping[str, object] | None = None) -> str:
-    """The signature of a result: each declared setting with a key, in declaration order."""
-    items: dict[str, object] = {}
-    for p in params:
-        if p.sig is not None:
-            items[p.sig] = p.signature_value(settings.get(p.name, p.default))
-    items.update(extra or {})
-    return make_signature(task, items)
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, found {text!r:.30}"
+                                             ) from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"must be a finite number, found {text!r:.30}")
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            raise argparse.ArgumentTypeError(f"must be {_range_text(lo, hi)}, found {value:g}")
+        return value
+
+    parse.__name__ = "number"
+    return parse
 
 
+positive_int = int_in(1)  # counts, sizes, thresholds of at least one

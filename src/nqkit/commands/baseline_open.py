@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from nqkit.signature import ResultWarning
 
-from nqkit.commands._args import float_in, positive_int
+from nqkit.settings import float_in, positive_int
 
 GROUP = None
 

@@ -8,7 +8,7 @@ import socket
 import sys
 from typing import Any
 
-from nqkit.commands._args import int_in
+from nqkit.settings import int_in
 
 GROUP = None
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from nqkit.commands._args import positive_int
+from nqkit.settings import positive_int
 
 GROUP = "convert"
 

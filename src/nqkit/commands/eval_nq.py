@@ -46,7 +46,7 @@ def register(sub: Any) -> None:
 
 def add_threshold_options(p: Any) -> None:
     """--long-threshold / --short-threshold, shared with ``nqkit baseline --eval``."""
-    from nqkit.commands._args import positive_int
+    from nqkit.settings import positive_int
 
     p.add_argument("--long-threshold", type=positive_int, default=2, metavar="K",
                    help="gold has a long answer when >= K annotators gave one (default 2; "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nqkit.commands._args import positive_int
+from nqkit.settings import positive_int
 
 GROUP = None
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from nqkit.commands._args import float_in, positive_int
+from nqkit.settings import float_in, positive_int
 
 GROUP = "reqa"
 

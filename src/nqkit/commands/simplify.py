@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from nqkit.commands._args import positive_int
+from nqkit.settings import positive_int
 
 GROUP = None
 

@@ -38,13 +38,10 @@ __all__ = [
     "task_names",
 ]
 
-MISSING_FIX = "predict every item, or pass --allow-missing to score the absent ones as " \
-    "wrong (the official scripts' behaviour)"
-
 
 # Settings that every evaluation task has, in one vocabulary.
 GOLD = Param("gold", "--gold", "gold file(s): paths or globs", required=True, nargs="+",
-             metavar="GOLD", old=("--references",))
+             metavar="GOLD")
 PREDICTIONS = Param("predictions", "--predictions", "predictions file", required=True,
                     metavar="FILE")
 ALLOW_MISSING = Param("allow_missing", "--allow-missing",
@@ -57,7 +54,7 @@ FORMAT = Param("format", "--format", "table (default), json, or jsonl (one line 
                "on stdout; the summary goes to stderr)", default="table",
                choices=("table", "json", "jsonl"))
 PER_ITEM = Param("per_item", "--per-item", "also write one JSON line per gold item",
-                 metavar="FILE", old=("--per-example", "--per-question"))
+                 metavar="FILE")
 BOOTSTRAP = Param("bootstrap", "--bootstrap", "95%% confidence intervals of the headline "
                   "metrics from N bootstrap resamples", default=0, type=int, metavar="N")
 SEED = Param("seed", "--seed", "seed of the resampling (default 0)", default=0, type=int)
@@ -161,13 +158,9 @@ class Task:
 
     def all_params(self) -> tuple[Param, ...]:
         by_name = {p.name: p for p in COMMON}
-        # a task's own setting may take over an old spelling (human-bounds --references)
-        taken = {old for p in self.params for old in p.old}
         out = []
         for name in self.common:
             p = by_name[name]
-            if taken & set(p.old):
-                p = replace(p, old=tuple(o for o in p.old if o not in taken))
             if name == "gold":
                 p = replace(p, help=self.gold_help, required=self.gold_required)
             elif name == "predictions":

@@ -9,7 +9,6 @@ JSONL), joined by question. The scoring is
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
 from nqkit.settings import Param, positive_int
@@ -18,7 +17,6 @@ from nqkit.tasks.base import TASKS, Coverage, Result, Task
 PARAMS: tuple[Param, ...] = (
     Param("topk", "--topk", "cut-offs (default: 1 5 20 100)", default=[1, 5, 20, 100],
           type=positive_int, nargs="+", metavar="K"),
-    Param("results", "results", argparse.SUPPRESS, nargs="?"),  # the old positional form
 )
 
 
@@ -38,7 +36,6 @@ def _gold_answers(paths: list[str]) -> dict[str, tuple[str, ...]]:
 
 def score(s: dict[str, Any]) -> Result:
     import dataclasses
-    import sys
 
     import numpy as np
 
@@ -48,10 +45,6 @@ def score(s: dict[str, Any]) -> Result:
     from nqkit.stats import ItemStats
 
     path = s["predictions"]
-    if s.get("results"):
-        print("nqkit: warning: the results file as a positional argument is deprecated and "
-              "will be removed; use --predictions", file=sys.stderr)
-        path = path or s["results"]
     if not path:
         raise InputError(None, "no retrieval results given",
                          "nqkit eval retrieval --predictions results.json")
