@@ -7,6 +7,7 @@ drives Chromium through the pages as a user would. Screenshots are saved under
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import http.server
 import json
@@ -39,20 +40,15 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+@contextlib.contextmanager
+def _serving(ds):
+    """The browser app on a free port of 127.0.0.1 in a thread, for the block's duration."""
     uvicorn = require("uvicorn")
     from nqkit.browser.app import create_app
-    from nqkit.browser.model import load_dataset
 
-    gold = shared_file("data", "nq", "nq-dev-sample10.jsonl.gz")
-    preds = shared_file("golden", "nq-eval", "annotator0.predictions.json")
-    ds = load_dataset(gold, str(preds), cache_dir=tmp_path_factory.mktemp("cache"),
-                      progress=False)
     port = _free_port()
-    config = uvicorn.Config(create_app(ds, port=port), host="127.0.0.1", port=port,
-                            log_level="warning")
-    srv = uvicorn.Server(config)
+    srv = uvicorn.Server(uvicorn.Config(create_app(ds, port=port), host="127.0.0.1",
+                                        port=port, log_level="warning"))
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -60,9 +56,23 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         if time.monotonic() > deadline or not thread.is_alive():
             pytest.fail("the browser app did not start")
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        srv.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    from nqkit.browser.model import load_dataset
+
+    gold = shared_file("data", "nq", "nq-dev-sample10.jsonl.gz")
+    preds = shared_file("golden", "nq-eval", "annotator0.predictions.json")
+    ds = load_dataset(gold, str(preds), cache_dir=tmp_path_factory.mktemp("cache"),
+                      progress=False)
+    with _serving(ds) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -270,8 +280,6 @@ class _Canary(http.server.BaseHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, list[str]]]:
     """(app URL, canary URL, canary hits) for an app serving the hostile copy."""
-    uvicorn = pytest.importorskip("uvicorn")
-    from nqkit.browser.app import create_app
     from nqkit.browser.model import load_dataset
 
     canary_srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Canary)
@@ -284,19 +292,8 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str
                         d / "hostile.jsonl", canary)
     ds = load_dataset(d / "hostile.jsonl", cache_dir=tmp_path_factory.mktemp("cache"),
                       progress=False)
-    port = _free_port()
-    srv = uvicorn.Server(uvicorn.Config(create_app(ds, port=port), host="127.0.0.1",
-                                        port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            pytest.fail("the browser app did not start")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", canary, hits
-    srv.should_exit = True
-    thread.join(timeout=10)
+    with _serving(ds) as url:
+        yield url, canary, hits
     canary_srv.shutdown()
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from nqkit.browser.render import http_url, sanitize
 
-from conftest import shared_file
+from conftest import require, shared_file
 
 # ------------------------------------------------------------------- hostile markup
 
@@ -231,7 +231,7 @@ def _long_spans(d: dict[str, Any]) -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    pytest.importorskip("fastapi")
+    require("fastapi")
     from fastapi.testclient import TestClient
 
     from nqkit.browser.app import create_app

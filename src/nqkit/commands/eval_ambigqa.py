@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from nqkit.formats.ambignq import read_ambignq, read_ambigqa_predictions
     from nqkit.io import check_output, write_jsonl
     from nqkit.metrics.ambigqa import score_ambigqa
-    from nqkit.report import format_table, print_warnings
+    from nqkit.report import format_table
 
     if args.per_example:
         check_output(args.per_example, [args.references, args.predictions],
@@ -50,15 +50,10 @@ def run(args: argparse.Namespace) -> int:
     predictions = read_ambigqa_predictions(args.predictions)
     result = score_ambigqa(references, predictions, matching=args.matching,
                            missing="empty" if args.allow_missing else "error")
-    print_warnings(result.warnings)
-    if result.missing:
-        print(f"nqkit: warning: {len(result.missing):,} id(s) without a prediction scored "
-              f"as 0 ({result.num_examples - len(result.missing):,}/{result.num_examples:,} "
-              "predicted)", file=sys.stderr)
-    empty = result.empty_predictions - len(result.missing)
-    if empty and not any(w.code == "all-empty" for w in result.warnings):
-        print(f"nqkit: warning: {empty:,} empty prediction list(s) scored as 0",
-              file=sys.stderr)
+    from nqkit.tasks.ambigqa import warning_lines
+
+    for line in warning_lines(result):
+        print(f"nqkit: warning: {line}", file=sys.stderr)
     if args.per_example:
         write_jsonl(args.per_example, (
             {"id": k, "is_multi": result.is_multi[k], **v}

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from nqkit.formats.nq_open import read_nq_open, read_nq_open_predictions
     from nqkit.io import check_output, write_jsonl
     from nqkit.metrics.nq_open import score_nq_open
-    from nqkit.report import format_table, print_warnings
+    from nqkit.report import format_table
 
     if args.per_question:
         check_output(args.per_question, [args.references, args.predictions],
@@ -67,22 +67,10 @@ def run(args: argparse.Namespace) -> int:
         where=args.predictions,
         convention=args.convention,
     )
-    print_warnings(result.warnings)
-    if result.empty_gold_answers and not any(w.code in ("empty-match", "all-empty")
-                                             for w in result.warnings):
-        print(f"nqkit: warning: {result.empty_gold_answers} gold answer(s) of "
-              f"{result.empty_gold_questions} question(s) normalize to the empty string; "
-              "an empty prediction counts as correct for them (as in the official script)",
-              file=sys.stderr)
-    for count, what in ((result.duplicate_references, "reference questions"),
-                        (result.duplicate_predictions, "predicted questions")):
-        if count:
-            print(f"nqkit: warning: {count} duplicate {what}; the last one is used "
-                  "(as in the official script)", file=sys.stderr)
-    if result.unused_predictions and not any(w.code == "other-split"
-                                             for w in result.warnings):
-        print(f"nqkit: warning: {result.unused_predictions} prediction(s) for questions not "
-              "in the references were ignored", file=sys.stderr)
+    from nqkit.tasks.nq_open import warning_lines
+
+    for line in warning_lines(result):
+        print(f"nqkit: warning: {line}", file=sys.stderr)
     def item(it):
         return {"question": it.question, "prediction": it.prediction, "correct": it.correct,
                 "matched_answer": it.matched_answer, "answers": list(it.answers)}

@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from nqkit.formats.dpr import read_dpr_results
     from nqkit.io import check_output, write_jsonl
     from nqkit.metrics.answer_recall import score_answer_recall
-    from nqkit.report import format_table, print_warnings
+    from nqkit.report import format_table
 
     if any(k < 1 for k in args.topk):
         raise InputError(None, f"--topk must be positive, found {args.topk}",
@@ -48,10 +48,10 @@ def run(args: argparse.Namespace) -> int:
         check_output(args.per_question, [args.results], option="--per-question")
     results = list(read_dpr_results(args.results))
     r = score_answer_recall(results, args.topk, where=args.results)
-    print_warnings(r.warnings)
-    if r.flag_disagreements:
-        print(f"nqkit: warning: {r.flag_disagreements:,} context(s) carry a has_answer flag "
-              "that differs from the DPR string check recomputed here", file=sys.stderr)
+    from nqkit.tasks.retrieval import warning_lines
+
+    for line in warning_lines(r):
+        print(f"nqkit: warning: {line}", file=sys.stderr)
     if args.per_question:
         write_jsonl(args.per_question, ({"question": res.question, "first_hit": hit}
                                         for res, hit in zip(results, r.first_hit, strict=True)))

@@ -18,6 +18,18 @@ PARAMS: tuple[Param, ...] = (
 )
 
 
+def warning_lines(r: Any) -> list[str]:
+    """Every warning of an AmbigQA result, as ``nqkit eval ambigqa`` prints them."""
+    lines = [w.message for w in r.warnings]
+    if r.missing:
+        lines.append(f"{len(r.missing):,} id(s) without a prediction scored as 0 "
+                     f"({r.num_examples - len(r.missing):,}/{r.num_examples:,} predicted)")
+    empty = r.empty_predictions - len(r.missing)
+    if empty and not any(w.code == "all-empty" for w in r.warnings):
+        lines.append(f"{empty:,} empty prediction list(s) scored as 0")
+    return lines
+
+
 def score(s: dict[str, Any]) -> Result:
     import numpy as np
 
@@ -31,13 +43,7 @@ def score(s: dict[str, Any]) -> Result:
     predictions = read_ambigqa_predictions(s["predictions"])
     r = score_ambigqa(references, predictions, matching=s["matching"],
                       missing="empty" if s["allow_missing"] else "error")
-    warnings = [w.message for w in r.warnings]
-    if r.missing:
-        warnings.append(f"{len(r.missing):,} id(s) without a prediction scored as 0 "
-                        f"({r.num_examples - len(r.missing):,}/{r.num_examples:,} predicted)")
-    empty = r.empty_predictions - len(r.missing)
-    if empty and not any(w.code == "all-empty" for w in r.warnings):
-        warnings.append(f"{empty:,} empty prediction list(s) scored as 0")
+    warnings = warning_lines(r)
     rows = [(name, v["all"], v["multi"]) for name, v in r.metrics.items()]
     items = [{"id": k, "is_multi": r.is_multi[k], **v} for k, v in r.per_example.items()]
     multi = np.array([r.is_multi[k] for k in r.per_example], dtype=float)

@@ -28,6 +28,25 @@ PARAMS: tuple[Param, ...] = (
 )
 
 
+def warning_lines(r: Any) -> list[str]:
+    """Every warning of an NQ-open result, as ``nqkit eval nq-open`` prints them."""
+    codes = {w.code for w in r.warnings}
+    lines = [w.message for w in r.warnings]
+    if r.empty_gold_answers and not codes & {"empty-match", "all-empty"}:
+        lines.append(f"{r.empty_gold_answers} gold answer(s) of {r.empty_gold_questions} "
+                     "question(s) normalize to the empty string; an empty prediction counts "
+                     "as correct for them (as in the official script)")
+    for count, what in ((r.duplicate_references, "reference questions"),
+                        (r.duplicate_predictions, "predicted questions")):
+        if count:
+            lines.append(f"{count} duplicate {what}; the last one is used (as in the "
+                         "official script)")
+    if r.unused_predictions and "other-split" not in codes:
+        lines.append(f"{r.unused_predictions} prediction(s) for questions not in the "
+                     "references were ignored")
+    return lines
+
+
 def score(s: dict[str, Any]) -> Result:
     import numpy as np
 
@@ -43,20 +62,7 @@ def score(s: dict[str, Any]) -> Result:
                       missing="wrong" if s["allow_missing"] else "error",
                       answer_field=s["answer_field"], convention=s["convention"],
                       where=s["predictions"])
-    codes = {w.code for w in r.warnings}
-    warnings = [w.message for w in r.warnings]
-    if r.unused_predictions and "other-split" not in codes:
-        warnings.append(f"{r.unused_predictions:,} prediction(s) for questions not in the "
-                        "gold were ignored")
-    if r.empty_gold_answers and not codes & {"empty-match", "all-empty"}:
-        warnings.append(f"{r.empty_gold_answers} gold answer(s) of {r.empty_gold_questions} "
-                        "question(s) normalize to the empty string; an empty prediction "
-                        "counts as correct for them (as in the official script)")
-    for count, what in ((r.duplicate_references, "gold questions"),
-                        (r.duplicate_predictions, "predicted questions")):
-        if count:
-            warnings.append(f"{count} duplicate {what}; the last one is used (as in the "
-                            "official script)")
+    warnings = warning_lines(r)
     predicted = r.num_total - r.missing_predictions
     rows: list[tuple[Any, ...]] = [
         ("exact match", r.accuracy),

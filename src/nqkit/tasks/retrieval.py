@@ -34,6 +34,15 @@ def _gold_answers(paths: list[str]) -> dict[str, tuple[str, ...]]:
     return out
 
 
+def warning_lines(r: Any) -> list[str]:
+    """Every warning of an answer-recall result, as ``nqkit eval retrieval`` prints them."""
+    lines = [w.message for w in r.warnings]
+    if r.flag_disagreements:
+        lines.append(f"{r.flag_disagreements:,} context(s) carry a has_answer flag that "
+                     "differs from the DPR string check recomputed here")
+    return lines
+
+
 def score(s: dict[str, Any]) -> Result:
     import dataclasses
 
@@ -71,10 +80,7 @@ def score(s: dict[str, Any]) -> Result:
         results += [DprResult(q, gold[q], ()) for q in missing]
     ks = sorted(set(s["topk"]))
     r = score_answer_recall(results, ks, where=path)
-    warnings += [w.message for w in r.warnings]
-    if r.flag_disagreements:
-        warnings.append(f"{r.flag_disagreements:,} context(s) carry a has_answer flag that "
-                        "differs from the DPR string check recomputed here")
+    warnings += warning_lines(r)
     items = [{"question": res.question, "first_hit": hit}
              for res, hit in zip(results, r.first_hit, strict=True)]
     first = np.array([h if h is not None else np.inf for h in r.first_hit], dtype=float)
