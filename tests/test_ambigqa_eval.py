@@ -244,12 +244,12 @@ def _run(tmp_path, refs, preds, *extra):
     p = tmp_path / "preds.json"
     r.write_text(refs if isinstance(refs, str) else json.dumps(refs))
     p.write_text(preds if isinstance(preds, str) else json.dumps(preds))
-    return main(["eval", "ambigqa", "--references", str(r), "--predictions", str(p), *extra])
+    return main(["eval", "ambigqa", "--gold", str(r), "--predictions", str(p), *extra])
 
 
 def test_cli_table_and_per_example(tmp_path, capsys):
     out_file = tmp_path / "per.jsonl"
-    assert _run(tmp_path, REFS, {"1": ["ann"]}, "--per-example", str(out_file)) == 0
+    assert _run(tmp_path, REFS, {"1": ["ann"]}, "--per-item", str(out_file)) == 0
     out = capsys.readouterr().out
     assert "F1 answer" in out and "signature: ambigqa|metrics:ans|" in out
     assert json.loads(out_file.read_text()) == {"id": "1", "is_multi": False, "F1 answer": 1.0}

@@ -70,14 +70,14 @@ def results_file(tmp_path):
 
 def test_cli_recall(results_file, tmp_path, capsys):
     per_q = tmp_path / "per.jsonl"
-    assert main(["eval", "retrieval", str(results_file), "--topk", "1", "2", "5", "9",
-                 "--format", "json", "--per-question", str(per_q)]) == 0
+    assert main(["eval", "retrieval", "--predictions", str(results_file), "--topk", "1", "2", "5", "9",
+                 "--format", "json", "--per-item", str(per_q)]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["recall"] == {"1": 0.2, "2": 0.4, "5": 1.0, "9": 1.0}
     assert got["signature"].startswith("retrieval|recall:answer|tok:dpr-simple-nfd")
     ranks = [json.loads(line)["first_hit"] for line in per_q.read_text().splitlines()]
     assert ranks == [1, 2, 3, 4, 5]
-    assert main(["eval", "retrieval", str(results_file), "--topk", "3"]) == 0
+    assert main(["eval", "retrieval", "--predictions", str(results_file), "--topk", "3"]) == 0
     assert "top-3" in capsys.readouterr().out
 
 
@@ -94,18 +94,18 @@ def test_cli_recall(results_file, tmp_path, capsys):
 def test_cli_bad_input(tmp_path, capsys, content, message):
     path = tmp_path / "r.json"
     path.write_text(content)
-    assert main(["eval", "retrieval", str(path)]) == 2
+    assert main(["eval", "retrieval", "--predictions", str(path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("nqkit: error: ") and message in err
 
 
 def test_cli_bad_topk(results_file, capsys):
-    assert main(["eval", "retrieval", str(results_file), "--topk", "0"]) == 2
+    assert main(["eval", "retrieval", "--predictions", str(results_file), "--topk", "0"]) == 2
     assert "argument --topk: must be >= 1, found 0" in capsys.readouterr().err
 
 
 def test_cli_jsonl_format(results_file, capsys):
-    assert main(["eval", "retrieval", str(results_file), "--topk", "2", "--format",
+    assert main(["eval", "retrieval", "--predictions", str(results_file), "--topk", "2", "--format",
                  "jsonl"]) == 0
     captured = capsys.readouterr()
     ranks = [json.loads(line)["first_hit"] for line in captured.out.splitlines()]

@@ -43,7 +43,7 @@ def test_readers_accept_examples_without_annotations(unannotated):
 def test_baseline_command_writes_official_predictions(tmp_path, capsys):
     out = tmp_path / "mf.json"
     code = main(["baseline", "most_frequent", "--train", str(TOY_TRAIN_PATH),
-                 "--gold-or-input", str(TOY_PATH), "-o", str(out)])
+                 "--input", str(TOY_PATH), "-o", str(out)])
     assert code == 0
     err = capsys.readouterr().err
     assert f"most_frequent: 7 predictions (6 with a long answer, trained on 10 examples) " \
@@ -59,7 +59,7 @@ def test_baseline_eval_scores_the_toy_data(tmp_path, capsys):
     # closest question on the toy dev: 101, 102, 103, 104, 106 right, 105 wrong (Germany row),
     # 107 NULL; gold long answers: 101-106 (107 has 1 of 5) -> P = R = 5/6
     code = main(["baseline", "closest_question", "--train", str(TOY_TRAIN_PATH),
-                 "--gold-or-input", str(TOY_PATH), "-o", str(tmp_path / "cq.json"), "--eval"])
+                 "--input", str(TOY_PATH), "-o", str(tmp_path / "cq.json"), "--eval"])
     assert code == 0
     out = capsys.readouterr().out
     long_row = next(line for line in out.splitlines() if line.startswith("long answer"))
@@ -67,7 +67,7 @@ def test_baseline_eval_scores_the_toy_data(tmp_path, capsys):
 
 
 def test_baseline_without_required_train_is_an_error(tmp_path, capsys):
-    code = main(["baseline", "closest_question", "--gold-or-input", str(TOY_PATH),
+    code = main(["baseline", "closest_question", "--input", str(TOY_PATH),
                  "-o", str(tmp_path / "x.json")])
     assert code == 2
     err = capsys.readouterr().err
@@ -78,26 +78,29 @@ def test_baseline_without_required_train_is_an_error(tmp_path, capsys):
 
 def test_baseline_train_ignored_note_and_unknown_name(tmp_path, capsys):
     code = main(["baseline", "first_paragraph", "--train", str(TOY_TRAIN_PATH),
-                 "--gold-or-input", str(TOY_PATH), "-o", str(tmp_path / "fp.json")])
+                 "--input", str(TOY_PATH), "-o", str(tmp_path / "fp.json")])
     assert code == 0
     assert "first_paragraph needs no training data; --train is ignored" in capsys.readouterr().err
-    assert main(["baseline", "nope", "--gold-or-input", str(TOY_PATH),
+    assert main(["baseline", "nope", "--input", str(TOY_PATH),
                  "-o", str(tmp_path / "n.json")]) == 2
-    assert "unknown baseline 'nope' — choose one of: bm25_candidates, closest_question, " \
-           "dense_candidates, first_paragraph, most_frequent" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "argument NAME: invalid choice: 'nope'" in err
+    for name in ("bm25_candidates", "closest_question", "dense_candidates", "first_paragraph",
+                 "most_frequent", "nearest-question", "ambigqa-answers", "ambigqa-questions"):
+        assert f"'{name}'" in err
 
 
 def test_output_over_input_is_refused(tmp_path, capsys):
     target = tmp_path / "dev.jsonl"
     target.write_bytes(TOY_PATH.read_bytes())
-    assert main(["baseline", "first_paragraph", "--gold-or-input", str(target),
+    assert main(["baseline", "first_paragraph", "--input", str(target),
                  "-o", str(target)]) == 2
     assert "the output path is one of the inputs" in capsys.readouterr().err
     assert target.read_bytes() == TOY_PATH.read_bytes()
 
 
 def test_duplicate_examples_are_an_error(tmp_path, capsys):
-    assert main(["baseline", "first_paragraph", "--gold-or-input", str(TOY_PATH), str(TOY_PATH),
+    assert main(["baseline", "first_paragraph", "--input", str(TOY_PATH), str(TOY_PATH),
                  "-o", str(tmp_path / "d.json")]) == 2
     assert (f"{TOY_PATH}: example_id 101 occurs twice in the input (first in {TOY_PATH})"
             in capsys.readouterr().err)
@@ -105,10 +108,10 @@ def test_duplicate_examples_are_an_error(tmp_path, capsys):
 
 def test_predict_on_unannotated_shards_then_eval(unannotated, tmp_path, capsys):
     out = tmp_path / "predictions.json"
-    assert main(["predict", "--system", "first_paragraph", unannotated, str(out)]) == 0
+    assert main(["predict", "first_paragraph", unannotated, str(out)]) == 0
     assert "first_paragraph: 7 predictions written to" in capsys.readouterr().err
     assert main(["eval", "nq", "--gold", str(TOY_PATH), "--predictions", str(out),
-                 "--no-cache"]) == 0
+                 "--no-gold-cache"]) == 0
     table = capsys.readouterr().out
     # first paragraph on the toy dev: 7 predicted; right only on 104, where one annotator
     # chose "Google LLC" and the gold has a long answer (107's first paragraph was also
@@ -119,7 +122,7 @@ def test_predict_on_unannotated_shards_then_eval(unannotated, tmp_path, capsys):
 
 def test_predict_with_training_system(unannotated, tmp_path):
     out = tmp_path / "p.json"
-    assert main(["predict", "--system", "most_frequent", "--train", str(TOY_TRAIN_PATH),
+    assert main(["predict", "most_frequent", "--train", str(TOY_TRAIN_PATH),
                  unannotated, str(out)]) == 0
     assert sum(not p.long_answer.is_null for p in read_nq_predictions(out).values()) == 6
 
@@ -152,7 +155,7 @@ def test_submission_wrapper_end_to_end(unannotated, tmp_path, capsys):
     preds = read_nq_predictions(out)
     assert len(preds) == 7
     assert main(["eval", "nq", "--gold", str(TOY_PATH), "--predictions", str(out),
-                 "--no-cache"]) == 0
+                 "--no-gold-cache"]) == 0
 
 
 def test_submission_wrapper_system_and_usage(unannotated, tmp_path):
@@ -184,15 +187,15 @@ def test_dockerfile_copies_what_exists_and_runs_the_wrapper():
 
 def test_human_bounds_command(tmp_path, capsys, shared):
     path = str(shared("data", "nq", "nq-dev-sample10.jsonl.gz"))
-    assert main(["human-bounds", "--gold", path, "--references", "4", "--splits", "all",
-                 "--no-cache"]) == 0
+    assert main(["eval", "human-bounds", "--gold", path, "--num-references", "4", "--splits", "all",
+                 "--no-gold-cache"]) == 0
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if line.startswith("single annotator   long"))
     assert row.split()[-3:] == ["9", "15", "16"]  # derived in test_human_bounds.py
     assert "signature: nq-human|refs:4|beta:2|votes:auto(8/20)|splits:all|v" in out
-    assert main(["human-bounds", "--gold", path, "--no-cache"]) == 2
+    assert main(["eval", "human-bounds", "--gold", path, "--no-gold-cache"]) == 2
     assert "fewer than references + 1 = 6" in capsys.readouterr().err
-    assert main(["human-bounds", "--gold", path, "--references", "4", "--format", "json",
-                 "--no-cache"]) == 0
+    assert main(["eval", "human-bounds", "--gold", path, "--num-references", "4", "--format", "json",
+                 "--no-gold-cache"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["splits"] == 10 and set(data) >= {"single-long", "super-short", "signature"}

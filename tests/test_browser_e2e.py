@@ -181,8 +181,10 @@ def test_next_previous_follow_the_filter(server: str, page) -> None:  # type: ig
     page.locator("table.examples tbody tr td.q a").first.click()
     seen = [page.locator("h1.question").inner_text()]
     for _ in range(n - 1):
-        page.keyboard.press("j")
-        page.wait_for_load_state()
+        # wait for the navigation the key starts, not for the current page's load state
+        # (already reached: on a busy machine the old page would be read again)
+        with page.expect_navigation():
+            page.keyboard.press("j")
         seen.append(page.locator("h1.question").inner_text())
     assert len(set(seen)) == n
     assert page.locator("#next").count() == 0  # the last one of the filtered list

@@ -350,14 +350,14 @@ def _nq_commands() -> dict[str, tuple[list[str], dict[str, Content], tuple[str, 
         "preds.json": lambda c: js({"predictions": [nq_prediction(c.nq["example_id"])]})}
     return {
         "eval-nq": (["eval", "nq", "--gold", "{d}/in.jsonl", "--predictions",
-                     "{d}/preds.json", "--no-cache"], gold_preds, ()),
+                     "{d}/preds.json", "--no-gold-cache"], gold_preds, ()),
         "eval-nq-cached": (["eval", "nq", "--gold", "{d}/in.jsonl", "--predictions",
                             "{d}/preds.json"], gold_preds, ()),
-        "human-bounds": (["human-bounds", "--gold", "{d}/in.jsonl", "--references", "4",
-                          "--no-cache"], {}, ()),
-        "baseline": (["baseline", "first_paragraph", "--gold-or-input", "{d}/in.jsonl", "-o",
+        "human-bounds": (["eval", "human-bounds", "--gold", "{d}/in.jsonl", "--num-references", "4",
+                          "--no-gold-cache"], {}, ()),
+        "baseline": (["baseline", "first_paragraph", "--input", "{d}/in.jsonl", "-o",
                       "{d}/out.json"], {}, ("out.json",)),
-        "predict": (["predict", "--system", "first_paragraph", "{d}/in.jsonl",
+        "predict": (["predict", "first_paragraph", "{d}/in.jsonl",
                      "{d}/out.json"], {}, ("out.json",)),
         "simplify": (["simplify", "{d}/in.jsonl", "-o", "{d}/out.jsonl", "-j", "1"], {},
                      ("out.jsonl",)),
@@ -411,8 +411,8 @@ def _simplified_cases() -> list[Case]:
     cases = []
     for cmd, argv, outputs in [
         ("eval-nq", ["eval", "nq", "--gold", "{d}/in.jsonl", "--predictions", "{d}/preds.json",
-                     "--no-cache"], ()),
-        ("baseline", ["baseline", "first_paragraph", "--gold-or-input", "{d}/in.jsonl", "-o",
+                     "--no-gold-cache"], ()),
+        ("baseline", ["baseline", "first_paragraph", "--input", "{d}/in.jsonl", "-o",
                       "{d}/out.json"], ("out.json",)),
     ]:
         for name, m in muts.items():
@@ -469,7 +469,7 @@ def _prediction_cases() -> list[Case]:
         "symlink-loop": LOOP,
     }
     argv = ["eval", "nq", "--gold", "{d}/gold.jsonl", "--predictions", "{d}/preds.json",
-            "--no-cache"]
+            "--no-gold-cache"]
     return [Case(f"eval-nq/predictions-{k}", argv,
                  {"gold.jsonl": lambda c: jl(c.nq), "preds.json": v}, names="preds.json")
             for k, v in bad.items()]
@@ -513,7 +513,7 @@ def _nq_open_cases() -> list[Case]:
         "missing-file": MISSING,
         "directory": DIR,
     }
-    argv = ["eval", "nq-open", "--references", "{d}/refs.jsonl", "--predictions",
+    argv = ["eval", "nq-open", "--gold", "{d}/refs.jsonl", "--predictions",
             "{d}/preds.jsonl"]
     cases = [Case(f"eval-nq-open/references-{k}", argv, {"refs.jsonl": v, "preds.jsonl": preds_ok},
                   names="refs.jsonl") for k, v in bad_refs.items()]
@@ -533,7 +533,7 @@ def _nq_open_cases() -> list[Case]:
     cases.append(Case("eval-nq-open/answer-field-absent", [*argv, "--answer-field", "nope"],
                       {"refs.jsonl": refs_ok, "preds.jsonl": preds_ok}, names="refs.jsonl:1"))
     cases.append(Case("eval-nq-open/per-question-over-references",
-                      [*argv, "--per-question", "{d}/refs.jsonl"],
+                      [*argv, "--per-item", "{d}/refs.jsonl"],
                       {"refs.jsonl": refs_ok, "preds.jsonl": preds_ok}, names="refs.jsonl"))
     return cases
 
@@ -572,7 +572,7 @@ def _ambig_cases() -> list[Case]:
         "empty-file": lambda c: b"",
         "symlink-loop": LOOP,
     }
-    argv = ["eval", "ambigqa", "--references", "{d}/refs.json", "--predictions",
+    argv = ["eval", "ambigqa", "--gold", "{d}/refs.json", "--predictions",
             "{d}/preds.json"]
     cases = [Case(f"eval-ambigqa/references-{k}", argv, {"refs.json": v, "preds.json": preds_ok},
                   names="refs.json") for k, v in bad_refs.items()]
@@ -615,14 +615,14 @@ def _retrieval_cases() -> list[Case]:
         "directory": DIR,
         "symlink-loop": LOOP,
     }
-    cases = [Case(f"eval-retrieval/{k}", ["eval", "retrieval", "{d}/results.json"],
+    cases = [Case(f"eval-retrieval/{k}", ["eval", "retrieval", "--predictions", "{d}/results.json"],
                   {"results.json": v}, names="results.json") for k, v in bad.items()]
     ok: Content = lambda c: js(c.dpr)  # noqa: E731
-    cases.append(Case("eval-retrieval/topk-zero", ["eval", "retrieval", "{d}/results.json",
+    cases.append(Case("eval-retrieval/topk-zero", ["eval", "retrieval", "--predictions", "{d}/results.json",
                                                    "--topk", "0"], {"results.json": ok},
                       names="--topk"))
     cases.append(Case("eval-retrieval/per-question-over-input",
-                      ["eval", "retrieval", "{d}/results.json", "--per-question",
+                      ["eval", "retrieval", "--predictions", "{d}/results.json", "--per-item",
                        "{d}/results.json"], {"results.json": ok}, names="results.json"))
     return cases
 
@@ -640,7 +640,7 @@ def _baseline_open_cases() -> list[Case]:
         "symlink-loop": LOOP,
         "directory": DIR,
     }
-    nq_argv = ["baseline-open", "nearest-question", "--memory", "{d}/memory.qa.tsv",
+    nq_argv = ["baseline", "nearest-question", "--memory", "{d}/memory.qa.tsv",
                "--questions", "{d}/questions.jsonl", "-o", "{d}/out.jsonl"]
     cases = [Case(f"baseline-open-nearest/memory-{k}", nq_argv,
                   {"memory.qa.tsv": v, "questions.jsonl": q_ok}, ("out.jsonl",),
@@ -655,7 +655,7 @@ def _baseline_open_cases() -> list[Case]:
                       names="memory.qa.tsv"))
     train_ok: Content = lambda c: js(c.ambig_train)  # noqa: E731
     dev_ok: Content = lambda c: js(c.ambig)  # noqa: E731
-    aa = ["baseline-open", "ambigqa-answers", "--train", "{d}/train.json", "--questions",
+    aa = ["baseline", "ambigqa-answers", "--train", "{d}/train.json", "--questions",
           "{d}/dev.json", "-o", "{d}/out.json"]
     for k, extra, names in [("k-zero", ["--k", "0", "--tau", "0.5"], "--k"),
                             ("tau-above-one", ["--k", "2", "--tau", "1.5"], "--tau"),
@@ -670,7 +670,7 @@ def _baseline_open_cases() -> list[Case]:
     cases.append(Case("baseline-open-ambigqa-answers/train-not-list", aa,
                       {"train.json": lambda c: b'{"a": 1}', "dev.json": dev_ok}, ("out.json",),
                       names="train.json"))
-    aq = ["baseline-open", "ambigqa-questions", "--method", "nearest-edit", "--questions",
+    aq = ["baseline", "ambigqa-questions", "--method", "nearest-edit", "--questions",
           "{d}/dev.json", "-o", "{d}/out.json"]
     cases.append(Case("baseline-open-ambigqa-questions/nearest-edit-without-train", aq,
                       {"dev.json": dev_ok}, ("out.json",), names="--train"))
@@ -739,7 +739,7 @@ def _reqa_task_files() -> dict[str, Content]:
 
 def _reqa_run_cases() -> list[Case]:
     ok = _reqa_task_files()
-    run = ["reqa", "run", "{d}/task", "--no-ranks"]
+    run = ["reqa", "run", "{d}/task", "--no-per-item"]
     cases = []
     for k, extra, names in [("k1-negative", ["--k1", "-1"], "--k1"),
                             ("b-above-one", ["--b", "7"], "--b"),
@@ -769,7 +769,7 @@ def _reqa_run_cases() -> list[Case]:
     cases.append(Case("reqa-run/task-missing", run, {}, names="task"))
     cases.append(Case("reqa-run/task-is-file", run, {"task": lambda c: b"x"}, names="task"))
     cases.append(Case("reqa-run/ranks-over-queries",
-                      ["reqa", "run", "{d}/task", "--ranks", "{d}/task/queries.jsonl"],
+                      ["reqa", "run", "{d}/task", "--per-item", "{d}/task/queries.jsonl"],
                       dict(ok), names="queries.jsonl"))
     return cases
 
@@ -780,8 +780,8 @@ def _argument_cases() -> list[Case]:
         "gold.jsonl": lambda c: jl(c.nq),
         "preds.json": lambda c: js({"predictions": [nq_prediction(c.nq["example_id"])]})}
     ev = ["eval", "nq", "--gold", "{d}/gold.jsonl", "--predictions", "{d}/preds.json",
-          "--no-cache"]
-    hb = ["human-bounds", "--gold", "{d}/gold.jsonl", "--no-cache"]
+          "--no-gold-cache"]
+    hb = ["eval", "human-bounds", "--gold", "{d}/gold.jsonl", "--no-gold-cache"]
     rows: list[tuple[str, list[str], str]] = [
         ("eval-nq/long-threshold-zero", [*ev, "--long-threshold", "0"], "--long-threshold"),
         ("eval-nq/short-threshold-text", [*ev, "--short-threshold", "two"],
@@ -791,13 +791,13 @@ def _argument_cases() -> list[Case]:
         ("eval-nq/bootstrap-negative", [*ev, "--bootstrap", "-5"], "--bootstrap"),
         ("eval-nq/bootstrap-huge", [*ev, "--bootstrap", str(10**12)], "--bootstrap"),  # slow
         ("eval-nq/seed-negative", [*ev, "--seed", "-1"], "--seed"),
-        ("human-bounds/votes-beyond-pool", [*hb, "--references", "4", "--votes", "99"],
+        ("human-bounds/votes-beyond-pool", [*hb, "--num-references", "4", "--votes", "99"],
          "votes 99"),
-        ("human-bounds/votes-zero", [*hb, "--references", "4", "--votes", "0"], "--votes"),
-        ("human-bounds/references-zero", [*hb, "--references", "0"], "--references"),
-        ("human-bounds/beta-above-references", [*hb, "--references", "4", "--beta", "5"],
+        ("human-bounds/votes-zero", [*hb, "--num-references", "4", "--votes", "0"], "--votes"),
+        ("human-bounds/references-zero", [*hb, "--num-references", "0"], "--num-references"),
+        ("human-bounds/beta-above-references", [*hb, "--num-references", "4", "--beta", "5"],
          "beta"),
-        ("human-bounds/references-all-annotations", [*hb, "--references", "5"],
+        ("human-bounds/references-all-annotations", [*hb, "--num-references", "5"],
          "annotations"),
         ("simplify/jobs-zero", ["simplify", "{d}/gold.jsonl", "-o", "{d}/o.jsonl", "-j", "0"],
          "--jobs"),
@@ -807,14 +807,14 @@ def _argument_cases() -> list[Case]:
                               "--index-only", "--cache-dir", "{home}/browse"], "--port"),
         ("browse/port-huge", ["browse", "--gold", "{d}/gold.jsonl", "--port", "70000",
                               "--index-only", "--cache-dir", "{home}/browse"], "--port"),
-        ("baseline/unknown-name", ["baseline", "nope", "--gold-or-input", "{d}/gold.jsonl",
+        ("baseline/unknown-name", ["baseline", "nope", "--input", "{d}/gold.jsonl",
                                    "-o", "{d}/o.json"], "nope"),
-        ("baseline/needs-train", ["baseline", "most_frequent", "--gold-or-input",
+        ("baseline/needs-train", ["baseline", "most_frequent", "--input",
                                   "{d}/gold.jsonl", "-o", "{d}/o.json"], "--train"),
-        ("predict/unknown-system", ["predict", "--system", "nope", "{d}/gold.jsonl",
+        ("predict/unknown-system", ["predict", "nope", "{d}/gold.jsonl",
                                     "{d}/o.json"], "nope"),
         ("eval-nq/pr-curve-over-gold", [*ev, "--pr-curve", "{d}/gold.jsonl"], "gold.jsonl"),
-        ("baseline/output-over-input", ["baseline", "first_paragraph", "--gold-or-input",
+        ("baseline/output-over-input", ["baseline", "first_paragraph", "--input",
                                         "{d}/gold.jsonl", "-o", "{d}/gold.jsonl"],
          "gold.jsonl"),
         ("simplify/output-over-input", ["simplify", "{d}/gold.jsonl", "-o",
@@ -830,11 +830,11 @@ def _argument_cases() -> list[Case]:
                   in_subprocess=k == "eval-nq/bootstrap-huge") for k, argv, n in rows]
     # Outputs that cannot be written where asked.
     for cmd, argv in [
-        ("baseline", ["baseline", "first_paragraph", "--gold-or-input", "{d}/gold.jsonl",
+        ("baseline", ["baseline", "first_paragraph", "--input", "{d}/gold.jsonl",
                       "-o", "{o}"]),
         ("simplify", ["simplify", "{d}/gold.jsonl", "-o", "{o}"]),
         ("convert", ["convert", "nq-open", "{d}/gold.jsonl", "-o", "{o}"]),
-        ("predict", ["predict", "--system", "first_paragraph", "{d}/gold.jsonl", "{o}"]),
+        ("predict", ["predict", "first_paragraph", "{d}/gold.jsonl", "{o}"]),
     ]:
         cases.append(Case(f"{cmd}/output-is-directory",
                           [a.replace("{o}", "{d}/outdir") for a in argv],
@@ -843,14 +843,14 @@ def _argument_cases() -> list[Case]:
             cases.append(Case(f"{cmd}/output-parent-is-file",
                               [a.replace("{o}", "{d}/gold.jsonl/out.json") for a in argv],
                               dict(gold), names="gold.jsonl"))
-    cases.append(Case("demo/out-is-file", ["demo", "--out", "{d}/gold.jsonl"], dict(gold),
+    cases.append(Case("demo/out-is-file", ["demo", "-o", "{d}/gold.jsonl"], dict(gold),
                       names="gold.jsonl"))
     cases.append(Case("reqa-build-nq/empty-input-leaves-no-dir",
                       ["reqa", "build", "--from", "nq", "{d}/plain.jsonl", "-o", "{d}/task"],
                       {"plain.jsonl": lambda c: jl(c.nq_plain)}, ("task",),
                       names="plain.jsonl"))
     cases.append(Case("baseline/eval-without-annotations-leaves-output",
-                      ["baseline", "first_paragraph", "--gold-or-input", "{d}/plain.jsonl",
+                      ["baseline", "first_paragraph", "--input", "{d}/plain.jsonl",
                        "-o", "{d}/o.json", "--eval"],
                       {"plain.jsonl": lambda c: jl({k: v for k, v in c.nq.items()
                                                     if k != "annotations"})}, ("o.json",),
@@ -864,14 +864,14 @@ def _fifo_cases() -> list[Case]:
     preds: Content = lambda c: js({"predictions": [nq_prediction(c.nq["example_id"])]})  # noqa: E731
     return [
         Case("eval-nq/gold-fifo-bad-json", ["eval", "nq", "--gold", "{d}/gold.fifo",
-                                            "--predictions", "{d}/preds.json", "--no-cache"],
+                                            "--predictions", "{d}/preds.json", "--no-gold-cache"],
              {"gold.fifo": Fifo(lambda c: b"not json\n"), "preds.json": preds},
              names="gold.fifo", in_subprocess=True),
         Case("eval-nq/gold-fifo-gzip", ["eval", "nq", "--gold", "{d}/gold.fifo",
-                                        "--predictions", "{d}/preds.json", "--no-cache"],
+                                        "--predictions", "{d}/preds.json", "--no-gold-cache"],
              {"gold.fifo": Fifo(lambda c: gzip.compress(b"not json\n")), "preds.json": preds},
              names="gold.fifo", in_subprocess=True),
-        Case("eval-nq-open/references-fifo-bad", ["eval", "nq-open", "--references",
+        Case("eval-nq-open/references-fifo-bad", ["eval", "nq-open", "--gold",
                                                   "{d}/refs.fifo", "--predictions",
                                                   "{d}/preds.jsonl"],
              {"refs.fifo": Fifo(lambda c: b'{"question": 5}\n'),
@@ -930,22 +930,22 @@ CONTROLS: list[Case] = [
     Case("eval-ambigqa", _ambig_cases()[0].argv, {
         "refs.json": lambda c: js(c.ambig), "preds.json": lambda c: js(
             {e["id"]: ["x"] for e in c.ambig})}, expect=0),
-    Case("eval-retrieval", ["eval", "retrieval", "{d}/results.json"],
+    Case("eval-retrieval", ["eval", "retrieval", "--predictions", "{d}/results.json"],
          {"results.json": lambda c: js(c.dpr)}, expect=0),
     Case("baseline-open-nearest", _baseline_open_cases()[0].argv, {
         "memory.qa.tsv": lambda c: b"\n".join(c.qa_tsv) + b"\n",
         "questions.jsonl": lambda c: jl(*c.nq_open)}, expect=0),
     Case("baseline-open-ambigqa-answers", [
-        "baseline-open", "ambigqa-answers", "--train", "{d}/train.json", "--questions",
+        "baseline", "ambigqa-answers", "--train", "{d}/train.json", "--questions",
         "{d}/dev.json", "-o", "{d}/out.json", "--k", "2", "--tau", "0.8"],
         {"train.json": lambda c: js(c.ambig_train), "dev.json": lambda c: js(c.ambig)},
         expect=0),
     Case("reqa-build-squad", _squad_cases()[0].argv, {"squad.json": lambda c: js(c.squad)},
          expect=0),
-    Case("reqa-run", ["reqa", "run", "{d}/task", "--no-ranks"], _reqa_task_files(),
+    Case("reqa-run", ["reqa", "run", "{d}/task", "--no-per-item"], _reqa_task_files(),
          expect=0),
-    Case("human-bounds-votes", ["human-bounds", "--gold", "{d}/in.jsonl", "--references",
-                                "4", "--votes", "1", "--no-cache"],
+    Case("human-bounds-votes", ["eval", "human-bounds", "--gold", "{d}/in.jsonl", "--num-references",
+                                "4", "--votes", "1", "--no-gold-cache"],
          {"in.jsonl": lambda c: c.nq_reqa}, expect=0),
     Case("demo", ["demo"], {}, expect=0),
 ]

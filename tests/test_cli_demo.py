@@ -46,12 +46,12 @@ def test_demo_numbers_derived_by_hand(capsys, tmp_path):
     google make' (annotator 3 chose it; 4 of 5 annotators answered); the moon example has
     one non-null annotation (no gold). So 1 correct of 7 predicted, 6 with gold:
     P = 1/7, R = 1/6, F1 = 2/13. No short answers are predicted: short F1 = 0."""
-    assert main(["demo", "--out", str(tmp_path)]) == 0
+    assert main(["demo", "-o", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "7 examples" in out and "Where to go next" in out
     assert main(["eval", "nq", "--gold", str(tmp_path / "toy-nq-dev.jsonl"), "--predictions",
                  str(tmp_path / "first_paragraph.predictions.json"), "--format", "json",
-                 "--no-cache"]) == 0
+                 "--no-gold-cache"]) == 0
     m = json.loads(capsys.readouterr().out)
     assert m["long-best-threshold-precision"] == pytest.approx(1 / 7)
     assert m["long-best-threshold-recall"] == pytest.approx(1 / 6)

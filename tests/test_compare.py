@@ -37,7 +37,8 @@ def test_nq_open_by_hand(tmp_path, capsys):
     # keep |difference| = 1/2: the exact p-value is 2/4
     task = get_task("nq-open")
     ra, rb = task.run(gold=[refs], predictions=a), task.run(gold=[refs], predictions=b)
-    exact = approximate_randomization(ra.headline["exact match"], rb.headline["exact match"],
+    exact = approximate_randomization(ra.headline_stats()["exact match"],
+                                      rb.headline_stats()["exact match"],
                                       exact=True)
     assert exact.p_value == 0.5
     assert m["p_randomization"] == pytest.approx(0.5, abs=0.02)  # 10,000 random trials
@@ -60,7 +61,7 @@ def test_nq_headline_is_the_official_f1(capsys):
                           .read_text())
     r = get_task("nq").run(gold=[gold], predictions=str(preds), gold_cache=False)
     for t in ("long", "short"):
-        assert r.headline[f"{t}-best-threshold-f1"].score() == pytest.approx(
+        assert r.headline_stats()[f"{t}-best-threshold-f1"].score() == pytest.approx(
             official[f"{t}-best-threshold-f1"], abs=1e-9)
     assert main(["compare", "nq", "--gold", gold, str(preds), str(preds), "--no-gold-cache",
                  "--test", "randomization", "--trials", "200"]) == 0
@@ -100,9 +101,11 @@ def test_retrieval_by_hand(tmp_path, capsys):
     task = get_task("retrieval")
     ra = task.run(predictions=str(a), topk=[1, 5])
     rb = task.run(predictions=str(b), topk=[1, 5])
-    assert (ra.headline["top-1"].score(), rb.headline["top-1"].score()) == (0.0, 1.0)
+    assert (ra.headline_stats()["top-1"].score(),
+            rb.headline_stats()["top-1"].score()) == (0.0, 1.0)
     # all five items favour B: only "swap none" and "swap all" keep |difference| = 1
-    exact = approximate_randomization(ra.headline["top-1"], rb.headline["top-1"], exact=True)
+    exact = approximate_randomization(ra.headline_stats()["top-1"],
+                                      rb.headline_stats()["top-1"], exact=True)
     assert exact.p_value == 2 / 32
     assert main(["compare", "retrieval", str(a), str(b), "--topk", "1", "5",
                  "--format", "json"]) == 0

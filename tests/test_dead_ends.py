@@ -72,7 +72,7 @@ def warning_lines(err: str) -> list[str]:
 
 def eval_nq(capsys, gold, preds, *extra: str) -> tuple[int, str, str]:
     return run(capsys, "eval", "nq", "--gold", str(gold), "--predictions", str(preds),
-               "--no-cache", *extra)
+               "--no-gold-cache", *extra)
 
 
 def write_nq_preds(path: Path, preds: list[dict]) -> Path:
@@ -193,7 +193,7 @@ def test_all_null_predictions_keep_the_official_zeros_and_warn(capsys):
 
 def test_a_task_without_any_prediction_is_flagged(capsys, tmp_path):
     # Long answers only (first paragraph on the toy pages): the short F1 is 0 by design.
-    assert main(["demo", "--out", str(tmp_path)]) == 0
+    assert main(["demo", "-o", str(tmp_path)]) == 0
     capsys.readouterr()
     code, out, err = eval_nq(capsys, TOY_PATH, tmp_path / "first_paragraph.predictions.json")
     assert code == 0
@@ -260,7 +260,7 @@ def first_paragraph_oracle(path: Path) -> tuple[int, int, int]:
 
 def test_baseline_eval_on_train_is_refused_before_predicting(capsys, tmp_path):
     out_file = tmp_path / "x.json"
-    msg = refused(*run(capsys, "baseline", "first_paragraph", "--gold-or-input",
+    msg = refused(*run(capsys, "baseline", "first_paragraph", "--input",
                        str(simplified_train()), "-o", str(out_file), "--eval"))
     assert msg == f"{simplified_train()}: {TRAIN_REFUSAL}"
     assert not out_file.exists()
@@ -268,7 +268,7 @@ def test_baseline_eval_on_train_is_refused_before_predicting(capsys, tmp_path):
 
 def test_baseline_eval_takes_the_thresholds_of_eval_nq(capsys, tmp_path):
     out_file = tmp_path / "x.json"
-    code, out, err = run(capsys, "baseline", "first_paragraph", "--gold-or-input",
+    code, out, err = run(capsys, "baseline", "first_paragraph", "--input",
                          str(simplified_train()), "-o", str(out_file), "--eval",
                          "--long-threshold", "1", "--short-threshold", "1")
     assert code == 0
@@ -319,7 +319,7 @@ def test_gold_without_short_answers_warns_for_short_only():
 # ---------------------------------------------------- NQ: breakdown and bootstrap
 
 def test_breakdown_group_without_gold_has_no_recall_or_f1(tmp_path, capsys):
-    assert main(["demo", "--out", str(tmp_path)]) == 0
+    assert main(["demo", "-o", str(tmp_path)]) == 0
     capsys.readouterr()
     code, out, _ = eval_nq(capsys, TOY_PATH, tmp_path / "first_paragraph.predictions.json",
                            "--breakdown", "--format", "json")
@@ -347,9 +347,9 @@ def test_bootstrap_resamples_without_gold_are_counted(capsys):
     none = {t: int((~h[idx].any(axis=1)).sum()) for t, h in has.items()}
     assert none["short"] > none["long"] > 0
     assert warning_lines(err) == [
-        f"{none[t]} of 50 bootstrap resamples have no gold {t} answer and count as F1 0, which "
-        f"pulls the {t}-answer interval down — too few gold answers for an interval; score "
-        "more examples" for t in ("long", "short")]
+        f"{none[t]} of 50 bootstrap resamples have no gold answer for {t}-best-threshold-f1 "
+        "and count as 0, which pulls its interval down — too few gold answers for an "
+        "interval; score more examples" for t in ("long", "short")]
     got = json.loads(out)
     assert got["warnings"][0]["code"] == "bootstrap-no-gold"
     assert "|warn:bootstrap-no-gold|v" in got["signature"]
@@ -370,7 +370,7 @@ def test_nq_open_predictions_of_another_split_are_refused(capsys, tmp_path):
     refs = shared_file("data", "nq-open", "NQ-open.dev.jsonl")
     preds = _open_preds_file(tmp_path, shared_file("data", "nq-open",
                                                    "NQ-open.efficientqa.dev.1.1.jsonl"))
-    msg = refused(*run(capsys, "eval", "nq-open", "--references", str(refs), "--predictions",
+    msg = refused(*run(capsys, "eval", "nq-open", "--gold", str(refs), "--predictions",
                        str(preds), "--allow-missing"))
     assert msg == (
         f"{preds}: none of the 1,800 predicted questions is in the references (e.g. 'the last "
@@ -396,7 +396,7 @@ def test_nq_open_all_empty_predictions_keep_the_official_number_and_warn(capsys)
     refs = shared_file("data", "nq-open", "NQ-open.dev.jsonl")
     preds = golden("nq-open", "empty.predictions.jsonl")
     official = json.loads(golden("nq-open", "empty.official.json").read_text())
-    code, out, err = run(capsys, "eval", "nq-open", "--references", str(refs),
+    code, out, err = run(capsys, "eval", "nq-open", "--gold", str(refs),
                          "--predictions", str(preds), "--format", "json")
     assert code == 0
     got = json.loads(out)
@@ -425,7 +425,7 @@ def _ctx(text: str) -> DprContext:
 def test_answer_recall_refuses_results_that_can_only_give_zero(capsys, tmp_path):
     path = tmp_path / "r.json"
     path.write_text(json.dumps([{"question": "q", "answers": ["x"], "ctxs": []}]))
-    msg = refused(*run(capsys, "eval", "retrieval", str(path)))
+    msg = refused(*run(capsys, "eval", "retrieval", "--predictions", str(path)))
     assert msg == (f"{path}: none of the 1 questions has a retrieved context, so every recall "
                    "would be 0 — give the retriever's output with its ctxs lists")
     with pytest.raises(InputError, match="none of the 1 questions has an answer with a token"):
@@ -440,7 +440,7 @@ def test_answer_recall_warns_on_answerless_questions_and_short_lists(capsys, tmp
         {"question": "q1", "answers": ["Paris"], "ctxs": [{"text": "in Paris"}]},
         {"question": "q2", "answers": [], "ctxs": [{"text": "a"}, {"text": "b"}]},
     ]))
-    code, out, err = run(capsys, "eval", "retrieval", str(path), "--topk", "1", "2",
+    code, out, err = run(capsys, "eval", "retrieval", "--predictions", str(path), "--topk", "1", "2",
                          "--format", "json")
     assert code == 0
     got = json.loads(out)
@@ -483,7 +483,7 @@ def test_ambigqa_all_empty_lists_and_empty_matches_warn(capsys, tmp_path):
         {"id": "2", "question": "q2", "annotations": [{"type": "singleAnswer",
                                                         "answer": ["Paris"]}]}]))
     pred_path.write_text(json.dumps({"1": [], "2": []}))
-    code, out, err = run(capsys, "eval", "ambigqa", "--references", str(ref_path),
+    code, out, err = run(capsys, "eval", "ambigqa", "--gold", str(ref_path),
                          "--predictions", str(pred_path), "--format", "json")
     assert code == 0
     assert json.loads(out)["warnings"][0]["code"] == "all-empty"
@@ -511,7 +511,7 @@ def test_reqa_run_refuses_a_task_whose_targets_are_not_indexed(capsys, tmp_path)
         {"question": "q?", "answer_sentence": "Not there.", "doc_id": 1}) + "\n")
     (task / "paragraphs.jsonl").write_text(json.dumps(
         {"doc_id": 1, "title": "t", "context": "A b."}) + "\n")
-    msg = refused(*run(capsys, "reqa", "run", str(task), "--no-ranks"))
+    msg = refused(*run(capsys, "reqa", "run", str(task), "--no-per-item"))
     assert "queries.jsonl:1: the answer sentence is not in the index" in msg
 
 
@@ -519,8 +519,8 @@ def test_reqa_run_refuses_a_task_whose_targets_are_not_indexed(capsys, tmp_path)
 
 def test_human_bounds_refuse_votes_above_the_pool(capsys):
     # leave one annotator out on 5-way dev: a pool of 1, so --votes 2 can never be reached
-    msg = refused(*run(capsys, "human-bounds", "--gold", str(dev_gold()), "--references",
-                       "4", "--splits", "all", "--votes", "2", "--no-cache"))
+    msg = refused(*run(capsys, "eval", "human-bounds", "--gold", str(dev_gold()), "--num-references",
+                       "4", "--splits", "all", "--votes", "2", "--no-gold-cache"))
     assert msg == ("--votes 2 is more than the pool of 1 annotation(s) per example, so the "
                    "super-annotator would never answer and score 0 — pass --votes 1 or less, "
                    "or leave --votes out (8/20 of the pool)")

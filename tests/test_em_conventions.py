@@ -76,7 +76,7 @@ def test_cli_convention_is_scored_and_signed(tmp_path, capsys, convention, corre
     from nqkit.cli import main
 
     refs, preds = _files(tmp_path)
-    assert main(["eval", "nq-open", "--references", refs, "--predictions", preds,
+    assert main(["eval", "nq-open", "--gold", refs, "--predictions", preds,
                  "--convention", convention, "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert (out["num_correct"], out["accuracy"]) == (correct, correct / 4)
@@ -87,7 +87,7 @@ def test_cli_explain_table(tmp_path, capsys):
     from nqkit.cli import main
 
     refs, preds = _files(tmp_path)
-    assert main(["eval", "nq-open", "--references", refs, "--predictions", preds,
+    assert main(["eval", "nq-open", "--gold", refs, "--predictions", preds,
                  "--explain"]) == 0
     out = capsys.readouterr().out
     lines = [" ".join(line.split()) for line in out.splitlines()]
@@ -103,9 +103,9 @@ def test_cli_unknown_convention_and_regex(tmp_path, capsys):
     from nqkit.cli import main
 
     refs, preds = _files(tmp_path)
-    assert main(["eval", "nq-open", "--references", refs, "--predictions", preds,
+    assert main(["eval", "nq-open", "--gold", refs, "--predictions", preds,
                  "--convention", "loose"]) == 2
     assert "unknown exact-match convention 'loose'" in capsys.readouterr().err
-    assert main(["eval", "nq-open", "--references", refs, "--predictions", preds,
+    assert main(["eval", "nq-open", "--gold", refs, "--predictions", preds,
                  "--convention", "squad", "--regex"]) == 2
     assert "no 'squad' exact-match rule" in capsys.readouterr().err

@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from nqkit.cli import main
 from nqkit.data.toy import TOY_PATH
 from nqkit.metrics.nq import AnswerStat, sweep
-from nqkit.metrics.nq_analysis import _best_f1_batch, question_word
+from nqkit.metrics.nq_analysis import best_f1_stacks, question_word, stat_rows
 
 
 def _demo_predictions(tmp_path):
-    assert main(["demo", "--out", str(tmp_path)]) == 0
+    assert main(["demo", "-o", str(tmp_path)]) == 0
     return tmp_path / "first_paragraph.predictions.json"
 
 
@@ -28,7 +28,7 @@ def test_breakdown_of_the_demo_derived_by_hand(tmp_path, capsys):
     preds = _demo_predictions(tmp_path)
     capsys.readouterr()
     assert main(["eval", "nq", "--gold", str(TOY_PATH), "--predictions", str(preds),
-                 "--breakdown", "--format", "json", "--no-cache"]) == 0
+                 "--breakdown", "--format", "json", "--no-gold-cache"]) == 0
     out = json.loads(capsys.readouterr().out)
     rows = {g["group"]: g for g in out["breakdown"]["by_long_answer_type"]["long"]}
     got = {k: (v["examples"], v["gold"], v["predicted"], v["correct"]) for k, v in rows.items()}
@@ -54,7 +54,7 @@ def test_question_word():
 def test_bootstrap_is_reproducible_and_degenerate_cases_are_exact(tmp_path, capsys):
     preds = _demo_predictions(tmp_path)
     args = ["eval", "nq", "--gold", str(TOY_PATH), "--predictions", str(preds),
-            "--bootstrap", "200", "--seed", "3", "--format", "json", "--no-cache"]
+            "--bootstrap", "200", "--seed", "3", "--format", "json", "--no-gold-cache"]
     capsys.readouterr()
     main(args)
     a = json.loads(capsys.readouterr().out)["bootstrap"]
@@ -101,9 +101,9 @@ def test_vectorised_sweep_equals_a_brute_force_sweep(rows, weights):
     """The bootstrap's numpy sweep equals the definition, with unit weights and with
     integer weights (a resample: each example repeated as often as it was drawn)."""
     stats = [AnswerStat(g, p, g and p and c, float(s)) for g, p, c, s in rows]
-    w = np.array([[1] * len(stats), weights[:len(stats)]], dtype=float)
-    got = _best_f1_batch(stats, w)
     repeated = [s for s, k in zip(stats, weights, strict=False) for _ in range(k)]
+    got = [best_f1_stacks(stat_rows(stats)[None])[0],
+           best_f1_stacks(stat_rows(repeated)[None])[0] if repeated else 0.0]
     assert got[0] == pytest.approx(_brute_force_best_f1(stats), abs=1e-12)
     assert got[1] == pytest.approx(_brute_force_best_f1(repeated), abs=1e-12)
     assert sweep(stats).best_f1 == pytest.approx(got[0], abs=1e-12)
@@ -113,27 +113,17 @@ def test_pr_curve_is_a_png(tmp_path, capsys):
     preds = _demo_predictions(tmp_path)
     png = tmp_path / "pr.png"
     assert main(["eval", "nq", "--gold", str(TOY_PATH), "--predictions", str(preds),
-                 "--pr-curve", str(png), "--no-cache"]) == 0
+                 "--pr-curve", str(png), "--no-gold-cache"]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_bootstrap_defaults_to_1000_resamples_seed_0(tmp_path, monkeypatch):
-    import nqkit.metrics.nq_analysis as nq_analysis
-    from nqkit.formats.gold_cache import load_nq_gold
-    from nqkit.formats.nq_predictions import read_nq_predictions
-    from nqkit.metrics.nq import evaluate_nq
-
-    preds = read_nq_predictions(_demo_predictions(tmp_path))
-    result = evaluate_nq(load_nq_gold(TOY_PATH, cache=False), preds)
-    rows: list[int] = []
-    batch = nq_analysis._best_f1_batch
-
-    def counting(stats, weights):
-        rows.append(len(weights))
-        assert np.all(weights.sum(axis=1) == len(stats))  # each resample has n examples
-        return batch(stats, weights)
-
-    monkeypatch.setattr(nq_analysis, "_best_f1_batch", counting)
-    default = nq_analysis.bootstrap_f1(result)
-    assert sum(rows) == 2 * 1000  # 1000 resamples, scored for long and for short answers
-    assert default == nq_analysis.bootstrap_f1(result, n=1000, seed=0)
+def test_bootstrap_defaults_to_seed_0(tmp_path, capsys):
+    preds = _demo_predictions(tmp_path)
+    base = ["eval", "nq", "--gold", str(TOY_PATH), "--predictions", str(preds),
+            "--bootstrap", "300", "--format", "json", "--no-gold-cache"]
+    capsys.readouterr()
+    main(base)
+    default = json.loads(capsys.readouterr().out)["bootstrap"]
+    main([*base, "--seed", "0"])
+    assert json.loads(capsys.readouterr().out)["bootstrap"] == default
+    assert (default["resamples"], default["seed"], default["confidence"]) == (300, 0, 0.95)

@@ -34,7 +34,7 @@ def write_preds(tmp_path: Path, items, name="preds.json") -> Path:
 
 
 def run_eval(capsys, gold, preds, *extra):
-    code = main(["eval", "nq", "--gold", str(gold), "--predictions", str(preds), "--no-cache",
+    code = main(["eval", "nq", "--gold", str(gold), "--predictions", str(preds), "--no-gold-cache",
                  *extra])
     captured = capsys.readouterr()
     return code, captured.out, captured.err
@@ -203,7 +203,7 @@ def test_allow_missing_scores_null_and_reports_coverage(capsys, tmp_path):
     assert "(4/7 predicted)" in out
     assert "missing:null" in out
     code, out, _ = run_eval(capsys, TOY_PATH, preds, "--allow-missing", "--format", "json")
-    assert json.loads(out)["coverage"] == {"predicted": 4, "examples": 7}
+    assert json.loads(out)["coverage"] == {"predicted": 4, "total": 7}
 
 
 def test_extra_prediction_ids(capsys, tmp_path):

@@ -92,15 +92,15 @@ def test_cli_table_json_and_per_question(tmp_path, capsys):
     preds = _write(tmp_path / "preds.jsonl", [{"question": "q1", "prediction": "cat"},
                                               {"question": "q2", "prediction": "cow"}])
     per_q = tmp_path / "per.jsonl"
-    assert main(["eval", "nq-open", "--references", refs, "--predictions", preds,
-                 "--per-question", str(per_q)]) == 0
+    assert main(["eval", "nq-open", "--gold", refs, "--predictions", preds,
+                 "--per-item", str(per_q)]) == 0
     out = capsys.readouterr().out
     assert "exact match" in out and "0.5000" in out and "signature: nq-open|" in out
     rows = [json.loads(line) for line in per_q.read_text().splitlines()]
     assert rows[0] == {"question": "q1", "prediction": "cat", "correct": True,
                        "matched_answer": "The Cat", "answers": ["The Cat"]}
     assert rows[1]["correct"] is False
-    assert main(["eval", "nq-open", "--references", refs, "--predictions", preds,
+    assert main(["eval", "nq-open", "--gold", refs, "--predictions", preds,
                  "--format", "json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["num_correct"] == 1 and got["signature"].startswith("nq-open|answer-field:")
@@ -110,9 +110,9 @@ def test_cli_answer_field(tmp_path, capsys):
     refs = _write(tmp_path / "refs.jsonl", [
         {"question": "q1", "answer": ["x"], "answer_and_def_correct_predictions": ["x", "y"]}])
     preds = _write(tmp_path / "preds.jsonl", [{"question": "q1", "prediction": "y"}])
-    main(["eval", "nq-open", "--references", refs, "--predictions", preds, "--format", "json"])
+    main(["eval", "nq-open", "--gold", refs, "--predictions", preds, "--format", "json"])
     assert json.loads(capsys.readouterr().out)["num_correct"] == 0
-    main(["eval", "nq-open", "--references", refs, "--predictions", preds, "--format", "json",
+    main(["eval", "nq-open", "--gold", refs, "--predictions", preds, "--format", "json",
           "--answer-field", "answer_and_def_correct_predictions"])
     assert json.loads(capsys.readouterr().out)["num_correct"] == 1
 
@@ -134,7 +134,7 @@ def test_cli_answer_field(tmp_path, capsys):
 def test_cli_bad_input(tmp_path, capsys, refs, preds, message):
     r = _write(tmp_path / "refs.jsonl", refs)
     p = _write(tmp_path / "preds.jsonl", preds)
-    assert main(["eval", "nq-open", "--references", r, "--predictions", p]) == 2
+    assert main(["eval", "nq-open", "--gold", r, "--predictions", p]) == 2
     err = capsys.readouterr().err
     assert err.startswith("nqkit: error: ") and message in err
     assert err.count("\n") == 1
@@ -143,7 +143,7 @@ def test_cli_bad_input(tmp_path, capsys, refs, preds, message):
 def test_cli_jsonl_format(tmp_path, capsys):
     refs = _write(tmp_path / "refs.jsonl", [{"question": "q1", "answer": ["x"]}])
     preds = _write(tmp_path / "preds.jsonl", [{"question": "q1", "prediction": "X!"}])
-    assert main(["eval", "nq-open", "--references", refs, "--predictions", preds,
+    assert main(["eval", "nq-open", "--gold", refs, "--predictions", preds,
                  "--format", "jsonl"]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out) == {"question": "q1", "prediction": "X!", "correct": True,
@@ -174,7 +174,7 @@ def test_scorer_nfd_on_the_gold_side_and_in_the_cli(tmp_path, capsys):
                                             {"question": "q2", "answer": ["Zo\u0308e"]}])
     preds = _write(tmp_path / "preds.jsonl", [{"question": "q1", "prediction": COMPOSED},
                                               {"question": "q2", "prediction": "Zoe"}])
-    assert main(["eval", "nq-open", "--references", refs, "--predictions", preds,
+    assert main(["eval", "nq-open", "--gold", refs, "--predictions", preds,
                  "--format", "json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert (got["num_correct"], got["num_total"], got["accuracy"]) == (1, 2, 0.5)

@@ -78,7 +78,7 @@ def _reference_levels(task_dir: Path, retriever: object) -> dict[str, dict[str, 
         members.setdefault(d, []).append(i)
     docs = sorted(members)
     col = {d: j for j, d in enumerate(docs)}
-    best: dict[str, dict[str, float]] = {"sentence": {}, "document": {}}
+    best: dict[str, dict[str, float]] = {"sentence": {}, "paragraph": {}}
     chunk = 512
     for lo in range(0, len(questions), chunk):
         hi = min(lo + chunk, len(questions))
@@ -90,7 +90,7 @@ def _reference_levels(task_dir: Path, retriever: object) -> dict[str, dict[str, 
             pos = positions[q.answer_sentence]
             r_s = _sorted_rank(s_sorted[i], float(s[i, pos].max()))
             r_d = _sorted_rank(d_sorted[i], float(d[i, [col[doc_of[p]] for p in pos]].max()))
-            for level, r in (("sentence", r_s), ("document", r_d)):
+            for level, r in (("sentence", r_s), ("paragraph", r_d)):
                 best[level][q.question] = min(best[level].get(q.question, np.inf), r)
     out = {}
     for level, per_q in best.items():
@@ -114,7 +114,7 @@ def test_bm25_on_squad_dev_beats_the_reference_and_writes_ranks(squad_task: Path
     assert main(["reqa", "run", str(squad_task), "--retriever", "bm25", "--format",
                  "json"]) == 0
     res = json.loads(capsys.readouterr().out)
-    assert (res["index_size"], res["questions"], res["distinct_questions"]) == (
+    assert (res["index_size"], res["queries"], res["distinct_questions"]) == (
         10250, 11426, 10539)
     assert "retriever:bm25" in res["signature"]
     want = _reference_levels(squad_task, get_retriever("bm25"))
@@ -134,7 +134,7 @@ def test_bm25_on_squad_dev_beats_the_reference_and_writes_ranks(squad_task: Path
 def test_bm25_paragraph_level_table(squad_task: Path, capsys) -> None:
     ranks = squad_task / "p.jsonl"
     assert main(["reqa", "run", str(squad_task), "--level", "paragraph", "--limit", "500",
-                 "--ranks", str(ranks)]) == 0
+                 "--per-item", str(ranks)]) == 0
     out = capsys.readouterr().out
     assert re.search(r"^paragraph\s+0\.\d{3}", out, re.M)
     assert "sentence " not in out
@@ -227,9 +227,9 @@ def test_bm25_runs_on_an_nq_task(tmp_path: Path, capsys) -> None:
     assert main(["reqa", "build", "--from", "nq", str(nq), "-o", str(out),
                  "--nq-annotations", "each"]) == 0
     capsys.readouterr()
-    assert main(["reqa", "run", str(out), "--format", "json", "--no-ranks"]) == 0
+    assert main(["reqa", "run", str(out), "--format", "json", "--no-per-item"]) == 0
     res = json.loads(capsys.readouterr().out)
     # 11 converted records, 4 distinct questions; repeated paragraphs are indexed once
-    assert (res["questions"], res["distinct_questions"]) == (11, 4)
+    assert (res["queries"], res["distinct_questions"]) == (11, 4)
     _assert_levels_equal(res, _reference_levels(out, get_retriever("bm25")))
     assert not (out / "runs").exists()

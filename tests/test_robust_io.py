@@ -361,28 +361,28 @@ def _writing_commands(d: Path) -> dict[str, tuple[list[str], str]]:
     return {
         "simplify": (["simplify", gold, "-o", "OUT"], "file"),
         "convert nq-open": (["convert", "nq-open", gold, "-o", "OUT"], "file"),
-        "baseline": (["baseline", "first_paragraph", "--gold-or-input", gold, "-o", "OUT"],
+        "baseline": (["baseline", "first_paragraph", "--input", gold, "-o", "OUT"],
                      "file"),
-        "predict": (["predict", "--system", "first_paragraph", gold, "OUT"], "file"),
-        "baseline-open nearest-question": (["baseline-open", "nearest-question", "--memory",
+        "predict": (["predict", "first_paragraph", gold, "OUT"], "file"),
+        "baseline-open nearest-question": (["baseline", "nearest-question", "--memory",
                                             nq_open, "--questions", nq_open, "-o", "OUT"],
                                            "file"),
-        "baseline-open ambigqa-answers": (["baseline-open", "ambigqa-answers", "--train", amb,
+        "baseline-open ambigqa-answers": (["baseline", "ambigqa-answers", "--train", amb,
                                            "--questions", amb, "-o", "OUT"], "file"),
-        "baseline-open ambigqa-questions": (["baseline-open", "ambigqa-questions", "--method",
+        "baseline-open ambigqa-questions": (["baseline", "ambigqa-questions", "--method",
                                              "prompt", "--questions", amb, "-o", "OUT"], "file"),
         "eval nq --pr-curve": (["eval", "nq", "--gold", gold, "--predictions", str(preds),
                                 "--pr-curve", "OUT"], "file"),
-        "eval nq-open --per-question": (["eval", "nq-open", "--references", nq_open,
+        "eval nq-open --per-question": (["eval", "nq-open", "--gold", nq_open,
                                          "--predictions", str(d / "open-preds.jsonl"),
-                                         "--per-question", "OUT"], "file"),
-        "eval ambigqa --per-example": (["eval", "ambigqa", "--references", amb, "--predictions",
-                                        str(d / "amb-preds.json"), "--per-example", "OUT"],
+                                         "--per-item", "OUT"], "file"),
+        "eval ambigqa --per-example": (["eval", "ambigqa", "--gold", amb, "--predictions",
+                                        str(d / "amb-preds.json"), "--per-item", "OUT"],
                                        "file"),
-        "eval retrieval --per-question": (["eval", "retrieval", dpr, "--per-question", "OUT"],
+        "eval retrieval --per-question": (["eval", "retrieval", "--predictions", dpr, "--per-item", "OUT"],
                                           "file"),
         "reqa build": (["reqa", "build", "--from", "squad", squad, "-o", "OUT"], "dir"),
-        "demo --out": (["demo", "--out", "OUT"], "dir"),
+        "demo --out": (["demo", "-o", "OUT"], "dir"),
         "browse --cache-dir": (["browse", "--gold", gold, "--cache-dir", "OUT", "--index-only"],
                                "dir"),
     }
@@ -454,12 +454,12 @@ def test_reqa_run_never_writes_over_the_task_files(tmp_path, capsys):
     before = {p.name: p.read_bytes() for p in task.iterdir()}
     for name in sorted(before):
         for ranks in (task / name, tmp_path / "task" / ".." / "task" / name):
-            code, err = _run(["reqa", "run", str(task), "--ranks", "OUT"], ranks, capsys)
+            code, err = _run(["reqa", "run", str(task), "--per-item", "OUT"], ranks, capsys)
             assert code == 2, err
             _one_error_line(err)
             assert "one of the inputs" in err
     (tmp_path / "link.jsonl").symlink_to(task / "queries.jsonl")
-    code, err = _run(["reqa", "run", str(task), "--ranks", "OUT"], tmp_path / "link.jsonl",
+    code, err = _run(["reqa", "run", str(task), "--per-item", "OUT"], tmp_path / "link.jsonl",
                      capsys)
     assert code == 2 and "one of the inputs" in err
     assert {p.name: p.read_bytes() for p in task.iterdir()} == before
@@ -482,7 +482,7 @@ def test_baseline_eval_failure_leaves_no_predictions(tmp_path, capsys):
     no_ann = tmp_path / "no-annotations.jsonl"
     no_ann.write_text("".join(json.dumps({k: v for k, v in json.loads(x).items()
                                           if k != "annotations"}) + "\n" for x in lines))
-    code, err = _run(["baseline", "first_paragraph", "--gold-or-input", str(no_ann), "-o",
+    code, err = _run(["baseline", "first_paragraph", "--input", str(no_ann), "-o",
                       "OUT", "--eval"], tmp_path / "preds.json", capsys)
     assert code == 2
     assert err.strip().splitlines()[-1].startswith("nqkit: error: ")
@@ -490,7 +490,7 @@ def test_baseline_eval_failure_leaves_no_predictions(tmp_path, capsys):
 
 
 def test_baseline_eval_success_writes_and_scores(tmp_path, capsys):
-    code, err = _run(["baseline", "first_paragraph", "--gold-or-input", str(_gold()), "-o",
+    code, err = _run(["baseline", "first_paragraph", "--input", str(_gold()), "-o",
                       "OUT", "--eval"], tmp_path / "preds.json", capsys)
     assert code == 0, err
     assert sorted(os.listdir(tmp_path)) == ["preds.json"]
@@ -558,7 +558,7 @@ def test_truncated_gzip_fifo_is_still_called_truncated(tmp_path, capsys):
     preds, _ = _mixed0()
     data = _gold().read_bytes()
     with _fifo(tmp_path / "g", data[: len(data) // 2]) as g:
-        code = main(["eval", "nq", "--gold", str(g), "--predictions", str(preds), "--no-cache"])
+        code = main(["eval", "nq", "--gold", str(g), "--predictions", str(preds), "--no-gold-cache"])
     err = capsys.readouterr().err
     assert code == 2 and "truncated or corrupt" in err
     _one_error_line(err)
@@ -613,10 +613,10 @@ def test_missing_dependency_message_matches_how_nqkit_runs(installed, tmp_path):
 # ------------------------------------------------------------ 7. bounded work
 
 @pytest.mark.parametrize("extra, fragment", [
-    (["--bootstrap", "100000000000"], "--bootstrap must be between 0 and 100,000"),
-    (["--bootstrap", "100001"], "--bootstrap must be between 0 and 100,000"),
-    (["--bootstrap", "-1"], "--bootstrap must be between 0 and 100,000"),
-    (["--bootstrap", "10", "--seed", "-1"], "--seed must be a non-negative integer"),
+    (["--bootstrap", "100000000000"], "argument --bootstrap: must be in [0, 100000]"),
+    (["--bootstrap", "100001"], "argument --bootstrap: must be in [0, 100000]"),
+    (["--bootstrap", "-1"], "argument --bootstrap: must be in [0, 100000]"),
+    (["--bootstrap", "10", "--seed", "-1"], "argument --seed: must be >= 0"),
 ])
 def test_unbounded_or_invalid_bootstrap_is_refused(extra, fragment, tmp_path, monkeypatch,
                                                    capsys):

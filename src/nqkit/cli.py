@@ -32,17 +32,13 @@ from nqkit.errors import NqkitError
 # command; a module that cannot be imported is a bug, so it is not silently skipped.
 COMMAND_MODULES: list[str] = [
     "nqkit.commands.demo",
-    "nqkit.commands.eval_nq",
+    "nqkit.commands.eval",
     "nqkit.commands.compare",
     "nqkit.commands.simplify",
-    "nqkit.commands.eval_nq_open",
-    "nqkit.commands.eval_ambigqa",
-    "nqkit.commands.eval_retrieval",
     "nqkit.commands.convert_nq_open",
-    "nqkit.commands.baseline_open",
     "nqkit.commands.baseline",
     "nqkit.commands.predict",
-    "nqkit.commands.human_bounds",
+    "nqkit.commands.legacy",
     "nqkit.commands.reqa",
     "nqkit.commands.browse",
 ]
@@ -62,6 +58,29 @@ class NqkitArgumentParser(argparse.ArgumentParser):
     anywhere reads ``nqkit: error: nqkit eval nq: argument --bootstrap: ... — see
     `nqkit eval nq --help``` instead of a usage block.
     """
+
+    def __init__(self, *args: Any, populate: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._populate = populate
+
+    def _ensure(self) -> None:
+        """Add the arguments now: ``populate(parser)`` runs on first parse or help, so
+        commands whose options come from registries cost nothing at ``nqkit --help``."""
+        populate, self._populate = self._populate, None
+        if populate is not None:
+            populate(self)
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._ensure()
+        return super().parse_known_args(args, namespace)
+
+    def format_help(self) -> str:
+        self._ensure()
+        return super().format_help()
+
+    def format_usage(self) -> str:
+        self._ensure()
+        return super().format_usage()
 
     def error(self, message: str) -> NoReturn:
         message = " ".join(message.split())  # argparse may wrap long choice lists

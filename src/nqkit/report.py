@@ -59,3 +59,30 @@ def progress(iterable: Iterable[T], *, desc: str, total: int | None = None,
         return
     yield from tqdm(iterable, desc=desc, total=total, unit=unit, file=file or sys.stderr,
                     disable=None, dynamic_ncols=True, leave=False)
+
+
+def emit_result(result: Any, *, format: str = "table", per_item: str | None = None) -> None:
+    """Print a task's :class:`~nqkit.tasks.base.Result` the one way every command does.
+
+    Warnings first (stderr); ``per_item`` receives one JSON line per gold item; then
+    ``table`` (the summary table, notes and signature), ``json`` (the official keys plus
+    ``warnings``, ``coverage``, ``bootstrap`` and ``signature``) or ``jsonl`` (one line per
+    item on stdout, the summary line on stderr).
+    """
+    import orjson
+
+    from nqkit.io import write_jsonl
+
+    print_warnings(result.warnings)
+    if per_item:
+        write_jsonl(per_item, result.item_list())
+    if format == "jsonl":
+        out = sys.stdout
+        for item in result.item_list():
+            out.write(orjson.dumps(item, option=orjson.OPT_SERIALIZE_NUMPY).decode() + "\n")
+        print(result.summary_line(), file=sys.stderr)
+    elif format == "json":
+        sys.stdout.write(orjson.dumps(result.to_json(), option=orjson.OPT_INDENT_2
+                                      | orjson.OPT_SERIALIZE_NUMPY).decode() + "\n")
+    else:
+        print(result.to_table())

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Param", "float_in", "int_in", "positive_int"]
+__all__ = ["DeprecatedOption", "Param", "add_deprecated", "float_in", "int_in", "positive_int"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,12 +34,24 @@ class Param:
     nargs: str | int | None = None
     metavar: str | None = None
     required: bool = False
+    # old spellings, accepted for one release with a one-line notice (hidden from --help)
+    deprecated: tuple[str, ...] = ()
+    output: bool = False  # a file the command writes: checked against the inputs first
+    short: str | None = None  # e.g. "-o"
 
     def add_to(self, parser: argparse.ArgumentParser) -> None:
         if not self.flag.startswith("-"):
             parser.add_argument(self.name, nargs=self.nargs, help=self.help,
                                 metavar=self.metavar)
             return
+        for old in self.deprecated:
+            if self.action == "boolean":  # the old spelling is the negative one
+                add_deprecated(parser, old, f"--no-{self.flag[2:]}", self.name, const=False)
+            elif self.action == "store_true":
+                add_deprecated(parser, old, self.flag, self.name, const=True)
+            else:
+                add_deprecated(parser, old, self.flag, self.name, nargs=self.nargs,
+                               type=self.type)
         kwargs: dict[str, Any] = {"dest": self.name, "help": self.help}
         if self.action == "boolean":
             kwargs.update(action=argparse.BooleanOptionalAction, default=self.default)
@@ -48,9 +61,40 @@ class Param:
             kwargs.update(default=self.default, type=self.type, choices=self.choices,
                           nargs=self.nargs, metavar=self.metavar)
             kwargs = {k: v for k, v in kwargs.items() if v is not None or k == "default"}
-        if self.required:
+        # with an old spelling, the requirement is checked after parsing (Task.settings)
+        if self.required and not self.deprecated:
             kwargs["required"] = True
-        parser.add_argument(self.flag, **kwargs)
+        parser.add_argument(*filter(None, (self.short, self.flag)), **kwargs)
+
+
+class DeprecatedOption(argparse.Action):
+    """An old spelling of an option: stores like the new one, with a one-line notice.
+
+    ``nqkit: note: --references is deprecated and will be removed in the next release;
+    use --gold`` goes to stderr once per use; the value lands where the new option's would.
+    """
+
+    def __init__(self, option_strings: Sequence[str], dest: str, new: str = "",
+                 const: Any = None, nargs: Any = None, type: Any = None,
+                 default: Any = argparse.SUPPRESS, **kwargs: Any) -> None:
+        self.new = new
+        if const is not None:
+            nargs = 0
+        super().__init__(option_strings, dest, nargs=nargs, const=const, type=type,
+                         default=default, help=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        print(f"nqkit: note: {option_string or 'this spelling'} is deprecated and will be "
+              f"removed in the next release; use {self.new}", file=sys.stderr)
+        setattr(namespace, self.dest, self.const if self.nargs == 0 else values)
+
+
+def add_deprecated(parser: argparse.ArgumentParser, old: str, new: str, dest: str, *,
+                   const: Any = None, nargs: Any = None, type: Any = None) -> None:
+    """Accept ``old`` as a hidden spelling of ``new`` (see :class:`DeprecatedOption`)."""
+    parser.add_argument(old, dest=dest, action=DeprecatedOption, new=new, const=const,
+                        nargs=nargs, type=type)
 
 
 def _range_text(lo: float | None, hi: float | None) -> str:

@@ -68,6 +68,9 @@ class ItemStats:
     rows: NDArray[np.float64]  # n items x k statistics
     compute: Compute = mean_score
     decomposable: bool = True
+    # a resample whose items sum to 0 in this column has no gold to score against (an NQ
+    # F1 with no gold answer): such resamples are counted in Interval.degenerate
+    empty_column: int | None = None
 
     @classmethod
     def of(cls, stats: ItemStats | ArrayLike, what: str = "scores") -> ItemStats:
@@ -117,9 +120,15 @@ def _check_resamples(n: int) -> None:
                          "1,000 gives intervals to about 0.5 points; 10,000 for p-values")
 
 
-def _resampled_scores(stats: list[ItemStats], n: int,
-                      rng: np.random.Generator) -> list[NDArray[np.float64]]:
-    """Scores of each system on the same ``n`` bootstrap resamples of the items."""
+def _resampled_scores(stats: list[ItemStats], n: int, rng: np.random.Generator,
+                      degenerate: list[int] | None = None) -> list[NDArray[np.float64]]:
+    """Scores of each system on the same ``n`` bootstrap resamples of the items.
+
+    ``degenerate``, when given, receives per system the number of resamples whose
+    ``empty_column`` sums to 0.
+    """
+    if degenerate is not None:
+        degenerate[:] = [0] * len(stats)
     items = stats[0].n
     width = max(s.rows.shape[1] for s in stats)
     out = [np.empty(n) for _ in stats]
@@ -131,8 +140,11 @@ def _resampled_scores(stats: list[ItemStats], n: int,
         # how often each item is drawn in each resample: one flat bincount, exact integers
         flat = idx + np.arange(rows)[:, None] * items
         counts = np.bincount(flat.ravel(), minlength=rows * items).reshape(rows, items)
-        for s, o in zip(stats, out, strict=True):
+        for j, (s, o) in enumerate(zip(stats, out, strict=True)):
             o[lo:hi] = s.on_resamples(counts, idx)
+            if degenerate is not None and s.empty_column is not None:
+                column = counts @ s.rows[:, s.empty_column]
+                degenerate[j] += int(np.count_nonzero(column == 0))
     return out
 
 
@@ -146,6 +158,7 @@ class Interval:
     confidence: float  # e.g. 0.95
     resamples: int
     seed: int
+    degenerate: int = 0  # resamples without gold (see ItemStats.empty_column)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,9 +193,10 @@ def bootstrap_interval(stats: ItemStats | ArrayLike, *, resamples: int = 1000, s
     _check_resamples(resamples)
     s = ItemStats.of(stats, "bootstrap")
     rng = np.random.default_rng(seed)
-    (scores,) = _resampled_scores([s], resamples, rng)
+    degenerate: list[int] = []
+    (scores,) = _resampled_scores([s], resamples, rng, degenerate)
     low, high = _percentiles(scores, confidence)
-    return Interval(s.score(), low, high, confidence, resamples, seed)
+    return Interval(s.score(), low, high, confidence, resamples, seed, degenerate[0])
 
 
 def _pair(a: ItemStats | ArrayLike, b: ItemStats | ArrayLike) -> tuple[ItemStats, ItemStats]:

@@ -1,74 +1,75 @@
-"""``nqkit baseline``: run one of the NQ paper's baselines and write official predictions."""
+"""``nqkit baseline NAME``: run a baseline system, write its predictions, print its scores.
+
+One subcommand per system of :data:`nqkit.baselines.systems.SYSTEMS`: the NQ paper's
+baselines and candidate rankers (official NQ predictions) and the NQ-open / AmbigQA
+baselines. ``nqkit baseline-open SUB`` is the old name of the open-domain ones.
+"""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 GROUP = None
 
 EPILOG = """\
-baselines (NQ paper §6.1 and candidate ranking):
-  first_paragraph    the page's first <P> candidate
-  most_frequent      the long answer most often annotated on the same page in training
-                     (pages matched by URL or title); NULL on unseen pages      [--train]
-  closest_question   the answer of the training question on the same page with the
-                     largest IDF-weighted word overlap                          [--train]
-  bm25_candidates    the top-level candidate with the best BM25 score (nqkit[bm25])
-  dense_candidates   the top-level candidate closest to the question by all-MiniLM-L6-v2
-                     embeddings (nqkit[dense])
-Scores go into long_answer_score, so `nqkit eval nq` picks the best NULL threshold."""
+NQ baselines (NQ paper §6.1 and candidate ranking) write official NQ predictions; scores
+go into long_answer_score, so `nqkit eval nq` picks the best NULL threshold. The NQ-open
+and AmbigQA baselines write the predictions of those tasks and print their scores.
+`nqkit baseline NAME --help` lists the settings of each."""
 
 
 def register(sub: Any) -> None:
+    # the systems (and the modules behind them) load only when `baseline` is used
     p = sub.add_parser(
-        "baseline", help="run an NQ baseline and write official-format predictions",
-        description="Run an NQ baseline on original or simplified NQ files and write "
-        "predictions in the official format (byte and token offsets, scores).",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("name", metavar="NAME", help="baseline name (see below)")
-    p.add_argument("--train", nargs="+", metavar="GLOB",
-                   help="training files (original or simplified), for baselines that need them")
-    p.add_argument("--gold-or-input", required=True, nargs="+", metavar="GLOB", dest="inputs",
-                   help="examples to predict (with or without annotations; globs of shards)")
-    p.add_argument("-o", "--output", required=True, metavar="FILE.json",
-                   help="where to write the predictions")
-    p.add_argument("--eval", action="store_true",
-                   help="then score the predictions against the input's annotations "
-                   "(as `nqkit eval nq` does)")
-    from nqkit.commands.eval_nq import add_threshold_options
+        "baseline", help="run a baseline system: write predictions and print scores",
+        description="Run a baseline system and write its predictions in its task's format.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        populate=add_systems)
+    p.set_defaults(func=lambda _a, _p=p: _help(_p))
 
-    add_threshold_options(p)
-    p.set_defaults(func=run)
+
+def add_systems(p: Any, tasks: tuple[str, ...] = ()) -> None:
+    """One subcommand per registered system (of ``tasks`` only, when given)."""
+    from nqkit.baselines.systems import get_system, system_names
+
+    systems = p.add_subparsers(dest="system_name", metavar="NAME")
+    for name in system_names():
+        system = get_system(name)
+        if tasks and system.task not in tasks:
+            continue
+        q = systems.add_parser(system.name, help=system.help,
+                               description=system.description or system.help)
+        for param in system.params:
+            param.add_to(q)
+        q.set_defaults(func=run, system_name=system.name)
+
+
+def _help(parser: argparse.ArgumentParser) -> int:
+    import sys
+
+    parser.print_help(sys.stderr)
+    return 2
 
 
 def run(args: argparse.Namespace) -> int:
-    from nqkit.baselines.run import run_system
-    from nqkit.io import check_output, expand_paths, staged_path
+    from nqkit.baselines.systems import get_system
+    from nqkit.io import check_output, expand_paths
+    from nqkit.report import emit_result
 
-    inputs = expand_paths(args.inputs, what="input")
-    train = expand_paths(args.train, what="training") if args.train else []
-    check_output(args.output, [*inputs, *train], option="-o")
-    gold = None
-    if args.eval:
-        from nqkit.tasks.nq import load_gold_for_eval
+    system = get_system(args.system_name)
+    settings = {p.name: getattr(args, p.name) for p in system.params}
+    for p in system.params:  # an old spelling may stand in for a required option
+        if p.required and settings[p.name] is None:
+            from nqkit.errors import InputError
 
-        # Refuse a gold the scores cannot mean anything on before predicting anything.
-        gold = load_gold_for_eval(args.inputs, long_threshold=args.long_threshold,
-                                  short_threshold=args.short_threshold, cache=False)
-    baseline, summary = run_system(args.name, args.train, args.inputs, args.output)
-    trained = f", trained on {summary.num_train:,} examples" if baseline.needs_train else ""
-    print(f"{summary.system}: {summary.num_examples:,} predictions "
-          f"({summary.num_answered:,} with a long answer{trained}) written to {args.output}",
-          file=sys.stderr)
-    if args.eval:
-        from nqkit.report import print_warnings
-        from nqkit.tasks.nq import run_nq_eval
-
-        out = run_nq_eval(gold=args.inputs, predictions=str(staged_path(args.output)),
-                          cache=False, long_threshold=args.long_threshold,
-                          short_threshold=args.short_threshold, gold_examples=gold)
-        print_warnings(out.warnings)
-        print(out.to_table())
+            raise InputError(None, f"{p.flag} is required",
+                             f"see `nqkit baseline {system.name} --help`")
+    inputs = [v for name in system.inputs
+              for v in ([settings[name]] if isinstance(settings[name], str)
+                        else settings[name] or [])]
+    check_output(settings["output"], expand_paths(inputs, what="input"), option="-o")
+    result = system.run(settings)
+    if result is not None:
+        emit_result(result, format=settings.get("format", "table"))
     return 0

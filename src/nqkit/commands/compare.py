@@ -55,8 +55,8 @@ def compare(task: Any, settings: dict[str, Any], a: str, b: str, *, test: str = 
 
     ra = task.run(**{**settings, "predictions": a, "bootstrap": 0})
     rb = task.run(**{**settings, "predictions": b, "bootstrap": 0})
-    keys_a = [item.get(ra.item_key) for item in ra.items]
-    keys_b = [item.get(rb.item_key) for item in rb.items]
+    keys_a = [item.get(ra.item_key) for item in ra.item_list()]
+    keys_b = [item.get(rb.item_key) for item in rb.item_list()]
     if keys_a != keys_b:
         raise InputError(None, "the two systems were scored on different gold items",
                          "give both the same gold and settings")
@@ -67,17 +67,18 @@ def compare(task: Any, settings: dict[str, Any], a: str, b: str, *, test: str = 
                          f"{base_b})",
                          "compare predictions of the same kind under the same settings")
     rows = []
+    ha, hb = ra.headline_stats(), rb.headline_stats()
     for name in task.headline:
-        if name not in ra.headline or name not in rb.headline:
+        if name not in ha or name not in hb:
             continue
         row: dict[str, Any] = {"metric": name}
         if test in ("both", "bootstrap"):
-            t = paired_bootstrap(ra.headline[name], rb.headline[name], resamples=resamples,
+            t = paired_bootstrap(ha[name], hb[name], resamples=resamples,
                                  seed=seed)
             row.update(a=t.score_a, b=t.score_b, difference=t.difference, low=t.low,
                        high=t.high, p_bootstrap=t.p_value)
         if test in ("both", "randomization"):
-            r = approximate_randomization(ra.headline[name], rb.headline[name], trials=trials,
+            r = approximate_randomization(ha[name], hb[name], trials=trials,
                                           seed=seed)
             row.update(a=r.score_a, b=r.score_b, difference=r.difference,
                        p_randomization=r.p_value)
@@ -87,7 +88,7 @@ def compare(task: Any, settings: dict[str, Any], a: str, b: str, *, test: str = 
     sig = make_signature("compare", {"test": test, "resamples": resamples, "trials": trials,
                                      "seed": seed, "task": base_a})
     return {"task": task.name, "a": a, "b": b, "metrics": rows, "signature": sig,
-            "warnings": list(dict.fromkeys([*ra.warnings, *rb.warnings]))}
+            "warnings": list(dict.fromkeys(w.message for w in [*ra.warnings, *rb.warnings]))}
 
 
 def _settings_part(signature: str) -> str:

@@ -20,8 +20,11 @@ def register(sub: Any) -> None:
     p = sub.add_parser("demo", help="run a baseline on the built-in toy NQ data and score it",
                        description="Run the first-paragraph baseline on nqkit's toy NQ "
                        "examples and score it with the official NQ metrics.")
-    p.add_argument("--out", metavar="DIR",
+    from nqkit.settings import add_deprecated
+
+    p.add_argument("-o", "--output", metavar="DIR", dest="out",
                    help="also write the toy gold and the predictions here, to try the CLI on")
+    add_deprecated(p, "--out", "-o/--output", "out")
     p.set_defaults(func=run)
 
 
@@ -35,11 +38,11 @@ def run(args: argparse.Namespace) -> int:
     from nqkit.formats.nq_predictions import NqPrediction, write_nq_predictions
     from nqkit.io import atomic_output, check_output
     from nqkit.metrics.nq import evaluate_nq
-    from nqkit.report import print_warnings
-    from nqkit.tasks.nq import NqEvalOutput
+    from nqkit.report import emit_result
+    from nqkit.tasks.nq import nq_result
 
     if args.out:
-        check_output(args.out, kind="dir", option="--out")
+        check_output(args.out, kind="dir", option="-o")
     examples = list(read_nq_original(TOY_PATH))
     n_long = sum(sum(a.has_long for a in ex.annotations) >= 2 for ex in examples)
     print(f"Toy Natural Questions: {len(examples)} examples, 5 annotations each, "
@@ -54,8 +57,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"\nBaseline: {baseline.name} (answer with the page's first paragraph, paper §6.1)\n")
     gold = read_nq_gold(TOY_PATH, workers=1)
     result = evaluate_nq(gold, preds)
-    print_warnings(result.warnings)
-    print(NqEvalOutput(result, gold).to_table())
+    emit_result(nq_result(result, gold))
     if args.out:
         out = Path(args.out)
         with atomic_output(out / "toy-nq-dev.jsonl", "wb") as f:

@@ -1,4 +1,4 @@
-"""Analyses beyond the official NQ script: breakdowns and bootstrap confidence intervals.
+"""Analyses beyond the official NQ script: breakdowns, and the rows bootstrap intervals use.
 
 Both start from the per-example statistics of :func:`nqkit.metrics.nq.evaluate_nq`, so
 they add no second implementation of the scoring rules.
@@ -6,9 +6,9 @@ they add no second implementation of the scoring rules.
 * Breakdowns group examples by the gold long-answer type (paper §6.4) or by question word,
   and report precision/recall/F1 inside each group *at the overall best threshold* (the
   operating point the system would use), not a threshold re-tuned per group.
-* The bootstrap resamples examples with replacement and recomputes the best-threshold F1
-  (the threshold re-tuned in each replicate, as the metric is defined); the interval is
-  the 2.5th-97.5th percentile.
+* :func:`stat_rows` and :func:`best_f1_stacks` give :mod:`nqkit.stats` the per-example
+  rows and the vectorised official sweep, so bootstrap intervals and paired tests re-tune
+  the threshold in each resample, as the metric is defined.
 
 A group without gold answers has no recall and no F1 (``None``, printed ``-``), and a
 group without predictions no precision: a 0 there would read as a measured failure.
@@ -79,67 +79,6 @@ def group_scores(result: NqResult, labels: Sequence[str], *, task: str = "long",
     rows = [score_at_threshold(groups[g], thr, g) for g in names]
     rows.append(score_at_threshold(stats, thr, "all"))
     return rows
-
-
-def _best_f1_batch(stats: Sequence[AnswerStat], weights: np.ndarray) -> np.ndarray:
-    """Best-threshold F1 for each row of example weights (B x n), vectorised."""
-    scores = np.array([s.score for s in stats], dtype=float)
-    order = np.argsort(-scores, kind="stable")
-    scores = scores[order]
-    gold = np.array([s.gold_has_answer for s in stats], dtype=float)[order]
-    pred = np.array([s.pred_has_answer for s in stats], dtype=float)[order]
-    corr = np.array([s.is_correct for s in stats], dtype=float)[order]
-    w = weights[:, order]
-    cum_c = np.cumsum(w * corr, axis=1)
-    cum_p = np.cumsum(w * pred, axis=1)
-    total_g = (w * gold).sum(axis=1, keepdims=True)
-    # Evaluate only at the last position of each run of equal scores (ties together).
-    last = np.ones(len(scores), dtype=bool)
-    last[:-1] = scores[1:] != scores[:-1]
-    c, p = cum_c[:, last], cum_p[:, last]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        prec = np.where(p > 0, c / p, 0.0)
-        rec = np.where(total_g > 0, c / total_g, 0.0)
-        f1 = np.where(prec + rec > 0, 2 * prec * rec / (prec + rec), 0.0)
-    return np.asarray(f1.max(axis=1, initial=0.0))
-
-
-@dataclass(frozen=True, slots=True)
-class Interval:
-    low: float
-    high: float
-    no_gold: int = 0  # resamples without any gold answer (their F1 counts as 0)
-
-
-def bootstrap_f1(result: NqResult, n: int = 1000, seed: int = 0) -> dict[str, Interval]:
-    """95% bootstrap intervals of the long and short best-threshold F1."""
-    rng = np.random.default_rng(seed)
-    size = result.num_examples
-    out: dict[str, Interval] = {}
-    weights = np.empty((0, size))
-    done = 0
-    samples: dict[str, list[np.ndarray]] = {"long": [], "short": []}
-    no_gold = {"long": 0, "short": 0}
-    gold = {t: np.array([s.gold_has_answer for s in stats], dtype=float)
-            for t, stats in (("long", result.long_stats), ("short", result.short_stats))}
-    # Resamples are drawn in batches of at most 200 and at most 4M weights, so memory
-    # stays bounded whatever n and the number of examples are.
-    batch = max(1, min(200, (1 << 22) // max(size, 1)))
-    while done < n:
-        b = min(batch, n - done)
-        idx = rng.integers(0, size, size=(b, size))
-        weights = np.zeros((b, size))
-        np.add.at(weights, (np.repeat(np.arange(b), size), idx.ravel()), 1.0)
-        samples["long"].append(_best_f1_batch(result.long_stats, weights))
-        samples["short"].append(_best_f1_batch(result.short_stats, weights))
-        for t in no_gold:
-            no_gold[t] += int(np.count_nonzero(weights @ gold[t] == 0))
-        done += b
-    for task, parts in samples.items():
-        vals = np.concatenate(parts)
-        lo, hi = np.percentile(vals, [2.5, 97.5])
-        out[task] = Interval(float(lo), float(hi), no_gold[task])
-    return out
 
 
 STAT_COLUMNS = ("score", "gold", "predicted", "correct")

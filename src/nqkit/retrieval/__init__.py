@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["get_retriever", "retriever_names"]
+__all__ = ["get_retriever", "retriever_class", "retriever_names"]
 
 
 def _load_all() -> Any:
@@ -25,3 +25,9 @@ def get_retriever(name: str, **options: Any) -> Any:
 
 def retriever_names() -> list[str]:
     return list(_load_all().names())
+
+
+def retriever_class(name: str) -> Any:
+    """The registered retriever ``name``: ``PARAMS`` (its command-line settings) and
+    ``from_settings(settings)`` build it from parsed options."""
+    return _load_all().get(name)

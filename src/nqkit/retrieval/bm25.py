@@ -8,13 +8,14 @@ query terms.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from nqkit.retrieval.base import RETRIEVERS, ScoreFn, missing_extra
+from nqkit.settings import Param, float_in
 
 __all__ = ["BM25Retriever"]
 
@@ -59,6 +60,15 @@ class BM25Retriever:
     stopwords: str = "en"
     stemmer: str | None = "english"
     name: str = field(default="bm25", init=False)
+    # the command-line settings of `nqkit reqa run --retriever bm25`
+    PARAMS: ClassVar[tuple[Param, ...]] = (
+        Param("k1", "--k1", "BM25 k1 (default 1.5)", default=1.5, type=float_in(0)),
+        Param("b", "--b", "BM25 b (default 0.75)", default=0.75, type=float_in(0, 1)),
+    )
+
+    @classmethod
+    def from_settings(cls, s: Mapping[str, Any]) -> BM25Retriever:
+        return cls(k1=s["k1"], b=s["b"])
 
     def settings(self) -> dict[str, object]:
         return {"retriever": self.name, "k1": self.k1, "b": self.b, "bm25": self.method,

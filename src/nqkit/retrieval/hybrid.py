@@ -9,15 +9,16 @@ Standardizing per query makes the two scales comparable without any training dat
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from nqkit.retrieval.base import RETRIEVERS, ScoreFn
 from nqkit.retrieval.bm25 import BM25Retriever
 from nqkit.retrieval.dense import DenseRetriever
+from nqkit.settings import Param, float_in
 
 __all__ = ["HybridRetriever", "zscore_rows"]
 
@@ -56,6 +57,16 @@ class HybridRetriever:
     lexical: Any = None
     weight: float = 0.5
     name: str = field(default="hybrid", init=False)
+    PARAMS: ClassVar[tuple[Param, ...]] = (
+        Param("weight", "--weight", "hybrid: weight of the dense z-scores (default 0.5)",
+              default=0.5, type=float_in(0, 1)),
+        *DenseRetriever.PARAMS, *BM25Retriever.PARAMS,
+    )
+
+    @classmethod
+    def from_settings(cls, s: Mapping[str, Any]) -> HybridRetriever:
+        return cls(dense=DenseRetriever.from_settings(s),
+                   lexical=BM25Retriever.from_settings(s), weight=s["weight"])
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.weight <= 1.0:

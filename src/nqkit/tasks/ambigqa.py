@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from nqkit.settings import Param
+from nqkit.signature import ResultWarning
 from nqkit.tasks.base import TASKS, Coverage, Result, Task
 
 PARAMS: tuple[Param, ...] = (
@@ -18,49 +19,65 @@ PARAMS: tuple[Param, ...] = (
 )
 
 
-def warning_lines(r: Any) -> list[str]:
-    """Every warning of an AmbigQA result, as ``nqkit eval ambigqa`` prints them."""
-    lines = [w.message for w in r.warnings]
+def result_warnings(r: Any) -> list[ResultWarning]:
+    """Every warning of an AmbigQA result: the metric's and the coverage notices."""
+    lines = list(r.warnings)
     if r.missing:
-        lines.append(f"{len(r.missing):,} id(s) without a prediction scored as 0 "
-                     f"({r.num_examples - len(r.missing):,}/{r.num_examples:,} predicted)")
+        lines.append(ResultWarning("missing", f"{len(r.missing):,} id(s) without a "
+                                   "prediction scored as 0 ("
+                                   f"{r.num_examples - len(r.missing):,}/{r.num_examples:,} "
+                                   "predicted)"))
     empty = r.empty_predictions - len(r.missing)
     if empty and not any(w.code == "all-empty" for w in r.warnings):
-        lines.append(f"{empty:,} empty prediction list(s) scored as 0")
+        lines.append(ResultWarning("empty", f"{empty:,} empty prediction list(s) scored "
+                                   "as 0"))
     return lines
 
 
 def score(s: dict[str, Any]) -> Result:
-    import numpy as np
-
     from nqkit.formats.ambignq import read_ambignq, read_ambigqa_predictions
     from nqkit.io import expand_paths
     from nqkit.metrics.ambigqa import score_ambigqa
-    from nqkit.stats import ItemStats
 
     references = [ex for path in expand_paths(s["gold"], what="gold")
                   for ex in read_ambignq(path)]
     predictions = read_ambigqa_predictions(s["predictions"])
     r = score_ambigqa(references, predictions, matching=s["matching"],
                       missing="empty" if s["allow_missing"] else "error")
-    warnings = warning_lines(r)
-    rows = [(name, v["all"], v["multi"]) for name, v in r.metrics.items()]
+    return ambigqa_result(r)
+
+
+def ambigqa_result(r: Any, *, title: str = "AmbigQA", metrics: list[str] | None = None,
+                   ) -> Result:
+    """An AmbigQA score (:class:`~nqkit.metrics.ambigqa.AmbigQaResult`) as a Result;
+    ``metrics`` limits the table's rows (JSON keeps every metric)."""
+    import numpy as np
+
+    from nqkit.stats import ItemStats
+
+    warnings = result_warnings(r)
+    rows = [(name, v["all"], v["multi"]) for name, v in r.metrics.items()
+            if metrics is None or name in metrics]
     items = [{"id": k, "is_multi": r.is_multi[k], **v} for k, v in r.per_example.items()]
-    multi = np.array([r.is_multi[k] for k in r.per_example], dtype=float)
-    headline: dict[str, ItemStats] = {}
-    for name in r.metrics:
-        scores = np.array([v[name] for v in r.per_example.values()], dtype=float)
-        headline[f"{name} (all)"] = ItemStats.of(scores)
-        if multi.any():
-            # the mean over multi-answer questions: rows [score * multi, multi]
-            headline[f"{name} (multi)"] = ItemStats(np.stack([scores * multi, multi], axis=1))
+
+    def headline() -> dict[str, ItemStats]:
+        multi = np.array([r.is_multi[k] for k in r.per_example], dtype=float)
+        out: dict[str, ItemStats] = {}
+        for name in r.metrics:
+            scores = np.array([v[name] for v in r.per_example.values()], dtype=float)
+            out[f"{name} (all)"] = ItemStats.of(scores)
+            if multi.any():
+                # the mean over multi-answer questions: rows [score * multi, multi]
+                out[f"{name} (multi)"] = ItemStats(np.stack([scores * multi, multi], axis=1))
+        return out
+
     official = {"metrics": r.metrics, "num_examples": r.num_examples, "num_multi": r.num_multi}
     return Result(
-        task="ambigqa", title="AmbigQA", rows=rows,
+        task="ambigqa", title=title, rows=rows,
         headers=("metric", f"all ({r.num_examples:,})", f"multi ({r.num_multi:,})"),
         signature=r.signature, official=official, items=items, item_key="id",
         coverage=Coverage(r.num_examples - len(r.missing), r.num_examples),
-        headline=headline, warnings=warnings,
+        show_coverage=False, headline=headline, warnings=warnings,
         notes=["(the paper reports F1_BLEU = F1 bleu4 and F1_EDIT-F1 on multi only)"])
 
 

@@ -22,10 +22,15 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from nqkit.registry import Registry
-from nqkit.settings import Param
+from nqkit.settings import Param, int_in
+from nqkit.signature import ResultWarning
 
 if TYPE_CHECKING:  # numpy stays out of start-up
     from nqkit.stats import Interval, ItemStats
+
+# The most bootstrap resamples `--bootstrap` accepts: far more than a 95% interval needs
+# (1,000 to 10,000 is usual), and a bound on the time a mistyped count can cost.
+MAX_BOOTSTRAP = 100_000
 
 __all__ = [
     "COMMON",
@@ -41,7 +46,7 @@ __all__ = [
 
 # Settings that every evaluation task has, in one vocabulary.
 GOLD = Param("gold", "--gold", "gold file(s): paths or globs", required=True, nargs="+",
-             metavar="GOLD")
+             metavar="GOLD", deprecated=("--references",))
 PREDICTIONS = Param("predictions", "--predictions", "predictions file", required=True,
                     metavar="FILE")
 ALLOW_MISSING = Param("allow_missing", "--allow-missing",
@@ -54,10 +59,13 @@ FORMAT = Param("format", "--format", "table (default), json, or jsonl (one line 
                "on stdout; the summary goes to stderr)", default="table",
                choices=("table", "json", "jsonl"))
 PER_ITEM = Param("per_item", "--per-item", "also write one JSON line per gold item",
-                 metavar="FILE")
+                 metavar="FILE", output=True,
+                 deprecated=("--per-question", "--per-example", "--ranks"))
 BOOTSTRAP = Param("bootstrap", "--bootstrap", "95%% confidence intervals of the headline "
-                  "metrics from N bootstrap resamples", default=0, type=int, metavar="N")
-SEED = Param("seed", "--seed", "seed of the resampling (default 0)", default=0, type=int)
+                  f"metrics from N bootstrap resamples (at most {MAX_BOOTSTRAP:,})",
+                  default=0, type=int_in(0, MAX_BOOTSTRAP), metavar="N")
+SEED = Param("seed", "--seed", "seed of the resampling, a non-negative integer (default 0)",
+             default=0, type=int_in(0))
 COMMON: tuple[Param, ...] = (GOLD, PREDICTIONS, ALLOW_MISSING, ALLOW_EXTRA, FORMAT, PER_ITEM,
                              BOOTSTRAP, SEED)
 
@@ -81,6 +89,9 @@ class Result:
     (with the official scripts' key names where there are any); ``items`` are the
     per-item records; ``headline`` maps each headline metric to its per-item statistics
     for intervals and paired tests; ``warnings`` are printed first and stored in JSON.
+    ``items`` and ``headline`` may be given as functions that build them, so a plain
+    evaluation does not pay for per-item records it does not print
+    (:meth:`item_list`, :meth:`headline_stats`).
     """
 
     task: str
@@ -89,17 +100,35 @@ class Result:
     rows: list[tuple[Any, ...]]
     signature: str
     official: dict[str, Any]
-    items: list[dict[str, Any]] = field(default_factory=list)
+    items: list[dict[str, Any]] | Callable[[], list[dict[str, Any]]] = field(
+        default_factory=list)
     item_key: str = "id"  # the field of an item record that names the gold item
     coverage: Coverage | None = None
-    headline: dict[str, ItemStats] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
+    headline: dict[str, ItemStats] | Callable[[], dict[str, ItemStats]] = field(
+        default_factory=dict)
+    warnings: list[ResultWarning] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # lines printed under the table
     intervals: dict[str, Interval] = field(default_factory=dict)
     digits: int = 4
+    show_coverage: bool = True  # in the title of the table
+
+    def item_list(self) -> list[dict[str, Any]]:
+        """The per-item records (built on first use)."""
+        if callable(self.items):
+            self.items = self.items()
+        return self.items
+
+    def headline_stats(self) -> dict[str, ItemStats]:
+        """Per-item statistics of the headline metrics (built on first use)."""
+        if callable(self.headline):
+            self.headline = self.headline()
+        return self.headline
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = dict(self.official)
+        out: dict[str, Any] = {}
+        if self.warnings:
+            out["warnings"] = [w.to_json() for w in self.warnings]
+        out.update(self.official)
         if self.coverage is not None and self.coverage.predicted != self.coverage.total:
             out["coverage"] = {"predicted": self.coverage.predicted,
                                "total": self.coverage.total}
@@ -108,15 +137,22 @@ class Result:
             out["bootstrap"] = {"resamples": iv0.resamples, "seed": iv0.seed,
                                 "confidence": iv0.confidence,
                                 **{k: [iv.low, iv.high] for k, iv in self.intervals.items()}}
-        if self.warnings:
-            out["warnings"] = list(self.warnings)
         out["signature"] = self.signature
         return out
+
+    def summary_line(self) -> str:
+        """The first row and the signature, in one line (stderr of ``--format jsonl``)."""
+        from nqkit.report import fmt_value
+
+        first = self.rows[0] if self.rows else ()
+        text = " ".join(fmt_value(v, self.digits) for v in first)
+        return f"{self.title}: {text}; signature: {self.signature}"
 
     def to_table(self) -> str:
         from nqkit.report import format_table
 
-        title = self.title + (f" ({self.coverage})" if self.coverage else "")
+        show = self.coverage is not None and self.show_coverage
+        title = self.title + (f" ({self.coverage})" if show else "")
         parts = [format_table(self.headers, self.rows, digits=self.digits, title=title)]
         if self.intervals:
             parts.append("")
@@ -155,6 +191,9 @@ class Task:
     epilog: str = ""
     gold_required: bool = True
     predictions_required: bool = True
+    # the setting an old positional argument of the command stood for (hidden, noticed)
+    deprecated_positional: str | None = None
+    gold_deprecated: tuple[str, ...] = ("--references",)  # old spellings of --gold
 
     def all_params(self) -> tuple[Param, ...]:
         by_name = {p.name: p for p in COMMON}
@@ -162,7 +201,8 @@ class Task:
         for name in self.common:
             p = by_name[name]
             if name == "gold":
-                p = replace(p, help=self.gold_help, required=self.gold_required)
+                p = replace(p, help=self.gold_help, required=self.gold_required,
+                            deprecated=self.gold_deprecated)
             elif name == "predictions":
                 p = replace(p, help=self.predictions_help, required=self.predictions_required)
             out.append(p)
@@ -190,19 +230,45 @@ class Task:
         """Score with the given settings (defaults for the rest), intervals included."""
         settings = self.settings(**given)
         bootstrap = settings.get("bootstrap") or 0
-        if bootstrap:
-            from nqkit.stats import _check_resamples
+        seed = settings.get("seed") or 0
+        if bootstrap and not 1 <= bootstrap <= MAX_BOOTSTRAP:
+            from nqkit.errors import InputError
 
-            _check_resamples(bootstrap)
+            raise InputError(None, f"--bootstrap must be between 0 and {MAX_BOOTSTRAP:,}, "
+                             f"found {bootstrap:,}", "1,000 to 10,000 resamples are usual")
+        if seed < 0:
+            from nqkit.errors import InputError
+
+            raise InputError(None, f"--seed must be a non-negative integer, found {seed}",
+                             "give a seed such as 0 or 12345")
         result = self.score(settings)
         if bootstrap:
-            from nqkit.stats import bootstrap_interval
-
-            seed = settings.get("seed") or 0
-            result.intervals = {name: bootstrap_interval(result.headline[name],
-                                                         resamples=bootstrap, seed=seed)
-                                for name in self.headline if name in result.headline}
+            self.add_intervals(result, bootstrap, seed)
         return result
+
+    def add_intervals(self, result: Result, resamples: int, seed: int) -> None:
+        """Bootstrap intervals of the headline metrics, and a warning for each interval
+        pulled down by resamples without gold."""
+        from nqkit.signature import mark_signature
+        from nqkit.stats import bootstrap_interval
+
+        stats = result.headline_stats()
+        result.intervals = {name: bootstrap_interval(stats[name], resamples=resamples,
+                                                     seed=seed)
+                            for name in self.headline if name in stats}
+        added = []
+        no_gold = any(w.code.startswith("no-gold") for w in result.warnings)
+        for name, iv in result.intervals.items():
+            # every resample without gold: no gold at all, which the task warns about
+            if iv.degenerate and not (no_gold and iv.degenerate == resamples):
+                added.append(ResultWarning(
+                    "bootstrap-no-gold",
+                    f"{iv.degenerate:,} of {resamples:,} bootstrap resamples have no gold "
+                    f"answer for {name} and count as 0, which pulls its interval down — too "
+                    "few gold answers for an interval; score more examples"))
+        if added:
+            result.warnings.extend(added)
+            result.signature = mark_signature(result.signature, added)
 
 
 TASKS: Registry[Task] = Registry("task")
@@ -211,6 +277,8 @@ TASK_MODULES: tuple[str, ...] = (
     "nqkit.tasks.nq_open",
     "nqkit.tasks.ambigqa",
     "nqkit.tasks.retrieval",
+    "nqkit.tasks.reqa_eval",
+    "nqkit.tasks.human_bounds",
 )
 _loaded = False
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from nqkit.settings import Param
+from nqkit.signature import ResultWarning
 from nqkit.tasks.base import TASKS, Coverage, Result, Task
 
 PARAMS: tuple[Param, ...] = (
@@ -28,32 +29,30 @@ PARAMS: tuple[Param, ...] = (
 )
 
 
-def warning_lines(r: Any) -> list[str]:
-    """Every warning of an NQ-open result, as ``nqkit eval nq-open`` prints them."""
+def result_warnings(r: Any) -> list[ResultWarning]:
+    """Every warning of an NQ-open result: the metric's (also in its signature) and
+    notices that do not change what the number means (duplicates, ignored predictions)."""
     codes = {w.code for w in r.warnings}
-    lines = [w.message for w in r.warnings]
+    lines = list(r.warnings)
     if r.empty_gold_answers and not codes & {"empty-match", "all-empty"}:
-        lines.append(f"{r.empty_gold_answers} gold answer(s) of {r.empty_gold_questions} "
-                     "question(s) normalize to the empty string; an empty prediction counts "
-                     "as correct for them (as in the official script)")
+        lines.append(ResultWarning(
+            "empty-gold", f"{r.empty_gold_answers} gold answer(s) of "
+            f"{r.empty_gold_questions} question(s) normalize to the empty string; an empty "
+            "prediction counts as correct for them (as in the official script)"))
     for count, what in ((r.duplicate_references, "reference questions"),
                         (r.duplicate_predictions, "predicted questions")):
         if count:
-            lines.append(f"{count} duplicate {what}; the last one is used (as in the "
-                         "official script)")
+            lines.append(ResultWarning("duplicates", f"{count} duplicate {what}; the last "
+                                       "one is used (as in the official script)"))
     if r.unused_predictions and "other-split" not in codes:
-        lines.append(f"{r.unused_predictions} prediction(s) for questions not in the "
-                     "references were ignored")
+        lines.append(ResultWarning("extra", f"{r.unused_predictions} prediction(s) for "
+                                   "questions not in the references were ignored"))
     return lines
 
 
 def score(s: dict[str, Any]) -> Result:
-    import numpy as np
-
     from nqkit.formats.nq_open import read_nq_open, read_nq_open_predictions
-    from nqkit.metrics.em_conventions import explain_conventions
     from nqkit.metrics.nq_open import score_nq_open
-    from nqkit.stats import ItemStats
 
     references = list(read_nq_open(s["gold"], answer_field=s["answer_field"]))
     # predictions may also be one JSON object {question: answer}
@@ -62,16 +61,28 @@ def score(s: dict[str, Any]) -> Result:
                       missing="wrong" if s["allow_missing"] else "error",
                       answer_field=s["answer_field"], convention=s["convention"],
                       where=s["predictions"])
-    warnings = warning_lines(r)
+    return nq_open_result(r, explain=s["explain"])
+
+
+def nq_open_result(r: Any, *, explain: bool = False, title: str = "NQ-open exact match",
+                   ) -> Result:
+    """An NQ-open score (:class:`~nqkit.metrics.nq_open.NqOpenResult`) as a Result."""
+    import numpy as np
+
+    from nqkit.metrics.em_conventions import explain_conventions
+    from nqkit.stats import ItemStats
+
+    warnings = result_warnings(r)
     predicted = r.num_total - r.missing_predictions
     rows: list[tuple[Any, ...]] = [
         ("exact match", r.accuracy),
         ("correct", f"{r.num_correct:,}/{r.num_total:,}"),
+        ("predicted", f"{predicted:,}/{r.num_total:,}"),
     ]
     items: list[dict[str, Any]] = [
         {"question": it.question, "prediction": it.prediction, "correct": it.correct,
          "matched_answer": it.matched_answer, "answers": list(it.answers)} for it in r.items]
-    if s["explain"]:
+    if explain:
         from nqkit.metrics.em_conventions import CONVENTIONS
 
         rules = [CONVENTIONS.get(n) for n in CONVENTIONS.names()]
@@ -81,7 +92,7 @@ def score(s: dict[str, Any]) -> Result:
                                    for c in rules}
     official: dict[str, Any] = dict(r.official())
     notes: list[str] = []
-    if s["explain"]:
+    if explain:
         table = explain_conventions([(it.question, it.prediction, it.answers)
                                      for it in r.items])
         official["conventions"] = {n: {"accuracy": table.accuracy(n),
@@ -89,12 +100,15 @@ def score(s: dict[str, Any]) -> Result:
                                    for n in table.names}
         official["disagreements"] = len(table.disagreements)
         notes.append(explain_text(table))
-    correct = np.array([it.correct for it in r.items], dtype=float)
+    def headline() -> dict[str, ItemStats]:
+        return {"exact match": ItemStats.of(np.array([it.correct for it in r.items],
+                                                     dtype=float))}
+
     return Result(
-        task="nq-open", title="NQ-open exact match", headers=("metric", "value"), rows=rows,
+        task="nq-open", title=title, headers=("metric", "value"), rows=rows,
         signature=r.signature, official=official, items=items, item_key="question",
-        coverage=Coverage(predicted, r.num_total),
-        headline={"exact match": ItemStats.of(correct)}, warnings=warnings, notes=notes)
+        coverage=Coverage(predicted, r.num_total), show_coverage=False,
+        headline=headline, warnings=warnings, notes=notes)
 
 
 def explain_text(table: Any) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from nqkit.settings import Param, positive_int
+from nqkit.signature import ResultWarning
 from nqkit.tasks.base import TASKS, Coverage, Result, Task
 
 PARAMS: tuple[Param, ...] = (
@@ -34,12 +35,13 @@ def _gold_answers(paths: list[str]) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def warning_lines(r: Any) -> list[str]:
-    """Every warning of an answer-recall result, as ``nqkit eval retrieval`` prints them."""
-    lines = [w.message for w in r.warnings]
+def result_warnings(r: Any) -> list[ResultWarning]:
+    """Every warning of an answer-recall result (the metric's and has_answer notices)."""
+    lines = list(r.warnings)
     if r.flag_disagreements:
-        lines.append(f"{r.flag_disagreements:,} context(s) carry a has_answer flag that "
-                     "differs from the DPR string check recomputed here")
+        lines.append(ResultWarning("has-answer-flags", f"{r.flag_disagreements:,} context(s) "
+                                   "carry a has_answer flag that differs from the DPR string "
+                                   "check recomputed here"))
     return lines
 
 
@@ -58,7 +60,6 @@ def score(s: dict[str, Any]) -> Result:
         raise InputError(None, "no retrieval results given",
                          "nqkit eval retrieval --predictions results.json")
     results = list(read_dpr_results(path))
-    warnings: list[str] = []
     if s["gold"]:
         gold = _gold_answers(s["gold"])
         asked = {r.question for r in results}
@@ -80,18 +81,21 @@ def score(s: dict[str, Any]) -> Result:
         results += [DprResult(q, gold[q], ()) for q in missing]
     ks = sorted(set(s["topk"]))
     r = score_answer_recall(results, ks, where=path)
-    warnings += warning_lines(r)
     items = [{"question": res.question, "first_hit": hit}
              for res, hit in zip(results, r.first_hit, strict=True)]
-    first = np.array([h if h is not None else np.inf for h in r.first_hit], dtype=float)
-    headline = {f"top-{k}": ItemStats.of((first <= k).astype(float)) for k in ks}
+
+    def headline() -> dict[str, ItemStats]:
+        first = np.array([h if h is not None else np.inf for h in r.first_hit], dtype=float)
+        return {f"top-{k}": ItemStats.of((first <= k).astype(float)) for k in ks}
+
     return Result(
         task="retrieval", title="Top-k answer recall", headers=("top-k", "answer recall"),
         rows=[(f"top-{k}", v) for k, v in r.recall.items()], signature=r.signature,
         official={"recall": {str(k): v for k, v in r.recall.items()},
                   "num_questions": r.num_questions},
         items=items, item_key="question", coverage=Coverage(len(results), len(results)),
-        headline=headline, warnings=warnings, notes=[f"questions: {r.num_questions:,}"])
+        show_coverage=False, headline=headline, warnings=result_warnings(r),
+        notes=[f"questions: {r.num_questions:,}"])
 
 
 TASK = TASKS.add("retrieval", Task(
@@ -105,4 +109,5 @@ TASK = TASKS.add("retrieval", Task(
     "answers inside the results",
     predictions_help="retrieval results JSON (DPR dense_retriever output)",
     headline=("top-1", "top-5", "top-20", "top-100"),
+    deprecated_positional="predictions",
 ))

@@ -1,0 +1,76 @@
+"""``nqkit eval TASK``: one command per registered task, built from its declarations.
+
+Every task in :data:`nqkit.tasks.base.TASKS` gets ``nqkit eval TASK`` with the same
+vocabulary: ``--gold``, ``--predictions``, ``--allow-missing``/``--allow-extra``,
+``--format table|json|jsonl``, ``--per-item FILE``, ``--bootstrap N``/``--seed``, and the
+task's own settings. Old spellings (``--references``, ``--per-question``, ``--no-cache``,
+...) still work for one release, with a one-line notice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from typing import Any
+
+GROUP = "eval"
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from nqkit.tasks.base import get_task, task_names
+
+    for name in task_names():
+        task = get_task(name)
+        p = subparsers.add_parser(name, help=task.help, description=task.description,
+                                  epilog=task.epilog or None,
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+        for param in task.all_params():
+            # required settings are checked after parsing, in declared order (--gold
+            # first), so an old spelling can stand in for them
+            replace(param, required=False).add_to(p)
+        if task.deprecated_positional:
+            p.add_argument("legacy_positional", nargs="?", help=argparse.SUPPRESS)
+        p.set_defaults(func=run, task_name=name)
+
+
+def task_settings(task: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The task's settings from parsed arguments (old spellings resolved)."""
+    settings = {p.name: getattr(args, p.name) for p in task.all_params()
+                if hasattr(args, p.name)}
+    legacy = getattr(args, "legacy_positional", None)
+    if legacy is not None and task.deprecated_positional:
+        new = next(p.flag for p in task.all_params() if p.name == task.deprecated_positional)
+        print(f"nqkit: note: a positional {task.deprecated_positional} is deprecated and will "
+              f"be removed in the next release; use {new} {legacy}", file=sys.stderr)
+        settings[task.deprecated_positional] = legacy
+    return settings
+
+
+def check_outputs(task: Any, settings: dict[str, Any]) -> None:
+    """Refuse output files that are inputs, before any work."""
+    from nqkit.io import check_output, expand_paths
+
+    outputs = [p for p in task.all_params() if p.output and settings.get(p.name)]
+    if not outputs:
+        return
+    files = []
+    for name in ("gold", "predictions"):
+        given = settings.get(name)
+        if given:
+            files += expand_paths(given, what=name)
+    for p in outputs:
+        check_output(settings[p.name], files, option=p.flag)
+
+
+def run(args: argparse.Namespace) -> int:
+    from nqkit.report import emit_result
+    from nqkit.tasks.base import get_task
+
+    task = get_task(args.task_name)
+    settings = task_settings(task, args)
+    check_outputs(task, settings)
+    result = task.run(**settings)
+    emit_result(result, format=settings.get("format", "table"),
+                per_item=settings.get("per_item"))
+    return 0

@@ -1,0 +1,73 @@
+"""The human-bounds task: single-annotator and super-annotator scores (NQ paper §5.2).
+
+``nqkit eval human-bounds --gold 'nq-dev-*.jsonl.gz' --num-references 4 --splits all``;
+the procedure is :func:`nqkit.metrics.human.human_bounds`. It reads only gold: the
+annotators are the predictors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nqkit.settings import Param, positive_int
+from nqkit.tasks.base import TASKS, Result, Task
+
+EPILOG = """\
+The paper splits 25-way annotations into 5 references and a pool of 20 (super-annotator:
+NULL unless >= 8 of the 20 gave a long answer). On the 5-way dev data, use leave one
+annotator out:
+  nqkit eval human-bounds --gold 'nq-dev-*.jsonl.gz' --num-references 4 --splits all"""
+
+
+def score(s: dict[str, Any]) -> Result:
+    from nqkit.formats.gold_cache import load_nq_gold
+    from nqkit.metrics.human import human_bounds
+
+    gold = load_nq_gold(s["gold"], cache=s["gold_cache"])
+    hb = human_bounds([(i, g.annotations) for i, g in gold.items()],
+                      references=s["num_references"], beta=s["beta"], votes=s["votes"],
+                      splits=s["splits"])
+    cases = (("single annotator", "long", "single-long", hb.single_long),
+             ("single annotator", "short", "single-short", hb.single_short),
+             ("super-annotator", "long", "super-long", hb.super_long),
+             ("super-annotator", "short", "super-short", hb.super_short))
+    official: dict[str, Any] = {"examples": hb.num_examples, "splits": hb.num_splits}
+    for _who, _task, key, p in cases:
+        official[key] = {"precision": p.precision, "recall": p.recall, "f1": p.f1,
+                         "correct": p.correct, "predicted": p.predicted, "gold": p.gold}
+    title = (f"NQ human upper bounds: {hb.num_examples:,} examples, {hb.num_splits:,} "
+             f"reference/pool splits ({hb.references} references, splits={hb.splits})")
+    return Result(
+        task="human-bounds", title=title,
+        headers=("predictor", "task", "F1", "precision", "recall", "correct", "predicted",
+                 "gold"),
+        rows=[(who, task, p.f1, p.precision, p.recall, p.correct, p.predicted, p.gold)
+              for who, task, _key, p in cases],
+        signature=hb.signature, official=official, warnings=list(hb.warnings))
+
+
+TASK = TASKS.add("human-bounds", Task(
+    name="human-bounds",
+    help="human upper bounds on NQ from k-way annotations (paper §5.2)",
+    description="Estimate single-annotator and super-annotator precision/recall/F1 by "
+    "splitting each example's annotations into references and a predictor pool.",
+    score=score, epilog=EPILOG,
+    common=("gold", "format"), gold_deprecated=(),  # --references was the count here
+    gold_help="k-way annotated NQ files (original or simplified; globs)",
+    params=(
+        Param("num_references", "--num-references", "annotations per example used as "
+              "references (default 5)", default=5, type=positive_int, metavar="N",
+              deprecated=("--references",)),
+        Param("beta", "--beta", "references have an answer when >= K of them gave one "
+              "(default 2)", default=2, type=positive_int, metavar="K"),
+        Param("votes", "--votes", "super-annotator answers when >= V pool annotators did "
+              "(default: 8/20 of the pool, rounded, at least 1)", type=positive_int,
+              metavar="V"),
+        Param("splits", "--splits", "first: the first N annotations are the references; "
+              "all: average over every choice of N references (default first)",
+              default="first", choices=("first", "all")),
+        Param("gold_cache", "--gold-cache", "read and write the gold annotation cache "
+              "(default; --no-gold-cache to skip it)", action="boolean", default=True,
+              deprecated=("--no-cache",)),
+    ),
+))
