@@ -70,7 +70,8 @@ def results_file(tmp_path):
 
 def test_cli_recall(results_file, tmp_path, capsys):
     per_q = tmp_path / "per.jsonl"
-    assert main(["eval", "retrieval", "--predictions", str(results_file), "--topk", "1", "2", "5", "9",
+    assert main(["eval", "retrieval", "--predictions", str(results_file), "--topk", "1", "2",
+                 "5", "9",
                  "--format", "json", "--per-item", str(per_q)]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["recall"] == {"1": 0.2, "2": 0.4, "5": 1.0, "9": 1.0}

@@ -195,7 +195,8 @@ def test_human_bounds_command(tmp_path, capsys, shared):
     assert "signature: nq-human|refs:4|beta:2|votes:auto(8/20)|splits:all|v" in out
     assert main(["eval", "human-bounds", "--gold", path, "--no-gold-cache"]) == 2
     assert "fewer than references + 1 = 6" in capsys.readouterr().err
-    assert main(["eval", "human-bounds", "--gold", path, "--num-references", "4", "--format", "json",
+    assert main(["eval", "human-bounds", "--gold", path, "--num-references", "4", "--format",
+                 "json",
                  "--no-gold-cache"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["splits"] == 10 and set(data) >= {"single-long", "super-short", "signature"}

@@ -618,7 +618,8 @@ def _retrieval_cases() -> list[Case]:
     cases = [Case(f"eval-retrieval/{k}", ["eval", "retrieval", "--predictions", "{d}/results.json"],
                   {"results.json": v}, names="results.json") for k, v in bad.items()]
     ok: Content = lambda c: js(c.dpr)  # noqa: E731
-    cases.append(Case("eval-retrieval/topk-zero", ["eval", "retrieval", "--predictions", "{d}/results.json",
+    cases.append(Case("eval-retrieval/topk-zero", ["eval", "retrieval", "--predictions",
+                                                   "{d}/results.json",
                                                    "--topk", "0"], {"results.json": ok},
                       names="--topk"))
     cases.append(Case("eval-retrieval/per-question-over-input",
@@ -944,7 +945,8 @@ CONTROLS: list[Case] = [
          expect=0),
     Case("reqa-run", ["reqa", "run", "{d}/task", "--no-per-item"], _reqa_task_files(),
          expect=0),
-    Case("human-bounds-votes", ["eval", "human-bounds", "--gold", "{d}/in.jsonl", "--num-references",
+    Case("human-bounds-votes", ["eval", "human-bounds", "--gold", "{d}/in.jsonl",
+                                "--num-references",
                                 "4", "--votes", "1", "--no-gold-cache"],
          {"in.jsonl": lambda c: c.nq_reqa}, expect=0),
     Case("demo", ["demo"], {}, expect=0),

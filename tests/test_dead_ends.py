@@ -440,7 +440,8 @@ def test_answer_recall_warns_on_answerless_questions_and_short_lists(capsys, tmp
         {"question": "q1", "answers": ["Paris"], "ctxs": [{"text": "in Paris"}]},
         {"question": "q2", "answers": [], "ctxs": [{"text": "a"}, {"text": "b"}]},
     ]))
-    code, out, err = run(capsys, "eval", "retrieval", "--predictions", str(path), "--topk", "1", "2",
+    code, out, err = run(capsys, "eval", "retrieval", "--predictions", str(path), "--topk", "1",
+                         "2",
                          "--format", "json")
     assert code == 0
     got = json.loads(out)
@@ -519,7 +520,8 @@ def test_reqa_run_refuses_a_task_whose_targets_are_not_indexed(capsys, tmp_path)
 
 def test_human_bounds_refuse_votes_above_the_pool(capsys):
     # leave one annotator out on 5-way dev: a pool of 1, so --votes 2 can never be reached
-    msg = refused(*run(capsys, "eval", "human-bounds", "--gold", str(dev_gold()), "--num-references",
+    msg = refused(*run(capsys, "eval", "human-bounds", "--gold", str(dev_gold()),
+                       "--num-references",
                        "4", "--splits", "all", "--votes", "2", "--no-gold-cache"))
     assert msg == ("--votes 2 is more than the pool of 1 annotation(s) per example, so the "
                    "super-annotator would never answer and score 0 — pass --votes 1 or less, "

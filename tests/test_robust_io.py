@@ -379,7 +379,8 @@ def _writing_commands(d: Path) -> dict[str, tuple[list[str], str]]:
         "eval ambigqa --per-example": (["eval", "ambigqa", "--gold", amb, "--predictions",
                                         str(d / "amb-preds.json"), "--per-item", "OUT"],
                                        "file"),
-        "eval retrieval --per-question": (["eval", "retrieval", "--predictions", dpr, "--per-item", "OUT"],
+        "eval retrieval --per-question": (["eval", "retrieval", "--predictions", dpr,
+                                           "--per-item", "OUT"],
                                           "file"),
         "reqa build": (["reqa", "build", "--from", "squad", squad, "-o", "OUT"], "dir"),
         "demo --out": (["demo", "-o", "OUT"], "dir"),
@@ -558,7 +559,8 @@ def test_truncated_gzip_fifo_is_still_called_truncated(tmp_path, capsys):
     preds, _ = _mixed0()
     data = _gold().read_bytes()
     with _fifo(tmp_path / "g", data[: len(data) // 2]) as g:
-        code = main(["eval", "nq", "--gold", str(g), "--predictions", str(preds), "--no-gold-cache"])
+        code = main(["eval", "nq", "--gold", str(g), "--predictions", str(preds),
+                     "--no-gold-cache"])
     err = capsys.readouterr().err
     assert code == 2 and "truncated or corrupt" in err
     _one_error_line(err)

@@ -100,7 +100,8 @@ def _load() -> None:
     for name in baseline_names():
         doc = " ".join((BASELINES.get(name).__doc__ or name).strip().split("\n\n")[0]
                        .split())
-        SYSTEMS.add(name, System(name, "nq", f"NQ: {doc}", NQ_PARAMS, partial(run_nq_baseline, name),
+        SYSTEMS.add(name, System(name, "nq", f"NQ: {doc}", NQ_PARAMS, partial(run_nq_baseline,
+                                                                              name),
                                  description=f"{doc} Writes official NQ predictions.",
                                  inputs=("input", "train")))
     import nqkit.baselines.open_systems  # noqa: F401  (registers the open-domain systems)
