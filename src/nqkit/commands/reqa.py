@@ -58,6 +58,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="per-question ranks (jsonl; default DIR/runs/<retriever>-<level>"
                    ".ranks.jsonl)")
     r.add_argument("--no-ranks", action="store_true", help="do not write per-question ranks")
+    r.add_argument("--trec", metavar="FILE",
+                   help="also write the ranking as a TREC run (qid = query number as in the "
+                   "ranks file, docid s<index line> or p<paragraph id>; .gz compresses)")
+    r.add_argument("--trec-depth", type=positive_int, default=100, metavar="K",
+                   help="documents per query in the TREC run (default 100)")
     r.add_argument("--limit", type=positive_int, metavar="N", help="score only the first N queries")
     r.add_argument("--chunk-size", type=positive_int, metavar="ROWS",
                    help="queries scored per chunk (default: from a 256 MB budget)")
@@ -116,7 +121,9 @@ def run_run(args: argparse.Namespace) -> int:
     import os
     import sys
     import time
+    from collections.abc import Iterator
     from pathlib import Path
+    from typing import Any
 
     from nqkit.errors import InputError
     from nqkit.io import check_output, write_jsonl
@@ -136,6 +143,8 @@ def run_run(args: argparse.Namespace) -> int:
     if not args.no_ranks:
         ranks_path = args.ranks or _default_ranks_path(args.task, args.retriever, args.level)
         check_output(ranks_path, task_files, option="--ranks")
+    if args.trec:
+        check_output(args.trec, task_files, option="--trec")
     if args.cache_dir and not args.no_cache:
         check_output(args.cache_dir, kind="dir", option="--cache-dir")
     queries = task.queries[: args.limit] if args.limit else task.queries
@@ -169,7 +178,17 @@ def run_run(args: argparse.Namespace) -> int:
         index = retriever.index(docs, None)
     scorer = index.scorer(questions)
     level = "sentence" if args.level == "sentence" else "document"
-    ranks = rank_queries(scorer, targets, level=level, chunk_size=args.chunk_size,
+    best: list[tuple[Any, Any]] = []  # per chunk: top-k columns and scores, for --trec
+
+    def scores(lo: int, hi: int) -> Any:
+        s = scorer(lo, hi)
+        if args.trec:
+            from nqkit.formats.trec import top_k
+
+            best.append(top_k(s, args.trec_depth))
+        return s
+
+    ranks = rank_queries(scores, targets, level=level, chunk_size=args.chunk_size,
                          progress=lambda it: progress(it, desc="ranking", unit="chunk"))
     seconds = time.perf_counter() - t0
     settings = {"index": args.level, **retriever.settings()}
@@ -183,6 +202,23 @@ def run_run(args: argparse.Namespace) -> int:
         write_jsonl(path, ({"query": i, "question": q, "sentence_rank": s, "paragraph_rank": d}
                            for i, (q, s, d) in enumerate(zip(questions, sent, doc, strict=True))))
         print(f"per-question ranks written to {path}", file=sys.stderr)
+    if args.trec:
+        from nqkit.formats.trec import TrecRunLine, write_trec_run
+
+        docids = ([f"s{i}" for i in range(len(task.index))] if args.level == "sentence"
+                  else [f"p{int(d)}" for d in targets.doc_ids])
+        tag = f"nqkit-{args.retriever}-{args.level}"
+
+        def run_lines() -> Iterator[TrecRunLine]:
+            q = 0
+            for cols, vals in best:
+                for row_cols, row_vals in zip(cols.tolist(), vals.tolist(), strict=True):
+                    for rank, (c, v) in enumerate(zip(row_cols, row_vals, strict=True), 1):
+                        yield TrecRunLine(str(q), docids[c], rank, v, tag)
+                    q += 1
+
+        n = write_trec_run(args.trec, run_lines())
+        print(f"TREC run ({n:,} lines) written to {args.trec}", file=sys.stderr)
     source = task.params.get("source", "?")
     if args.format == "json":
         print(json.dumps({"task": args.task, "source": source, "seconds": round(seconds, 2),
