@@ -98,19 +98,19 @@ def _words(ex: NqExample | SimplifiedNqExample) -> tuple[list[bool], list[str]]:
     return [not _is_tag(t) for t in tokens], tokens
 
 
-@dataclass
+@dataclass(frozen=True)
 class NqDataStats:
-    """Counts over NQ examples; add examples with :meth:`add`, shards with :meth:`merge`."""
+    """Counts over NQ examples; add examples with :meth:`add`, shards with :meth:`merge`.
+
+    Frozen: the fields are counters that grow in place; totals are derived from them.
+    """
 
     threshold: int = 2  # the gold rule's beta (§5)
-    examples: int = 0
     formats: Counter[str] = field(default_factory=Counter)  # "original"/"simplified" -> n
-    annotations: int = 0
-    annotations_per_example: Counter[int] = field(default_factory=Counter)
+    annotations_per_example: Counter[int] = field(default_factory=Counter)  # n -> examples
     paths: Counter[str] = field(default_factory=Counter)  # per annotation
     long_types: Counter[str] = field(default_factory=Counter)  # per non-null long answer
     yes_no: Counter[str] = field(default_factory=Counter)  # "YES"/"NO" per annotation
-    multi_way: int = 0  # examples with at least 2 annotations (gold rule, agreement)
     gold_paths: Counter[str] = field(default_factory=Counter)  # per multi-way example
     gold_long_types: Counter[str] = field(default_factory=Counter)
     long_agreement: Counter[tuple[int, int]] = field(default_factory=Counter)  # (k, n)
@@ -118,10 +118,22 @@ class NqDataStats:
     lengths: dict[str, Counter[int]] = field(
         default_factory=lambda: {k: Counter() for k in LENGTHS})
 
+    @property
+    def examples(self) -> int:
+        return sum(self.annotations_per_example.values())
+
+    @property
+    def annotations(self) -> int:
+        return sum(n * c for n, c in self.annotations_per_example.items())
+
+    @property
+    def multi_way(self) -> int:
+        """Examples with at least 2 annotations (the gold rule and agreement use them)."""
+        return sum(c for n, c in self.annotations_per_example.items() if n >= 2)
+
     # ------------------------------------------------------------------ accumulate
     def add(self, ex: NqExample | SimplifiedNqExample) -> None:
         """Count one example."""
-        self.examples += 1
         original = isinstance(ex, NqExample)
         self.formats["original" if original else "simplified"] += 1
         question = (len(ex.question_tokens) if isinstance(ex, NqExample)
@@ -132,7 +144,6 @@ class NqDataStats:
         lengths["document tokens"][sum(word)] += 1
         lengths["candidates"][len(ex.long_answer_candidates)] += 1
         n = len(ex.annotations)
-        self.annotations += n
         self.annotations_per_example[n] += 1
         types: list[str] = []
         paths: list[str] = []
@@ -152,7 +163,6 @@ class NqDataStats:
                 if sa.has_tokens:
                     lengths["short answer tokens"][sum(word[sa.start_token:sa.end_token])] += 1
         if n >= 2:
-            self.multi_way += 1
             n_long = sum(a.has_long for a in ex.annotations)
             n_short = sum(a.has_short for a in ex.annotations)
             self.long_agreement[n_long, n] += 1
@@ -172,9 +182,6 @@ class NqDataStats:
         """Add the counts of ``other`` (same threshold) to these; returns self."""
         if other.threshold != self.threshold:
             raise ValueError("cannot merge statistics computed with different thresholds")
-        self.examples += other.examples
-        self.annotations += other.annotations
-        self.multi_way += other.multi_way
         for name in ("formats", "annotations_per_example", "paths", "long_types", "yes_no",
                      "gold_paths", "gold_long_types", "long_agreement", "short_agreement"):
             getattr(self, name).update(getattr(other, name))
