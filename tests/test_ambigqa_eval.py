@@ -251,7 +251,7 @@ def test_cli_table_and_per_example(tmp_path, capsys):
     out_file = tmp_path / "per.jsonl"
     assert _run(tmp_path, REFS, {"1": ["ann"]}, "--per-item", str(out_file)) == 0
     out = capsys.readouterr().out
-    assert "F1 answer" in out and "signature: ambigqa|metrics:ans|" in out
+    assert "F1 answer" in out and "signature: ambigqa|split:custom|metrics:ans|" in out
     assert json.loads(out_file.read_text()) == {"id": "1", "is_multi": False, "F1 answer": 1.0}
 
 

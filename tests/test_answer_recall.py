@@ -75,7 +75,7 @@ def test_cli_recall(results_file, tmp_path, capsys):
                  "--format", "json", "--per-item", str(per_q)]) == 0
     got = json.loads(capsys.readouterr().out)
     assert got["recall"] == {"1": 0.2, "2": 0.4, "5": 1.0, "9": 1.0}
-    assert got["signature"].startswith("retrieval|recall:answer|tok:dpr-simple-nfd")
+    assert got["signature"].startswith("retrieval|split:custom|recall:answer|tok:dpr-simple-nfd")
     ranks = [json.loads(line)["first_hit"] for line in per_q.read_text().splitlines()]
     assert ranks == [1, 2, 3, 4, 5]
     assert main(["eval", "retrieval", "--predictions", str(results_file), "--topk", "3"]) == 0

@@ -43,7 +43,8 @@ def test_nq_open_by_hand(tmp_path, capsys):
     assert exact.p_value == 0.5
     assert m["p_randomization"] == pytest.approx(0.5, abs=0.02)  # 10,000 random trials
     assert out["signature"].startswith("compare|test:both|resamples:1000|trials:10000|seed:0|"
-                                       "task:nq-open|answer-field:answer|match:em-nfd|")
+                                       "task:nq-open|split:custom|answer-field:answer|"
+                                       "match:em-nfd|")
 
 
 def test_a_system_against_itself_is_never_significant(tmp_path, capsys):

@@ -372,12 +372,12 @@ def test_nq_open_predictions_of_another_split_are_refused(capsys, tmp_path):
                                                    "NQ-open.efficientqa.dev.1.1.jsonl"))
     msg = refused(*run(capsys, "eval", "nq-open", "--gold", str(refs), "--predictions",
                        str(preds), "--allow-missing"))
+    # both files are known splits (nqkit.splits): the one line names them
     assert msg == (
-        f"{preds}: none of the 1,800 predicted questions is in the references (e.g. 'the last "
-        "time la dodgers won the world series', \"who sings ain't nothing but a good time\", "
-        "'where does the movie the sound of music take place'), so every question would be "
-        "scored wrong — score the predictions against the references of the split they were "
-        "made for (questions must match exactly)")
+        f"{preds}: the 1,800 predicted questions are the questions of efficientqa/dev, the "
+        "references the questions of nq-open/dev: none of the predictions is in the "
+        "references — score the predictions against the references of efficientqa/dev, or "
+        "predict the questions of nq-open/dev")
     with pytest.raises(InputError, match="none of the 2 predicted questions"):
         score_nq_open([NqOpenExample("q", ("a",))],
                       [NqOpenPrediction("x", "a"), NqOpenPrediction("y", "a")], missing="wrong")

@@ -103,7 +103,8 @@ def test_cli_table_json_and_per_question(tmp_path, capsys):
     assert main(["eval", "nq-open", "--gold", refs, "--predictions", preds,
                  "--format", "json"]) == 0
     got = json.loads(capsys.readouterr().out)
-    assert got["num_correct"] == 1 and got["signature"].startswith("nq-open|answer-field:")
+    assert got["num_correct"] == 1
+    assert got["signature"].startswith("nq-open|split:custom|answer-field:")
 
 
 def test_cli_answer_field(tmp_path, capsys):

@@ -41,6 +41,7 @@ COMMAND_MODULES: list[str] = [
     "nqkit.commands.legacy",
     "nqkit.commands.reqa",
     "nqkit.commands.browse",
+    "nqkit.commands.data_stats",
 ]
 
 GROUPS: dict[str, str] = {
@@ -48,6 +49,7 @@ GROUPS: dict[str, str] = {
     "compare": "paired significance tests of two systems on a task",
     "convert": "convert between dataset formats",
     "reqa": "ReQA answer-retrieval tasks: build, run, score",
+    "data": "get, inspect and export the datasets",
 }
 
 

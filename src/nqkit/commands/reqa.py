@@ -66,6 +66,11 @@ def run_params() -> list[Any]:
               deprecated=("--ranks",)),
         Param("no_per_item", "--no-per-item", "do not write per-question ranks",
               action="store_true", default=False, deprecated=("--no-ranks",)),
+        Param("trec", "--trec", "also write the ranking as a TREC run (qid = query number "
+              "as in the ranks file, docid s<index line> or p<paragraph id>; .gz "
+              "compresses)", metavar="FILE", output=True),
+        Param("trec_depth", "--trec-depth", "documents per query in the TREC run "
+              "(default 100)", default=100, type=positive_int, metavar="K"),
         Param("limit", "--limit", "score only the first N queries", type=positive_int,
               metavar="N"),
         Param("chunk_size", "--chunk-size", "queries scored per chunk (default: from a "
@@ -132,6 +137,7 @@ def run_run(args: argparse.Namespace) -> int:
     import os
     import sys
     import time
+    from collections.abc import Iterator
     from pathlib import Path
 
     from nqkit.errors import InputError
@@ -152,6 +158,8 @@ def run_run(args: argparse.Namespace) -> int:
         check_output(ranks_path, task_files, option="--per-item")
     if args.embedding_cache and not args.no_embedding_cache:
         check_output(args.embedding_cache, kind="dir", option="--embedding-cache")
+    if args.trec:
+        check_output(args.trec, task_files, option="--trec")
     queries = task.queries[: args.limit] if args.limit else task.queries
     if not queries:
         raise InputError(args.task, "the task has no queries", "rebuild it")
@@ -173,7 +181,17 @@ def run_run(args: argparse.Namespace) -> int:
         index = retriever.index(docs, None)
     scorer = index.scorer(questions)
     level = "sentence" if args.level == "sentence" else "document"
-    ranks = rank_queries(scorer, targets, level=level, chunk_size=args.chunk_size,
+    best: list[tuple[Any, Any]] = []  # per chunk: top-k columns and scores, for --trec
+
+    def scores(lo: int, hi: int) -> Any:
+        s = scorer(lo, hi)
+        if args.trec:
+            from nqkit.formats.trec import top_k
+
+            best.append(top_k(s, args.trec_depth))
+        return s
+
+    ranks = rank_queries(scores, targets, level=level, chunk_size=args.chunk_size,
                          progress=lambda it: progress(it, desc="ranking", unit="chunk"))
     seconds = time.perf_counter() - t0
     run_settings = {"index": args.level, **retriever.settings()}
@@ -188,6 +206,23 @@ def run_run(args: argparse.Namespace) -> int:
                                  for i, (q, s, d) in enumerate(zip(questions, sent, doc,
                                                                    strict=True))))
         print(f"per-question ranks written to {ranks_path}", file=sys.stderr)
+    if args.trec:
+        from nqkit.formats.trec import TrecRunLine, write_trec_run
+
+        docids = ([f"s{i}" for i in range(len(task.index))] if args.level == "sentence"
+                  else [f"p{int(d)}" for d in targets.doc_ids])
+        tag = f"nqkit-{args.retriever}-{args.level}"
+
+        def run_lines() -> Iterator[TrecRunLine]:
+            q = 0
+            for cols, vals in best:
+                for row_cols, row_vals in zip(cols.tolist(), vals.tolist(), strict=True):
+                    for rank, (c, v) in enumerate(zip(row_cols, row_vals, strict=True), 1):
+                        yield TrecRunLine(str(q), docids[c], rank, v, tag)
+                    q += 1
+
+        n = write_trec_run(args.trec, run_lines())
+        print(f"TREC run ({n:,} lines) written to {args.trec}", file=sys.stderr)
     source = task.params.get("source", "?")
     what = "sentences" if args.level == "sentence" else "paragraphs"
     out = ranking_result(questions, ranks, result, title=(

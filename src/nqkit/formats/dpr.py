@@ -7,24 +7,28 @@
   "answers", "positive_ctxs", "negative_ctxs", "hard_negative_ctxs"}``; contexts carry
   ``title``, ``text`` and ``passage_id``.
 * QA files (``nq-dev.qa.tsv``): ``question<TAB>python-list-of-answers`` per line.
+* The passage corpus (``psgs_w100.tsv``): a header ``id<TAB>text<TAB>title``, then one
+  passage per line; a field may be quoted as DPR's ``csv.reader(delimiter="\t")`` reads
+  it (``"..."`` with ``""`` for a quote).
 """
 
 from __future__ import annotations
 
 import ast
 import math
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from nqkit.errors import InputError, location
-from nqkit.io import PathLike, decode_utf8, expand_paths, iter_lines, read_json
+from nqkit.io import PathLike, PathsLike, decode_utf8, expand_paths, iter_lines, read_json
 
 __all__ = [
     "DprBiencoderExample",
     "DprContext",
     "DprResult",
     "read_dpr_biencoder",
+    "read_dpr_passages",
     "read_dpr_qa_tsv",
     "read_dpr_results",
 ]
@@ -171,3 +175,36 @@ def read_dpr_qa_tsv(paths: PathLike) -> Iterator[tuple[str, tuple[str, ...]]]:
                 raise InputError(where, "the answers must be a list of strings",
                                  "write answers as ['a', 'b']")
             yield question, tuple(answers)
+
+
+def _unquote(field: str) -> str:
+    """A csv-quoted field as the csv module reads it: quotes around it dropped, doubled
+    quotes inside it made single."""
+    if len(field) >= 2 and field[0] == '"' and field[-1] == '"':
+        return field[1:-1].replace('""', '"')
+    return field
+
+
+def read_dpr_passages(paths: PathsLike, *, ids: Collection[str] | None = None
+                      ) -> Iterator[DprContext]:
+    """Lazily read DPR passage files (``id<TAB>text<TAB>title``, the header skipped).
+
+    With ``ids``, only those passages are decoded and yielded (the others are skipped on
+    their id, so a pass over the 21M passages of ``psgs_w100.tsv`` keeps only what a run
+    retrieved). Raises :class:`InputError` at ``file:line`` for a line without 3 fields.
+    """
+    wanted = None if ids is None else {i.encode("utf-8") for i in ids}
+    for path in expand_paths(paths, what="passages TSV"):
+        for lineno, raw in iter_lines(path):
+            if lineno == 1 and raw.startswith(b"id\t"):
+                continue
+            if wanted is not None and raw.partition(b"\t")[0] not in wanted:
+                continue
+            where = location(path, lineno)
+            fields = decode_utf8(raw, where).rstrip("\r\n").split("\t")
+            if len(fields) != 3:
+                raise InputError(where, f"expected 3 tab-separated fields (id, text, title), "
+                                 f"found {len(fields)}",
+                                 "give a DPR passage file such as psgs_w100.tsv")
+            pid, text, title = fields
+            yield DprContext(id=pid, title=_unquote(title), text=_unquote(text))

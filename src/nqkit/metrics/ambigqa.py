@@ -24,8 +24,10 @@ Faithful to the official ``ambigqa_evaluate_script.py`` (shown by the outputs in
 
 Beyond the official script: an empty prediction list scores 0 instead of crashing (a run
 whose lists are all empty is flagged by a warning, as are predicted answers that count as
-correct only because both they and a gold answer normalize to the empty string), no
-predicted id in the references is refused, and
+correct only because both they and a gold answer normalize to the empty string), predicted
+ids that are not in the references are refused (naming the split they are from, when known:
+:mod:`nqkit.splits`), the signature names the references' split (``split:ambignq/dev``),
+and
 ``matching="optimal"`` replaces both greedy matchings by maximum-weight bipartite
 matchings. Optimal matching can give different, never lower numbers; it is reported under
 different metric names (``... [optimal]``) and its own signature.
@@ -42,6 +44,7 @@ from functools import lru_cache
 from nqkit.errors import InputError, for_example
 from nqkit.formats.ambignq import AmbigNqExample, AmbigQaPrediction, MultipleQAs, SingleAnswer
 from nqkit.signature import ResultWarning, make_signature
+from nqkit.splits import CUSTOM, check_split, describe, identify, match_split
 from nqkit.text.normalize import normalize_answer
 
 __all__ = [
@@ -268,8 +271,12 @@ class AmbigQaResult:
 
 
 def ambigqa_signature(*, with_questions: bool, matching: str, tokenizer: str,
-                      missing: str, warnings: Sequence[ResultWarning] = ()) -> str:
-    settings: dict[str, object] = {"metrics": "ans+qg" if with_questions else "ans",
+                      missing: str, warnings: Sequence[ResultWarning] = (),
+                      split: str = CUSTOM) -> str:
+    """``ambigqa|split:<split>|metrics:...|matching:...|[tok:...|]missing:...|v...``;
+    ``split`` labels the references' prompt questions (:func:`nqkit.splits.identify`)."""
+    settings: dict[str, object] = {"split": split,
+                                   "metrics": "ans+qg" if with_questions else "ans",
                                    "matching": matching}
     if with_questions:
         settings["tok"] = "ptb-lower-nopunct" if tokenizer == "ptb" else tokenizer
@@ -320,8 +327,12 @@ def score_ambigqa(
                          "predict the ids of the references")
     unknown = [k for k in predictions if k not in ref_ids]
     if unknown:
+        # none of the ids in the references: refused naming both splits where known
+        check_split(ref_ids, predictions.keys(), where=None, kind="id")
+        other = match_split(unknown, "id")
+        which = f"; they are {describe(other, 'ids')}" if other.known else ""
         raise InputError(None, f"{len(unknown):,} predicted id(s) are not in the references "
-                         f"({for_example(unknown)})",
+                         f"({for_example(unknown)}){which}",
                          "check that the references are the right split")
     absent = [ex.id for ex in references if ex.id not in predictions]
     if absent and missing == "error":
@@ -413,7 +424,8 @@ def score_ambigqa(
         signature=ambigqa_signature(with_questions=with_questions, matching=matching,
                                     tokenizer=tokenizer if question_normalizer is None
                                     else "custom", missing=missing,
-                                    warnings=warnings),
+                                    warnings=warnings,
+                                    split=identify(ex.question for ex in references)),
         matching=matching,
         num_examples=len(per_example),
         num_multi=len(multi_ids),

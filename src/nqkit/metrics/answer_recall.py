@@ -7,7 +7,9 @@ searched, as in DPR's ``has_answer`` check.
 
 Results where no question could ever count (no question, no context anywhere, or no answer
 with a token) are refused; questions with fewer contexts than the largest k, or without
-any answer token, lower the recall whatever the retriever did and carry warnings.
+any answer token, lower the recall whatever the retriever did and carry warnings. The
+signature names the split of the questions (``split:nq-open/dev`` for DPR's nq-test
+results, :mod:`nqkit.splits`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from nqkit.errors import InputError, for_example
 from nqkit.formats.dpr import DprResult
 from nqkit.signature import ResultWarning, make_signature
+from nqkit.splits import identify
 from nqkit.text.dpr_tokenize import has_answer, simple_tokenize, tokenize_answer
 
 __all__ = ["AnswerRecallResult", "passage_has_answer", "score_answer_recall"]
@@ -53,7 +56,9 @@ def score_answer_recall(results: Iterable[DprResult], ks: Sequence[int], *,
     short = disagree = 0
     no_ctx: list[str] = []
     no_tokens: list[str] = []
+    questions: list[str] = []
     for res in results:
+        questions.append(res.question)
         answers = [tokenize_answer(a) for a in res.answers]
         if not any(answers):
             no_tokens.append(repr(res.question))
@@ -93,6 +98,6 @@ def score_answer_recall(results: Iterable[DprResult], ks: Sequence[int], *,
             "no-answer-tokens", f"{len(no_tokens):,} of {n:,} questions have no answer with a "
             f"token ({for_example(no_tokens)}), so they can never count as answered"))
     recall = {k: sum(1 for h in first if h is not None and h <= k) / n for k in ks}
-    sig = make_signature("retrieval", {"recall": "answer", "tok": "dpr-simple-nfd",
-                                       "field": "text"}, warnings)
+    sig = make_signature("retrieval", {"split": identify(questions), "recall": "answer",
+                                       "tok": "dpr-simple-nfd", "field": "text"}, warnings)
     return AnswerRecallResult(recall, n, first, short, disagree, sig, tuple(warnings))

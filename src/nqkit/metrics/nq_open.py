@@ -12,11 +12,12 @@ than a second (catastrophic backtracking). Accuracy is
 
 Beyond the official script the result counts gold answers that normalize to the empty
 string (they make an empty prediction correct: 4 questions in NQ-open dev) and keeps one
-record per question for error analysis. Predictions of which no question is in the
-references (another split, e.g. EfficientQA dev against NQ-open dev) are refused, even with
-``missing="wrong"``, where they would score 0; correct answers that are empty predictions
-matching an empty-normalizing gold answer, and runs whose predictions are all empty, carry
-warnings (:class:`nqkit.signature.ResultWarning`).
+record per question for error analysis. The signature names the split of the references
+(``split:nq-open/dev``, :mod:`nqkit.splits`). Predictions of which no question is in the
+references (another split, e.g. EfficientQA dev against NQ-open dev) are refused, naming
+both splits, even with ``missing="wrong"``, where they would score 0; correct answers that
+are empty predictions matching an empty-normalizing gold answer, and runs whose
+predictions are all empty, carry warnings (:class:`nqkit.signature.ResultWarning`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from nqkit.errors import InputError, examples, for_example
 from nqkit.formats.nq_open import NqOpenExample, NqOpenPrediction
 from nqkit.metrics.em_conventions import get_convention
 from nqkit.signature import ResultWarning, make_signature
+from nqkit.splits import CUSTOM, check_split, describe
 
 __all__ = ["NqOpenItem", "NqOpenResult", "regex_match", "score_nq_open"]
 
@@ -132,10 +134,14 @@ def check_patterns(references: Iterable[tuple[str | None, tuple[str, ...]]]) -> 
 
 
 def nq_open_signature(*, answer_field: str, regex: bool, missing: str,
-                      warnings: Iterable[ResultWarning] = (), convention: str = "orqa") -> str:
+                      warnings: Iterable[ResultWarning] = (), convention: str = "orqa",
+                      split: str = CUSTOM) -> str:
+    """``nq-open|split:<split>|answer-field:...|match:...|missing:...|v...``; ``split`` is
+    the label of the references' questions (:func:`nqkit.splits.identify`)."""
     # the official rule keeps its historical name, em-nfd; the others are em-<convention>
     match = "regex" if regex else "em-nfd" if convention == "orqa" else f"em-{convention}"
     return make_signature("nq-open", {
+        "split": split,
         "answer-field": answer_field,
         "match": match,
         "missing": missing,
@@ -186,14 +192,9 @@ def score_nq_open(
         preds[p.question] = p.prediction
 
     absent = [q for q in refs if q not in preds]
-    unused = sum(1 for q in preds if q not in refs)
-    if preds and unused == len(preds):
-        raise InputError(
-            where,
-            f"none of the {len(preds):,} predicted questions is in the references "
-            f"({for_example(repr(q) for q in preds)}), so every question would be scored wrong",
-            "score the predictions against the references of the split they were made for "
-            "(questions must match exactly)")
+    # predictions made for another known split are refused, naming both splits
+    split = check_split(refs, preds, where=where)
+    unused = split.unused
     if absent and missing == "error":
         extra = (f"; {unused:,} predictions are for questions not in the references "
                  "(another split?)" if unused else "")
@@ -242,17 +243,21 @@ def score_nq_open(
             "empty predictions that equal a gold answer normalizing to the empty string "
             "(counted as correct, as the official script does)"))
     if absent and unused:
+        other = split.unused_split
+        which = (f" (they are {describe(other)})" if other is not None and other.known
+                 else "")
         warnings.append(ResultWarning(
-            "other-split", f"{unused:,} predictions are for questions not in the references "
-            f"and {len(absent):,} reference questions have no prediction (scored wrong) — "
-            "were the predictions made for another split?"))
+            "other-split", f"{unused:,} predictions are for questions not in the references"
+            f"{which} and {len(absent):,} reference questions have no prediction (scored "
+            "wrong) — were the predictions made for another split?"))
     return NqOpenResult(
         accuracy=num_correct / float(total),
         num_correct=num_correct,
         num_total=total,
         missing_predictions=len(absent),
         signature=nq_open_signature(answer_field=answer_field, regex=regex, missing=missing,
-                                    warnings=warnings, convention=rule.name),
+                                    warnings=warnings, convention=rule.name,
+                                    split=split.references.label),
         empty_gold_questions=empty_q,
         empty_gold_answers=empty_a,
         duplicate_references=dup_refs,

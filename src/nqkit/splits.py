@@ -1,0 +1,331 @@
+"""Split identity: which published split a set of questions is (issue 11 §3).
+
+The most common source of wrong comparisons in open-domain QA is the split: DPR's
+``nq-test.qa`` has the questions of NQ-open's ``NQ-open.dev.jsonl`` (Lee et al. 2019 call
+it *test*); DPR's ``nq-dev.qa`` is ORQA's held-out dev, 8,757 questions of the published
+NQ-open *train* file; AmbigNQ's dev questions are among those 8,757 (Min et al. 2020, §4:
+"split consistently with NQ-open"); EfficientQA dev is a different set from NQ-open dev.
+This module names the split of a set of questions from fingerprints shipped with the
+package, so that results carry ``split:<name>`` in their signature and predictions made
+for another split are refused by name.
+
+**Fingerprints** (``nqkit/data/split-fingerprints.{json,bin}``, written by
+``scripts/make_split_fingerprints.py`` from ``../shared/data``): every question of a split
+we hold in full is normalised (:func:`normalize_key`: NFKC, case-folded, whitespace
+collapsed, a trailing ``?`` dropped, so that AmbigNQ's ``"Who plays ...?"`` is NQ-open's
+``"who plays ..."``) and hashed to 8 bytes (BLAKE2b); the sorted hashes are stored with
+one bit per held split (about 24,000 questions, 220 KB). AmbigNQ ids are fingerprinted
+the same way, for predictions keyed by id. Splits we do not hold carry their published
+count only; where some of their questions are known through a held sub-split (AmbigNQ
+train and DPR's nq-dev.qa within NQ-open train), those are their *known members*.
+
+**Rules** of :func:`match_split` (``questions`` are normalised and de-duplicated first):
+
+* ``full``: the questions are exactly those of a split held in full → its name
+  (``nq-open/dev``; an alias such as ``dpr/nq-test.qa`` gives the canonical name).
+* ``count``: for a split held in part, the number of questions equals its published count,
+  every known member is there and no question of an unrelated known split is → its name.
+  This is weaker than ``full`` (the unknown questions are not checked) and says so in
+  :attr:`SplitMatch.kind`.
+* ``subset``: every question is a known member of a split → the smallest such split, as
+  ``name[N#digest]`` (``nq-open/dev[1000#3fa2c1]``: 1,000 of its questions; the digest of
+  the question set tells two subsets of one size apart, so equal signatures still mean
+  equal question sets).
+* otherwise ``custom``. A split known by count only (EfficientQA test) is never named.
+
+Hash collisions are harmless here: a name needs *every* question to be a member, and
+2^-64 per question makes a false member of ~10^5 stored hashes vanishingly rare.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+from nqkit.errors import InputError, for_example
+
+__all__ = [
+    "CUSTOM",
+    "KINDS",
+    "KnownSplit",
+    "SplitCheck",
+    "SplitMatch",
+    "check_split",
+    "describe",
+    "digest",
+    "identify",
+    "key_hash",
+    "known_splits",
+    "match_split",
+    "normalize_key",
+]
+
+CUSTOM = "custom"
+KINDS = ("question", "id")  # what a fingerprint is of: question texts, or example ids
+FINGERPRINT_FORMAT = 1  # bumped when normalisation or hashing changes
+_WS = re.compile(r"\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class KnownSplit:
+    """One published split and what the package knows of its questions."""
+
+    name: str  # canonical name, as in the dataset registry where it has one
+    count: int  # questions in the split: counted where held, published otherwise
+    held: str  # "full": every question fingerprinted; "part": some known; "none": count only
+    parent: str | None  # the split whose questions this one's are drawn from
+    aliases: tuple[str, ...]  # other published names of the same question set
+    source: str  # the file the fingerprint was computed from, or who publishes the count
+    note: str  # how it relates to the other splits
+
+
+@dataclass(frozen=True, slots=True)
+class SplitMatch:
+    """What :func:`match_split` found for a set of questions (or ids)."""
+
+    split: str | None  # the known split, None for custom
+    kind: str  # "full", "count", "subset" or "custom"
+    size: int  # distinct normalised questions given
+    split_size: int | None  # questions of the named split
+    digest: str  # short digest of the normalised question set
+
+    @property
+    def label(self) -> str:
+        """The signature value: ``nq-open/dev``, ``nq-open/dev[1000#3fa2c1]`` or ``custom``."""
+        if self.split is None:
+            return CUSTOM
+        if self.kind == "subset":
+            return f"{self.split}[{self.size}#{self.digest}]"
+        return self.split
+
+    @property
+    def known(self) -> bool:
+        return self.split is not None
+
+
+@dataclass(frozen=True, slots=True)
+class SplitCheck:
+    """The split of references and of predictions not in them (see :func:`check_split`)."""
+
+    references: SplitMatch
+    unused: int  # predicted keys that are not in the references
+    unused_split: SplitMatch | None  # the split of those, when there are any
+
+
+def normalize_key(text: str, kind: str = "question") -> str:
+    """The form a question (or id) is fingerprinted in.
+
+    Questions: NFKC, case-folded, runs of whitespace as one space, stripped, a trailing
+    ``?`` removed — the differences between the same question in NQ-open, DPR and AmbigNQ
+    files. Ids: the string stripped.
+    """
+    if kind == "id":
+        return str(text).strip()
+    q = _WS.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
+    return q[:-1].rstrip() if q.endswith("?") else q
+
+
+def key_hash(text: str, kind: str = "question") -> int:
+    """The 8-byte fingerprint of one question (or id), as an unsigned integer."""
+    data = (kind + "\0" + normalize_key(text, kind)).encode("utf-8")
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+
+
+def _hashes(keys: Iterable[str], kind: str) -> np.ndarray:
+    return np.unique(np.fromiter((key_hash(k, kind) for k in keys), dtype=np.uint64))
+
+
+def digest(keys: Iterable[str], kind: str = "question") -> str:
+    """Six hex digits naming a set of questions (order and repeats do not matter)."""
+    return hashlib.blake2b(_hashes(keys, kind).astype("<u8").tobytes(),
+                           digest_size=3).hexdigest()
+
+
+# --------------------------------------------------------------------------- fingerprints
+
+@dataclass(frozen=True)
+class _Table:
+    """Sorted hashes of one kind, each with the bit mask of the held splits holding it."""
+
+    hashes: np.ndarray  # uint64, sorted, unique
+    masks: np.ndarray  # uint16, one bit per held split
+    bits: dict[str, int]  # held split -> its bit
+
+    def lookup(self, hashes: np.ndarray) -> np.ndarray:
+        """The mask of each hash (0 for a hash of no held split)."""
+        if not len(self.hashes):
+            return np.zeros(len(hashes), dtype=np.uint16)
+        idx = np.searchsorted(self.hashes, hashes)
+        idx = np.minimum(idx, len(self.hashes) - 1)
+        found = self.hashes[idx] == hashes
+        return np.where(found, self.masks[idx], 0).astype(np.uint16)
+
+
+@dataclass(frozen=True)
+class _Fingerprints:
+    splits: dict[str, KnownSplit]  # canonical name -> split, in file order
+    alias: dict[str, str]  # every name and alias -> canonical name
+    tables: dict[str, _Table]  # kind -> table
+
+    def lineage(self, name: str) -> list[str]:
+        """``name`` and its ancestors, nearest first."""
+        out = [name]
+        while (parent := self.splits[out[-1]].parent) is not None:
+            out.append(parent)
+        return out
+
+    def related(self, a: str, b: str) -> bool:
+        """One split is drawn from the other (or they are the same)."""
+        return a in self.lineage(b) or b in self.lineage(a)
+
+    def members_mask(self, name: str, kind: str) -> int:
+        """Bits of the held splits whose questions are known members of ``name``."""
+        table = self.tables[kind]
+        return sum(1 << bit for held, bit in table.bits.items() if name in self.lineage(held))
+
+
+def _package_file(name: str) -> Any:
+    return resources.files("nqkit.data").joinpath(name)
+
+
+@lru_cache(maxsize=1)
+def _fingerprints() -> _Fingerprints:
+    meta = json.loads(_package_file("split-fingerprints.json").read_text(encoding="utf-8"))
+    if meta.get("format") != FINGERPRINT_FORMAT:
+        raise RuntimeError("nqkit's split fingerprints are of another format; regenerate them "
+                           "with scripts/make_split_fingerprints.py")
+    blob = _package_file("split-fingerprints.bin").read_bytes()
+    splits: dict[str, KnownSplit] = {}
+    alias: dict[str, str] = {}
+    for s in meta["splits"]:
+        split = KnownSplit(s["name"], s["count"], s["held"], s.get("parent"),
+                           tuple(s.get("aliases", ())), s["source"], s["note"])
+        splits[split.name] = split
+        for n in (split.name, *split.aliases):
+            alias[n] = split.name
+    tables: dict[str, _Table] = {}
+    for kind, t in meta["tables"].items():
+        n, off = t["count"], t["offset"]
+        hashes = np.frombuffer(blob, dtype="<u8", count=n, offset=off).astype(np.uint64)
+        masks = np.frombuffer(blob, dtype="<u2", count=n, offset=off + 8 * n).astype(np.uint16)
+        tables[kind] = _Table(hashes, masks, dict(t["bits"]))
+    return _Fingerprints(splits, alias, tables)
+
+
+def known_splits() -> list[KnownSplit]:
+    """Every split the package knows, held or not."""
+    return list(_fingerprints().splits.values())
+
+
+# --------------------------------------------------------------------------- identification
+
+def match_split(keys: Iterable[str], kind: str = "question") -> SplitMatch:
+    """The known split of a set of questions (``kind="question"``) or example ids
+    (``kind="id"``), by the rules in the module docstring."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
+    items = list(keys)
+    hashes = _hashes(items, kind)
+    size = len(hashes)
+    dig = hashlib.blake2b(hashes.astype("<u8").tobytes(), digest_size=3).hexdigest()
+    custom = SplitMatch(None, "custom", size, None, dig)
+    if not size:
+        return custom
+    fp = _fingerprints()
+    table = fp.tables.get(kind)
+    if table is None:
+        return custom
+    masks = table.lookup(hashes)
+    by_size = sorted(fp.splits.values(), key=lambda s: s.count)
+    for split in by_size:
+        bit = table.bits.get(split.name)
+        if split.held == "full" and bit is not None:
+            members = int(np.count_nonzero(table.masks & (1 << bit)))
+            if size == members and bool(np.all(masks & (1 << bit))):
+                return SplitMatch(split.name, "full", size, split.count, dig)
+    for split in by_size:
+        if split.held != "part" or split.count not in (size, len(items)):
+            continue
+        mask = fp.members_mask(split.name, kind)
+        if not mask:
+            continue
+        known_members = int(np.count_nonzero(table.masks & mask))
+        unrelated = sum(1 << b for held, b in table.bits.items()
+                        if not fp.related(held, split.name))
+        if (int(np.count_nonzero(masks & mask)) == known_members
+                and not np.any(masks & unrelated)):
+            return SplitMatch(split.name, "count", size, split.count, dig)
+    for split in by_size:
+        mask = fp.members_mask(split.name, kind)
+        if mask and bool(np.all(masks & mask)):
+            return SplitMatch(split.name, "subset", size, split.count, dig)
+    return custom
+
+
+def identify(questions: Iterable[str], kind: str = "question") -> str:
+    """The signature label of a set of questions: a split name, ``name[N#digest]`` for a
+    subset of one, or ``"custom"`` (see :func:`match_split`)."""
+    return match_split(questions, kind).label
+
+
+def describe(m: SplitMatch, noun: str = "questions") -> str:
+    """``the questions of nq-open/dev``, ``100 of the 3,610 questions of nq-open/dev`` or
+    ``custom questions``, for messages."""
+    if m.split is None:
+        return f"custom {noun}"
+    if m.kind == "subset":
+        return f"{m.size:,} of the {m.split_size:,} {noun} of {m.split}"
+    return f"the {noun} of {m.split}"
+
+
+def check_split(references: Collection[str], predictions: Collection[str], *,
+                where: str | None, kind: str = "question",
+                reference_match: SplitMatch | None = None) -> SplitCheck:
+    """Refuse predictions made for another split than the references.
+
+    ``references`` and ``predictions`` are the join keys (question strings or ids), joined
+    exactly as the metric joins them. When no predicted key is in the references, raise
+    :class:`InputError` in one line naming both splits (or saying that the questions are
+    those of the references written differently). Otherwise return the references' split
+    and the split of the predicted keys that are not in the references, for warnings.
+    ``reference_match`` saves identifying the references twice.
+    """
+    ref = reference_match or match_split(references, kind)
+    unused = [p for p in predictions if p not in references]
+    noun = "questions" if kind == "question" else "ids"
+    if predictions and len(unused) == len(predictions):
+        pred = match_split(predictions, kind)
+        n = len(predictions)
+        fp = _fingerprints()
+        if pred.split is not None and ref.split is not None and not fp.related(pred.split,
+                                                                              ref.split):
+            raise InputError(
+                where, f"the {n:,} predicted {noun} are {describe(pred, noun)}, the "
+                f"references {describe(ref, noun)}: none of the predictions is in the "
+                "references",
+                f"score the predictions against the references of {pred.split}, or predict "
+                f"the {noun} of {ref.split}")
+        if pred.split is not None and ref.split is not None:
+            raise InputError(
+                where, f"none of the {n:,} predicted {noun} is in the references, though they "
+                f"are {describe(pred, noun)} and the references {describe(ref, noun)}: they "
+                f"are written differently ({for_example(repr(q) for q in predictions)})",
+                f"write the {noun} exactly as in the references")
+        of = f" of {ref.split}" if ref.split is not None else ""
+        from_ = f"; they are {describe(pred, noun)}" if pred.split is not None else ""
+        raise InputError(
+            where, f"none of the {n:,} predicted {noun} is in the references{of} "
+            f"({for_example(repr(q) for q in predictions)}){from_}, so every "
+            f"{'question' if kind == 'question' else 'example'} would be scored wrong",
+            "score the predictions against the references of the split they were made for "
+            f"({noun} must match exactly)")
+    return SplitCheck(ref, len(unused), match_split(unused, kind) if unused else None)
