@@ -45,6 +45,7 @@ COMMAND_MODULES: list[str] = [
     "nqkit.commands.human_bounds",
     "nqkit.commands.reqa",
     "nqkit.commands.browse",
+    "nqkit.commands.data",
 ]
 
 GROUPS: dict[str, str] = {
@@ -52,6 +53,7 @@ GROUPS: dict[str, str] = {
     "compare": "paired significance tests of two systems on a task",
     "convert": "convert between dataset formats",
     "reqa": "ReQA answer-retrieval tasks: build, run, score",
+    "data": "datasets by name: list, info, get (verified downloads), path, export",
 }
 
 
