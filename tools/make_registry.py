@@ -83,7 +83,7 @@ CATALOG: dict[str, dict[str, Any]] = {
         "whose short answer has at most 5 tokens, with their answers.",
         relations=["DPR split these questions in two: dpr/nq-train.qa (79,168) and "
                    "dpr/nq-dev.qa (8,757)",
-                   "AmbigNQ train questions (ambignq/*) are NQ-open train questions"]),
+                   "AmbigNQ (ambignq/*) train and dev questions are NQ-open train questions"]),
     "nq-open/dev": dict(
         title="NQ-open dev (question, answers): the usual NQ-open test set",
         format="nq-open", count=3610, unit="questions", licence=NQ_LIC, citation=ORQA_CITE,
@@ -117,8 +117,9 @@ CATALOG: dict[str, dict[str, Any]] = {
         "with a single answer or several disambiguated question/answer pairs; train 10,036 "
         "and dev 2,002 (Table 2). A zip archive: "
         "`nqkit data get` extracts it and `nqkit data path` lists the extracted files.",
-        relations=["its questions are NQ-open questions: train from nq-open/train, dev from "
-                   "nq-open/dev",
+        relations=["its dev questions are those of dpr/nq-dev.qa (the dev split ORQA and DPR "
+                   "held out of nq-open/train), NOT nq-open/dev; its train questions are "
+                   "nq-open/train questions (AmbigNQ capitalises them and adds '?')",
                    "ambignq/full holds the same examples with all annotation metadata"]),
     "ambignq/full": dict(
         title="AmbigNQ full (train and dev, with annotation metadata), zip",
@@ -178,7 +179,8 @@ CATALOG: dict[str, dict[str, Any]] = {
         homepage=DPR_HOME,
         description="DPR's NQ development questions (DPR Table 1), tab-separated like "
         "dpr/nq-train.qa.",
-        relations=["NOT nq-open/dev: these are nq-open/train questions held out by DPR"]),
+        relations=["NOT nq-open/dev: these are nq-open/train questions held out by DPR",
+                   "ambignq/* dev questions are among these"]),
     "dpr/nq-test.qa": dict(
         title="DPR NQ test questions = NQ-open dev",
         format="dpr-qa", count=3610, unit="questions", licence=DPR_LIC, citation=DPR_CITE,

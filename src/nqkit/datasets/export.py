@@ -112,8 +112,9 @@ def iter_json_list(path: Path) -> Iterator[tuple[Any, int]]:
             if sep == "]":
                 return
             if sep != ",":
-                raise InputError(f"{where}: item {index}",
-                                 f"expected ',' or ']' after an item, found {sep or 'the end'!r}",
+                found = repr(sep) if sep else "the end of the file"
+                raise InputError(f"{where}: after item {index - 1}",
+                                 f"expected ',' or ']', found {found}",
                                  "the file is truncated or corrupt: fetch it again")
             skip_space()
 
@@ -283,6 +284,26 @@ def _table(pa: Any, batch: list[dict[str, Any]], schema: Any, where: str) -> Any
                          "export with --format jsonl") from None
 
 
+def _fits(pa: Any, got: Any, want: Any) -> bool:
+    """Whether a batch's type can be cast to the file's without losing anything: pyarrow
+    casts a struct to one with fewer fields by dropping the others, silently, so every
+    struct field of the batch must exist in the file's type (recursively)."""
+    types = pa.types
+    if types.is_null(got):
+        return True
+    if types.is_struct(got):
+        if not types.is_struct(want):
+            return False
+        names = {want.field(i).name: want.field(i).type for i in range(want.num_fields)}
+        return all(got.field(i).name in names and
+                   _fits(pa, got.field(i).type, names[got.field(i).name])
+                   for i in range(got.num_fields))
+    if types.is_list(got) or types.is_large_list(got):
+        return (types.is_list(want) or types.is_large_list(want)) and _fits(
+            pa, got.value_type, want.value_type)
+    return True  # scalars: the cast itself is safe (it raises rather than truncate)
+
+
 def _parquet_pass(pa: Any, pq: Any, rows: Iterator[Row], out: IO[bytes], schema: Any,
                   batch_bytes: int, batch_rows: int) -> int:
     writer = None
@@ -295,7 +316,9 @@ def _parquet_pass(pa: Any, pq: Any, rows: Iterator[Row], out: IO[bytes], schema:
                 table = _table(pa, batch, None, "")
                 if writer is not None and not table.schema.equals(writer.schema):
                     try:
-                        if set(table.schema.names) != set(writer.schema.names):
+                        if set(table.schema.names) != set(writer.schema.names) or not all(
+                                _fits(pa, table.schema.field(n).type, writer.schema.field(n).type)
+                                for n in writer.schema.names):
                             raise _SchemaChanged
                         table = table.select(writer.schema.names).cast(writer.schema)
                     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError,
