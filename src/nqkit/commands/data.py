@@ -61,7 +61,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="files downloaded at once (default 4)")
     p.add_argument("--retries", type=int_in(0, 100), default=3,
                    help="retries of a file after a dropped connection (default 3; an "
-                   "attempt that brings 1 MB resets the count)")
+                   "attempt that brings 1 MB resets the count; 0 never retries)")
     p.add_argument("--timeout", type=float_in(0.1, 3600), default=60.0, metavar="SECONDS",
                    help="network timeout (default 60)")
     p.add_argument("--format", choices=("table", "json"), default="table")
