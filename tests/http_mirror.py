@@ -4,8 +4,9 @@ and injectable faults.
 It serves files (or bytes) under URL paths — the official paths of the registry, so that
 ``--mirror`` rewriting is exercised — and can, per path: drop the connection after a
 given number of bytes (once per listed offset, then serve normally), flip a byte
-(corruption), ignore ``Range`` like ``python -m http.server``, or hold each request until
-``gate`` requests are in flight at once (to show downloads run concurrently). Every
+(corruption), ignore ``Range`` like ``python -m http.server``, stall after some bytes
+until ``release`` is set, or hold each request until ``gate`` requests are in flight at
+once (to show downloads run concurrently). Every
 request is logged as ``(path, range header, status)``.
 """
 
@@ -25,6 +26,7 @@ class Fault:
     drops: list[int] = field(default_factory=list)  # absolute offsets: one drop per request
     corrupt_at: int | None = None  # flip the byte at this offset (every response)
     ignore_range: bool = False  # answer 200 with the whole file, like python -m http.server
+    stall_after: int | None = None  # send this many bytes, then wait for server.release
 
 
 class MirrorServer:
@@ -37,6 +39,7 @@ class MirrorServer:
         self.log: list[tuple[str, str | None, int]] = []
         self.chunk = chunk
         self.gate = threading.Barrier(gate, timeout=20) if gate > 1 else None
+        self.release = threading.Event()  # lets stalled responses go on
         self._lock = threading.Lock()
         self.in_flight = 0
         self.max_in_flight = 0
@@ -110,11 +113,17 @@ class MirrorServer:
                 h.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
             h.end_headers()
             end = len(data) if drop is None or drop <= start else min(drop, len(data))
+            stall = fault.stall_after
             pos = start
             while pos < end:
                 n = min(self.chunk, end - pos)
+                if stall is not None and pos < stall:
+                    n = min(n, stall - pos)
                 h.wfile.write(data[pos:pos + n])
                 pos += n
+                if stall is not None and pos == stall:
+                    h.wfile.flush()
+                    self.release.wait(30)
             h.wfile.flush()
             if drop is not None and end < len(data):
                 with contextlib.suppress(OSError):

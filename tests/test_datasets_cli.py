@@ -10,6 +10,7 @@ import resource
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -164,6 +165,42 @@ def test_disk_full_is_one_line_and_keeps_the_part_for_resuming(home):
         p = run("data", "get", "dpr/nq-dev.qa", "--mirror", server.url, env=env)
         assert p.returncode == 0, p.stderr
         assert server.log[-1] == ("/dpr/data/retriever/nq-dev.qa.csv", f"bytes={kept}-", 206)
+    assert (d / "nq-dev.qa.csv").read_bytes() == src.read_bytes()
+
+
+def test_terminated_mid_file_keeps_the_part_then_resumes(home):
+    """SIGTERM (what `timeout` and schedulers send; Ctrl-C takes the same path) while the
+    server stalls mid-file: exit 143 at once, the bytes so far kept in .part, no final
+    file; the same command then resumes from them."""
+    src = shared_file("data", "dpr", "nq-dev.qa.tsv")
+    path = "/dpr/data/retriever/nq-dev.qa.csv"
+    env = this_tree_env(NQKIT_HOME=str(home))
+    env.pop("NQKIT_REGISTRY", None)
+    d = home / "data" / "dpr" / "nq-dev.qa"
+    part = d / "nq-dev.qa.csv.part"
+    with MirrorServer({path: src}) as server:
+        server.faults[path] = Fault(stall_after=250_000)
+        proc = subprocess.Popen([sys.executable, "-m", "nqkit", "data", "get", "dpr/nq-dev.qa",
+                                 "--mirror", server.url], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        try:
+            for _ in range(600):  # until the stalled server's bytes are on disk
+                if part.exists() and part.stat().st_size == 250_000:
+                    break
+                time.sleep(0.05)
+            assert part.stat().st_size == 250_000
+            proc.send_signal(signal.SIGTERM)
+            _, err = proc.communicate(timeout=20)
+        finally:
+            server.release.set()
+            if proc.poll() is None:
+                proc.kill()
+        assert (proc.returncode, err) == (143, "nqkit: terminated\n")
+        assert not (d / "nq-dev.qa.csv").exists() and part.stat().st_size == 250_000
+        server.faults.clear()
+        p = run("data", "get", "dpr/nq-dev.qa", "--mirror", server.url, env=env)
+        assert p.returncode == 0, p.stderr
+        assert server.log[-1] == (path, "bytes=250000-", 206)
     assert (d / "nq-dev.qa.csv").read_bytes() == src.read_bytes()
 
 

@@ -48,7 +48,6 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -363,12 +362,15 @@ class _Transfer:
         except OSError as e:
             raise DownloadError(self.part.parent, f"cannot write ({e.strerror})",
                                 "check permissions, or set NQKIT_HOME") from None
+        # read1: whatever has arrived (up to CHUNK), so that what a stalled server sent is
+        # on disk when the user interrupts; read(CHUNK) would wait for a whole block
+        read = getattr(response, "read1", None) or response.read
         with f:
             while True:
                 if self.stop.is_set():
                     raise _Stopped
                 try:
-                    block = response.read(CHUNK)
+                    block = read(CHUNK)
                 except (TimeoutError, ConnectionError, http.client.HTTPException,
                         OSError) as e:
                     raise _Retryable(f"{e.__class__.__name__}: {e}") from None
@@ -650,25 +652,42 @@ def _run_pool(ds: Dataset, todo: list[DataFile], directory: Path, *, mirror: Any
         update_record(directory, ds.name, f.name, _record_entry(ds, item))
         return item
 
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="nqkit-download")
-    futures: dict[Future[Fetched], DataFile] = {}
+    # Daemon threads, not a ThreadPoolExecutor: an interrupted command must exit at once,
+    # and an executor's threads are joined at exit (one blocked on a stalled server would
+    # hold the process until its socket timeout). Their .part files stay a valid prefix:
+    # every block is flushed before it is counted, and the next run re-hashes from disk.
+    pending: queue.SimpleQueue[DataFile] = queue.SimpleQueue()
+    for f in todo:
+        pending.put(f)
+    done: queue.SimpleQueue[tuple[DataFile, Fetched | BaseException]] = queue.SimpleQueue()
+
+    def worker() -> None:
+        while not stop.is_set():
+            try:
+                f = pending.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                done.put((f, one(f)))
+            except BaseException as e:  # handed to the main thread, which raises it
+                done.put((f, e))
+
+    threads = [threading.Thread(target=worker, daemon=True, name=f"nqkit-download-{i}")
+               for i in range(workers)]
+    for t in threads:
+        t.start()
     try:
-        futures = {pool.submit(one, f): f for f in todo}
-        pending: set[Future[Fetched]] = set(futures)
-        while pending:
-            finished, pending = wait(pending, timeout=0.5, return_when=FIRST_EXCEPTION)
-            for fut in finished:
-                error = fut.exception()
-                if error is not None and not isinstance(error, _Stopped):
-                    raise error
-                if error is None:
-                    item = fut.result()
-                    results[item.file.name] = item
+        while len(results) < len(todo):
+            try:
+                f, out = done.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            if isinstance(out, BaseException):
+                raise out
+            results[f.name] = out
     except BaseException:
-        stop.set()
-        for fut in futures:
-            fut.cancel()
+        stop.set()  # the others stop at their next block, keeping their .part
+        for t in threads:
+            t.join(timeout=2.0)
         raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
     return results
