@@ -35,6 +35,11 @@ def md5(data: bytes) -> str:
     return hashlib.md5(data).hexdigest()
 
 
+def visible(directory: Path) -> list[str]:
+    """The files a user sees (not the record or the lock files, which start with '.')."""
+    return sorted(p.name for p in directory.iterdir() if not p.name.startswith("."))
+
+
 @pytest.fixture
 def home(tmp_path, monkeypatch):
     h = tmp_path / "nqkit-home"
@@ -143,8 +148,7 @@ def test_shards_fetch_only_the_chosen_files(home, tmp_path, nq_shards):
                                                    "/nq/v1.0/dev/nq-dev-02.jsonl.gz"]
     assert all(g.verified == "md5+size" for g in got)
     d = dataset_dir(ds)
-    assert sorted(p.name for p in d.iterdir() if not p.name.startswith(".")) == [
-        "nq-dev-01.jsonl.gz", "nq-dev-02.jsonl.gz"]
+    assert visible(d) == ["nq-dev-01.jsonl.gz", "nq-dev-02.jsonl.gz"]
     reg = load_registry([reg_file])
     assert resolve("test/nq-dev:1-2", registry=reg) == [d / "nq-dev-01.jsonl.gz",
                                                         d / "nq-dev-02.jsonl.gz"]
@@ -249,7 +253,7 @@ def test_corrupted_bytes_fail_the_md5_and_leave_nothing(home, tmp_path):
         f"got {md5(corrupted)} ({len(data):,} bytes from {server.url}{path}) — the corrupt "
         "download was removed; run the same command again, and check the mirror if it "
         "persists")
-    assert [p.name for p in dataset_dir(ds).iterdir()] == []
+    assert visible(dataset_dir(ds)) == []
 
 
 def test_size_disagreeing_with_the_registry_is_refused_before_download(home, tmp_path):
@@ -263,7 +267,7 @@ def test_size_disagreeing_with_the_registry_is_refused_before_download(home, tmp
         fetch(ds, mirror=server.url, progress=False)
     assert f"the server offers {src.stat().st_size:,} bytes, the registry says 1,234" in str(
         e.value)
-    assert [p.name for p in dataset_dir(ds).iterdir()] == []
+    assert visible(dataset_dir(ds)) == []
 
 
 def test_404_and_connection_refused(home, tmp_path):
@@ -340,3 +344,26 @@ def test_a_file_on_disk_that_does_not_match_is_reported_not_trusted(home, tmp_pa
         fetch(ds, progress=False)
     assert f"expected md5 {md5(data)}, got md5 {md5(data.upper())}" in str(e.value)
     assert not (d / RECORD).exists()
+
+
+def test_a_second_process_on_the_same_file_is_refused(home, tmp_path):
+    """Two `nqkit data get` of the same file at once would interleave bytes in one .part:
+    the second is refused while the first holds the file's lock."""
+    import fcntl
+
+    src = shared_file("data", "nq-open", "NQ-open.dev.jsonl")
+    ds = load_registry().get("nq-open/dev")
+    d = dataset_dir(ds)
+    d.mkdir(parents=True)
+    with open(d / ".NQ-open.dev.jsonl.lock", "a") as held, MirrorServer({NQ_OPEN_PATH: src}
+                                                                      ) as server:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(DownloadError) as e:
+            fetch(ds, mirror=server.url, progress=False)
+        assert str(e.value) == (f"{d}: another nqkit process is downloading "
+                                "NQ-open.dev.jsonl — wait for it to finish, then run the "
+                                "command again")
+        assert server.log == []
+        fcntl.flock(held, fcntl.LOCK_UN)
+        (item,) = fetch(ds, mirror=server.url, progress=False)
+    assert item.path.read_bytes() == src.read_bytes()

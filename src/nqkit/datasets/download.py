@@ -19,7 +19,7 @@ For each file of a dataset (several at once, in a bounded thread pool):
    name and renamed, so an extracted file is also complete or absent.
 
 Before anything is fetched the free disk space is checked against the bytes still to
-come. Errors are one line (:class:`DownloadError`, an :class:`~nqkit.errors.InputError`):
+come; a per-file lock keeps two processes from writing the same ``.part``. Errors are one line (:class:`DownloadError`, an :class:`~nqkit.errors.InputError`):
 no connection, HTTP 404, a checksum mismatch, a full disk, a connection lost more times
 than ``retries`` allows. The ``.part`` of an interrupted transfer is kept for the next run;
 nothing partial ever carries a final name.
@@ -54,7 +54,7 @@ from typing import Any
 
 from nqkit import __version__
 from nqkit.datasets.registry import DataFile, Dataset
-from nqkit.datasets.store import RECORD, dataset_dir, read_record, update_record
+from nqkit.datasets.store import RECORD, dataset_dir, file_lock, read_record, update_record
 from nqkit.errors import InputError
 
 __all__ = ["DownloadError", "Fetched", "fetch", "human_bytes", "mirror_url"]
@@ -243,8 +243,14 @@ class _Transfer:
         self.bar: Any = None
 
     def run(self) -> Fetched:
+        lock = self.dest.with_name(f".{self.dest.name}.lock")
         try:
-            return self._run()
+            with file_lock(lock, wait=False) as mine:
+                if not mine:
+                    raise DownloadError(self.dest.parent, f"another nqkit process is "
+                                        f"downloading {self.dest.name}", "wait for it to "
+                                        "finish, then run the command again")
+                return self._run()
         finally:
             self.digests.close()
 

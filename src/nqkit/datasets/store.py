@@ -22,7 +22,7 @@ import glob
 import os
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,11 +88,32 @@ def read_record(directory: Path) -> dict[str, dict[str, Any]]:
         files, dict) else {}
 
 
+@contextlib.contextmanager
+def file_lock(path: Path, *, wait: bool = True) -> Iterator[bool]:
+    """An advisory lock on ``path`` (created if needed) held while the block runs, shared
+    by every nqkit process on this machine; yields False instead of waiting when ``wait``
+    is false and another process holds it. The OS releases it when a process dies, so a
+    leftover lock file is harmless. (No locking where fcntl is missing.)"""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield True
+        return
+    with open(path, "a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+
+
 def update_record(directory: Path, dataset: str, name: str, entry: dict[str, Any]) -> None:
-    """Set the record of file ``name`` (atomically; safe from several download threads)."""
+    """Set the record of file ``name`` (atomically; safe from several download threads
+    and from several processes fetching shards of the same dataset)."""
     from nqkit.io import make_temp
 
-    with _record_lock:
+    with _record_lock, file_lock(directory / f"{RECORD}.lock"):
         files = read_record(directory)
         files[name] = entry
         blob = orjson.dumps({"dataset": dataset, "files": files},
