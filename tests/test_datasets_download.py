@@ -209,7 +209,7 @@ def test_interrupted_twice_fails_in_one_line_then_resumes(home, tmp_path):
             fetch(ds, mirror=server.url, retries=1, backoff=0, progress=False)
         msg = str(e.value)
         assert "\n" not in msg
-        assert "connection was lost 2 times in a row (last after 600,000 of " in msg
+        assert "the download broke off 2 times in a row (last after 600,000 of " in msg
         assert "run the same command again to resume" in msg
         assert not final.exists()
         assert part.read_bytes() == data[:600_000]

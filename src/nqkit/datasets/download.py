@@ -19,9 +19,10 @@ For each file of a dataset (several at once, in a bounded thread pool):
    name and renamed, so an extracted file is also complete or absent.
 
 Before anything is fetched the free disk space is checked against the bytes still to
-come; a per-file lock keeps two processes from writing the same ``.part``. Errors are one line (:class:`DownloadError`, an :class:`~nqkit.errors.InputError`):
-no connection, HTTP 404, a checksum mismatch, a full disk, a connection lost more times
-than ``retries`` allows. The ``.part`` of an interrupted transfer is kept for the next run;
+come; a per-file lock keeps two processes from writing the same ``.part``. Errors are one
+line (:class:`DownloadError`, an :class:`~nqkit.errors.InputError`): no connection, HTTP
+404, a checksum mismatch, a full disk, a transfer broken off more times in a row than
+``retries`` allows. The ``.part`` of an interrupted transfer is kept for the next run;
 nothing partial ever carries a final name.
 
 ``mirror`` replaces each official URL's scheme and host by a mirror's base and keeps the
@@ -272,7 +273,7 @@ class _Transfer:
                         total = f"{self.total:,}" if self.total is not None else "?"
                         times = f"{failures} times in a row" if failures > 1 else "once"
                         raise DownloadError(
-                            self.url, f"the connection was lost {times} (last after "
+                            self.url, f"the download broke off {times} (last after "
                             f"{self.have:,} of {total} bytes: {e})",
                             f"the partial download {self.part.name} is kept: run the same "
                             f"command again to resume") from None
