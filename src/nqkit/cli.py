@@ -41,6 +41,7 @@ COMMAND_MODULES: list[str] = [
     "nqkit.commands.legacy",
     "nqkit.commands.reqa",
     "nqkit.commands.browse",
+    "nqkit.commands.data",
     "nqkit.commands.data_stats",
 ]
 
@@ -49,7 +50,7 @@ GROUPS: dict[str, str] = {
     "compare": "paired significance tests of two systems on a task",
     "convert": "convert between dataset formats",
     "reqa": "ReQA answer-retrieval tasks: build, run, score",
-    "data": "get, inspect and export the datasets",
+    "data": "datasets by name: list, info, get (verified downloads), path, export, stats",
 }
 
 

@@ -78,7 +78,10 @@ def _check_file(s: str, what: str) -> Path:
 def expand_paths(paths: PathsLike, *, what: str = "input") -> list[Path]:
     """Expand a path, a glob pattern, or a list of them into existing files.
 
-    Globs are expanded and sorted (shards in order); plain paths keep the given order.
+    Globs are expanded and sorted (shards in order); plain paths keep the given order. A
+    dataset registry name that is not an existing path (``nq/dev``, ``squad/dev-1.1``)
+    stands for its downloaded files; when they are not on disk the error names the
+    ``nqkit data get`` command (nothing is downloaded).
     Raises :class:`InputError` when a path does not exist, is a directory or a loop of
     symbolic links, or a pattern matches nothing.
     """
@@ -91,11 +94,21 @@ def expand_paths(paths: PathsLike, *, what: str = "input") -> list[Path]:
             if not matches:
                 raise InputError(s, f"the {what} pattern matches no file", "check the glob")
             out.extend(_check_file(m, what) for m in matches)
+        elif "/" in s and not os.path.lexists(s) and (named := _registry_files(s)) is not None:
+            out.extend(named)
         else:
             out.append(_check_file(s, what))
     if not out:
         raise InputError(None, f"no {what} files given", "give at least one path or glob")
     return out
+
+
+def _registry_files(name: str) -> list[Path] | None:
+    """The local files of a dataset registry name (``nq/dev``, ``nq/dev:0-1``) that is not
+    an existing path, or None when it is no registry name (see nqkit.datasets.store)."""
+    from nqkit.datasets.store import lookup_paths
+
+    return lookup_paths(name)
 
 
 def decode_utf8(raw: bytes, where: str | None) -> str:
@@ -296,7 +309,11 @@ def iter_jsonl(paths: PathsLike, *, what: str = "input") -> Iterator[dict[str, A
 
 def read_json(path: PathLike, *, what: str = "input") -> Any:
     """Read a whole (possibly gzipped) JSON file."""
-    (p,) = expand_paths(path, what=what)
+    paths = expand_paths(path, what=what)
+    if len(paths) != 1:  # a glob, or a registry name of several files (ambignq/light)
+        raise InputError(path, f"names {len(paths)} files, expected one {what} file",
+                         "give one file (NAME:FILE picks one file of a registry dataset)")
+    p = paths[0]
     try:
         with open_binary(p) as f:
             data = f.read()

@@ -107,7 +107,7 @@ class QaMemory:
 
 def _read_memory_file(path: Path) -> Iterable[tuple[str, tuple[str, ...]]]:
     name = path.name.lower()
-    if name.endswith(".tsv") or name.endswith(".tsv.gz"):
+    if name.endswith((".tsv", ".tsv.gz", ".qa.csv")):  # DPR names its TSV files .qa.csv
         from nqkit.formats.dpr import read_dpr_qa_tsv
 
         yield from read_dpr_qa_tsv(path)

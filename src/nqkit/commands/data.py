@@ -1,0 +1,308 @@
+"""``nqkit data ...``: the dataset registry — list, info, get, path, export.
+
+``nqkit data get NAME`` downloads a dataset's official files (resumable, verified before
+they take their final names; see :mod:`nqkit.datasets.download`); ``nqkit data path NAME``
+prints where they are; every other command takes the name where it takes a path. The
+``stats`` subcommand of the group lives in its own module (``commands/data_stats.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from nqkit.settings import float_in, int_in
+
+GROUP = "data"
+
+
+def _registry_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--registry", action="append", default=[], metavar="FILE",
+                   help="also read datasets from this registry file (JSON like nqkit's "
+                   "registry.json, or a TSV: dataset file url md5 size); repeatable; "
+                   "NQKIT_REGISTRY lists more (':'-separated)")
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "list", help="list the datasets nqkit knows, with size, licence and whether on disk",
+        description="List every registry dataset: name, what it is, size, licence, and "
+        "whether it is on disk (under $NQKIT_HOME/data, default ~/.cache/nqkit/data).")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    _registry_option(p)
+    p.set_defaults(func=run_list)
+
+    p = subparsers.add_parser(
+        "info", help="everything about one dataset: files, checksums, licence, citation, "
+        "relations to other splits",
+        description="Describe a dataset: what it is, its files with URL, size and md5 "
+        "(or 'not published'), licence, citation, how it relates to other splits, and "
+        "what is on disk (with the recorded sha256).")
+    p.add_argument("name", metavar="NAME", help="a registry name, e.g. nq/dev")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    _registry_option(p)
+    p.set_defaults(func=run_info)
+
+    p = subparsers.add_parser(
+        "get", help="download datasets (resumable, verified, atomic)",
+        description="Download the official files of datasets into $NQKIT_HOME/data/NAME "
+        "(default ~/.cache/nqkit/data): several files at once, resumed after an "
+        "interruption, size and md5 verified before a file takes its final name; the "
+        "sha256 of every file is recorded (and shown where no checksum is published). "
+        "Files already on disk are not fetched again.")
+    p.add_argument("names", nargs="+", metavar="NAME", help="registry names, e.g. nq/dev")
+    p.add_argument("--shards", metavar="SPEC",
+                   help="only these files of a sharded dataset, numbered from 0 like the "
+                   "official names: 0-1, 0,3, 5-7")
+    p.add_argument("--mirror", metavar="URL",
+                   help="fetch from a copy laid out like the official URLs' paths: each "
+                   "URL's scheme and host are replaced by URL (a base URL or a directory)")
+    p.add_argument("--jobs", type=int_in(1, 32), default=4,
+                   help="files downloaded at once (default 4)")
+    p.add_argument("--retries", type=int_in(0, 100), default=3,
+                   help="retries of a file after a dropped connection (default 3; an "
+                   "attempt that brings 1 MB resets the count; 0 never retries)")
+    p.add_argument("--timeout", type=float_in(0.1, 3600), default=60.0, metavar="SECONDS",
+                   help="network timeout (default 60)")
+    p.add_argument("--format", choices=("table", "json"), default="table")
+    _registry_option(p)
+    p.set_defaults(func=run_get)
+
+    p = subparsers.add_parser(
+        "path", help="print the local path of each file of a dataset, one per line",
+        description="Print the local files of datasets, one per line (the extracted files "
+        "for an archive). NAME:SEL picks shards (nq/dev:0-1) or one file by name or stem "
+        "(ambignq/light:dev_light). A dataset not on disk is an error naming the "
+        "`nqkit data get` command.")
+    p.add_argument("names", nargs="+", metavar="NAME", help="registry names, e.g. nq/dev")
+    p.add_argument("--shards", metavar="SPEC", help="only these files (0-1, 0,3)")
+    _registry_option(p)
+    p.set_defaults(func=run_path)
+
+    p = subparsers.add_parser(
+        "export", help="export a dataset as JSON lines or Parquet, streaming",
+        description="Export the records of a downloaded dataset: JSON lines (verbatim "
+        "lines for JSONL sources; one record per question for SQuAD; one per row for TSV "
+        "files) or Parquet (pyarrow, written in batches). `-o -` streams JSON lines to "
+        "standard output.")
+    p.add_argument("name", metavar="NAME", help="a registry name (NAME:SEL for part of it)")
+    p.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="output file (.gz compresses JSON lines), or - for standard output")
+    p.add_argument("--format", choices=("jsonl", "parquet"), default=None,
+                   help="output format (default: parquet for a .parquet name, else jsonl)")
+    p.add_argument("--shards", metavar="SPEC", help="only these files (0-1, 0,3)")
+    _registry_option(p)
+    p.set_defaults(func=run_export)
+
+
+def _registry(args: argparse.Namespace) -> Any:
+    from nqkit.datasets.registry import load_registry
+
+    return load_registry(args.registry)
+
+
+def _table(headers: list[str], rows: list[list[Any]], right: set[int]) -> str:
+    """Aligned text: columns in ``right`` (numbers, sizes) right-aligned, text left."""
+    cells = [[str(c) for c in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+
+    def line(row: list[str]) -> str:
+        return "  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i])
+                         for i, c in enumerate(row)).rstrip()
+
+    return "\n".join([line(headers), "  ".join("-" * w for w in widths),
+                      *(line(r) for r in cells)])
+
+
+def _disk_label(state: Any) -> str:
+    n, m = len(state.present), len(state.files)
+    return "yes" if n == m else "no" if n == 0 else f"{n}/{m}"
+
+
+def run_list(args: argparse.Namespace) -> int:
+    import orjson
+
+    from nqkit.datasets.download import human_bytes
+    from nqkit.datasets.store import dataset_dir, on_disk
+
+    reg = _registry(args)
+    rows = []
+    items = []
+    for ds in reg:
+        state = on_disk(ds)
+        size = ds.total_size
+        rows.append([ds.name, ds.title, len(ds.files), human_bytes(size)
+                     if size is not None else "unknown", ds.licence.split(" (")[0],
+                     _disk_label(state)])
+        items.append({**ds.to_json(), "total_size": size, "checksums": ds.checksums,
+                      "on_disk": {"files": len(state.present), "of": len(state.files),
+                                  "directory": str(dataset_dir(ds))}})
+    if args.format == "json":
+        print(orjson.dumps(items, option=orjson.OPT_INDENT_2).decode())
+        return 0
+    print(_table(["name", "what", "files", "size", "licence", "on disk"], rows, {2, 3}))
+    return 0
+
+
+def _wrap(text: str, indent: int) -> str:
+    import textwrap
+
+    return textwrap.fill(text, width=96, initial_indent=" " * indent, break_on_hyphens=False,
+                         subsequent_indent=" " * indent)[indent:]
+
+
+def run_info(args: argparse.Namespace) -> int:
+    import orjson
+
+    from nqkit.datasets.download import human_bytes
+    from nqkit.datasets.registry import FORMATS
+    from nqkit.datasets.store import dataset_dir, get_command, on_disk, read_record
+
+    reg = _registry(args)
+    ds = reg.get(args.name)
+    state = on_disk(ds)
+    directory = dataset_dir(ds)
+    record = read_record(directory)
+    if args.format == "json":
+        doc = ds.to_json()
+        doc["directory"] = str(directory)
+        doc["on_disk"] = [p.name for p in state.present]
+        doc["paths"] = [str(p) for p in state.paths]
+        doc["recorded"] = {f.name: record[f.name] for f in ds.files if f.name in record}
+        print(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
+        return 0
+    count = f"{ds.count:,} {ds.unit}" if ds.count is not None else f"{ds.unit}: not published"
+    size = ds.total_size
+    lines = [
+        f"{ds.name} — {ds.title}",
+        f"  what:      {_wrap(ds.description or ds.title, 13)}",
+        f"  format:    {ds.format} ({FORMATS[ds.format]})"
+        + (f", a {ds.archive} archive extracted on download" if ds.archive else ""),
+        f"  size:      {count}; {len(ds.files)} file{'s' if len(ds.files) > 1 else ''}, "
+        f"{human_bytes(size) if size is not None else 'size not published'}",
+        f"  licence:   {ds.licence}",
+    ]
+    if ds.citation:
+        lines.append(f"  cite:      {_wrap(ds.citation, 13)}")
+    if ds.homepage:
+        lines.append(f"  homepage:  {ds.homepage}")
+    for i, rel in enumerate(ds.relations):
+        lines.append(f"  {'relations:' if i == 0 else '':<10} - {_wrap(rel, 15)}")
+    if ds.source != "built-in":
+        lines.append(f"  registry:  {ds.source}")
+    lines.append("  files:")
+    for f in ds.files:
+        md5 = f"md5 {f.md5}" if f.md5 else "md5 not published"
+        fsize = f"{f.size:,} bytes" if f.size is not None else "size not published"
+        lines.append(f"    {f.name}  {fsize}, {md5}")
+        lines.append(f"      {f.url}")
+        entry = record.get(f.name)
+        if f in state.present and entry and entry.get("sha256"):
+            lines.append(f"      on disk, sha256 {entry['sha256']} (verified: "
+                         f"{entry.get('verified', '?')})")
+    if state.complete:
+        lines.append(f"  on disk:   yes, under {directory}")
+    else:
+        have = f"{len(state.present)} of {len(state.files)} files" if state.present else "no"
+        lines.append(f"  on disk:   {have} — fetch with `{get_command(ds)}`")
+    print("\n".join(lines))
+    return 0
+
+
+def run_get(args: argparse.Namespace) -> int:
+    import sys
+    import time
+
+    import orjson
+
+    from nqkit.datasets.download import fetch, human_bytes
+    from nqkit.datasets.store import RECORD, dataset_dir
+    from nqkit.errors import InputError
+
+    if args.shards and len(args.names) > 1:
+        raise InputError(f"--shards {args.shards}", "applies to one dataset, "
+                         f"found {len(args.names)}", "fetch the datasets one at a time")
+    reg = _registry(args)
+    datasets = [reg.get(name) for name in args.names]  # every name checked before fetching
+    out: list[dict[str, Any]] = []
+    rows = []
+    unchecked = []
+    for ds in datasets:
+        files = ds.select(args.shards)
+        start = time.perf_counter()
+        fetched = fetch(ds, files, mirror=args.mirror, jobs=args.jobs, retries=args.retries,
+                        timeout=args.timeout)
+        seconds = time.perf_counter() - start
+        received = sum(f.received for f in fetched)
+        rate = f" ({human_bytes(received / seconds)}/s)" if received and seconds > 0 else ""
+        n_new = sum(f.status != "present" for f in fetched)
+        print(f"nqkit: {ds.name}: {n_new} of {len(fetched)} file(s) fetched, "
+              f"{human_bytes(received)} in {seconds:.1f} s{rate}; under {dataset_dir(ds)}",
+              file=sys.stderr)
+        for item in fetched:
+            shown = item.sha256 if item.file.md5 is None else "-"
+            if item.file.md5 is None:
+                unchecked.append(item.file.name)
+            rows.append([f"{ds.name}/{item.file.name}", human_bytes(item.size), item.status,
+                         item.verified, shown])
+            out.append({"dataset": ds.name, "file": item.file.name, "path": str(item.path),
+                        "size": item.size, "status": item.status, "verified": item.verified,
+                        "md5": item.md5, "sha256": item.sha256,
+                        "published_md5": item.file.md5, "resumed_from": item.resumed_from,
+                        "received": item.received, "members": list(item.members)})
+    if unchecked:
+        print(f"nqkit: note: no checksum is published for {len(unchecked)} file(s); their "
+              f"sha256 is shown and recorded in {RECORD} beside them", file=sys.stderr)
+    if args.format == "json":
+        print(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode())
+    else:
+        print(_table(["file", "size", "status", "checked", "sha256 (no published md5)"], rows,
+                     {1}))
+    return 0
+
+
+def run_path(args: argparse.Namespace) -> int:
+    from nqkit.datasets.store import local_paths, split_name
+    from nqkit.errors import InputError
+
+    if args.shards and len(args.names) > 1:
+        raise InputError(f"--shards {args.shards}", "applies to one dataset",
+                         "use NAME:SPEC per name, e.g. nq/dev:0-1")
+    reg = _registry(args)
+    lines: list[str] = []
+    for text in args.names:
+        name, selector = split_name(text)
+        if args.shards:
+            if selector:
+                raise InputError(text, "both NAME:SEL and --shards given", "give one")
+            selector = args.shards
+        lines.extend(str(p) for p in local_paths(reg.get(name), selector))
+    print("\n".join(lines))
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    import sys
+
+    from nqkit.datasets.export import export_dataset
+    from nqkit.datasets.store import local_paths, split_name
+    from nqkit.errors import InputError
+    from nqkit.io import check_output
+
+    name, selector = split_name(args.name)
+    if args.shards:
+        if selector:
+            raise InputError(args.name, "both NAME:SEL and --shards given", "give one")
+        selector = args.shards
+    fmt = args.format or ("parquet" if str(args.output).endswith((".parquet", ".pq"))
+                          else "jsonl")
+    reg = _registry(args)
+    ds = reg.get(name)
+    paths = local_paths(ds, selector)
+    if args.output != "-":
+        check_output(args.output, paths, option="-o")
+    n = export_dataset(ds, paths, args.output, fmt)
+    where = "standard output" if args.output == "-" else args.output
+    print(f"nqkit: exported {n:,} records of {args.name} ({len(paths)} file(s)) as {fmt} "
+          f"to {where}", file=sys.stderr)
+    return 0

@@ -1,0 +1,33 @@
+"""Datasets by name: the registry, verified downloads, local files and export.
+
+``nqkit.datasets.resolve("nq/dev")`` gives the local files of a registry dataset (or of a
+path or glob), or an error naming the exact ``nqkit data get`` command; nothing downloads
+without the user asking. Downloads live in :mod:`nqkit.datasets.download`, export in
+:mod:`nqkit.datasets.export` (imported on use: they need more of the standard library).
+"""
+
+from __future__ import annotations
+
+from nqkit.datasets.registry import (
+    DataFile,
+    Dataset,
+    DatasetRegistry,
+    builtin_registry,
+    load_registry,
+    parse_shards,
+)
+from nqkit.datasets.store import data_home, dataset_dir, local_paths, on_disk, resolve
+
+__all__ = [
+    "DataFile",
+    "Dataset",
+    "DatasetRegistry",
+    "builtin_registry",
+    "data_home",
+    "dataset_dir",
+    "load_registry",
+    "local_paths",
+    "on_disk",
+    "parse_shards",
+    "resolve",
+]
