@@ -105,3 +105,38 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
 def pytest_make_collect_report(collector: pytest.Collector):  # type: ignore[no-untyped-def]
     outcome = yield
     _fail_missing_module_skip(outcome.get_result())
+
+
+# ---------------------------------------------------------------------------- test tiers
+# Every test carries exactly one tier marker, from its module: `pytest -m unit` (inline
+# cases), `-m golden` (numbers against the official scripts' outputs in ../shared/golden),
+# `-m property` (hypothesis invariants and differential tests against an oracle), `-m cli`
+# (the command line end to end: exit codes, messages, files), `-m browser` (the web app).
+TIERS = ("unit", "golden", "property", "cli", "browser")
+_CLI_MODULES = {"test_catalogue", "test_cli_demo", "test_baseline_cli", "test_robust_io",
+                "test_dead_ends", "test_datasets_cli", "test_input_validation",
+                "test_nq_eval_errors", "test_contract", "test_compare"}
+_TIER_CACHE: dict[str, str] = {}
+
+
+def tier_of(path: Path) -> str:
+    """The tier of a test module (see :data:`TIERS`)."""
+    if path.stem not in _TIER_CACHE:
+        text = path.read_text(encoding="utf-8")
+        if path.stem.startswith("test_browser"):
+            tier = "browser"
+        elif path.stem in _CLI_MODULES:
+            tier = "cli"
+        elif '"golden"' in text or "'golden'" in text:
+            tier = "golden"
+        elif "hypothesis" in text or "oracle" in path.stem:
+            tier = "property"
+        else:
+            tier = "unit"
+        _TIER_CACHE[path.stem] = tier
+    return _TIER_CACHE[path.stem]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        item.add_marker(getattr(pytest.mark, tier_of(Path(str(item.path)))))

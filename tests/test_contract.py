@@ -1,0 +1,171 @@
+"""The task contract: the worked examples of docs/contributing.md run as written, and the
+old option spellings still work with one notice line.
+
+The examples' code is taken from the document itself, so the document cannot drift from
+what works. Expected numbers are derived by hand in the comments.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import types
+
+import pytest
+
+from nqkit.cli import main
+
+from conftest import ROOT, require
+
+DOC = ROOT / "docs" / "contributing.md"
+
+
+def _blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+
+
+def _load(code: str, name: str) -> types.ModuleType:
+    module = types.ModuleType(name)
+    sys.modules[name] = module  # dataclasses resolve annotations through sys.modules
+    exec(compile(code, f"{DOC}:{name}", "exec"), module.__dict__)
+    return module
+
+
+@pytest.fixture
+def registered():
+    """Remove what a test registered, so other tests see the registries as shipped."""
+    from nqkit.baselines.systems import SYSTEMS, system_names
+    from nqkit.retrieval import retriever_names
+    from nqkit.retrieval.base import RETRIEVERS
+
+    system_names(), retriever_names()  # load the shipped entries first
+    before = {id(r): dict(r._items) for r in (SYSTEMS, RETRIEVERS)}
+    yield
+    for r in (SYSTEMS, RETRIEVERS):
+        r._items = before[id(r)]
+    for name in ("doc_overlap", "doc_constant"):
+        sys.modules.pop(name, None)
+
+
+SQUAD = {"version": "1.1", "data": [{"title": "t", "paragraphs": [
+    {"context": "Paris is the capital of France. Berlin is in Germany.",
+     "qas": [{"id": "1", "question": "what is the capital of france",
+              "answers": [{"text": "Paris", "answer_start": 0}]},
+             {"id": "3", "question": "which is the capital city of germany",
+              "answers": [{"text": "Berlin", "answer_start": 32}]}]},
+    {"context": "The sun is a star. Water boils at one hundred degrees.",
+     "qas": [{"id": "2", "question": "at what temperature does water boil",
+              "answers": [{"text": "one hundred degrees", "answer_start": 34}]}]}]}]}
+
+
+def test_worked_example_retriever(tmp_path, capsys, registered):
+    require("bm25s")
+    _load(_blocks()[0], "doc_overlap")
+    squad = tmp_path / "squad.json"
+    squad.write_text(json.dumps(SQUAD), encoding="utf-8")
+    assert main(["reqa", "build", "--from", "squad", str(squad), "-o", str(tmp_path / "t")]) == 0
+    capsys.readouterr()
+    assert main(["reqa", "run", str(tmp_path / "t"), "--retriever", "overlap", "--min-length",
+                 "3", "--no-per-item", "--format", "json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    # Words of >= 3 letters, split on spaces (so "france." keeps its period). Sentences:
+    # s1 "Paris is the capital of France." {paris, the, capital, france.}
+    # s2 "Berlin is in Germany." {berlin, germany.}   s3 "The sun is a star." {the, sun, star.}
+    # s4 "Water boils at one hundred degrees." {water, boils, one, hundred, degrees.}
+    # q1 {what, the, capital, france}: s1 2, s3 1, others 0 -> target s1 rank 1
+    # q2 {what, temperature, does, water, boil}: s4 1, others 0 -> target s4 rank 1
+    # q3 {which, the, capital, city, germany}: s1 2, s3 1, s2 0, s4 0 -> target s2 ties
+    #    with s4 below two others: average rank 2 + (2 + 1) / 2 = 3.5
+    assert got["sentence"]["mrr"] == pytest.approx((1 + 1 + 1 / 3.5) / 3)
+    assert got["sentence"]["r@1"] == pytest.approx(2 / 3)
+    assert got["sentence"]["r@5"] == 1.0
+    assert "retriever:overlap|min-length:3" in got["signature"]
+    with pytest.raises(SystemExit):
+        main(["reqa", "run", "--help"])
+    assert "--min-length" in capsys.readouterr().out
+
+
+def test_worked_example_baseline(tmp_path, capsys, registered):
+    _load(_blocks()[1], "doc_constant")
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"question": "who won", "answer": ["The United States"]},
+        {"question": "where is it", "answer": ["Paris"]},
+        {"question": "which country", "answer": ["France", "the US"]}]), encoding="utf-8")
+    out = tmp_path / "preds.jsonl"
+    assert main(["baseline", "constant-answer", "--questions", str(questions), "-o", str(out),
+                 "--format", "json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    # "the united states" matches "The United States" after normalization (articles and
+    # case removed), and nothing else: 1 of 3
+    assert (got["num_correct"], got["num_total"]) == (1, 3)
+    assert [json.loads(line)["prediction"] for line in out.read_text().splitlines()] == [
+        "the united states"] * 3
+    # an input is never an output
+    assert main(["baseline", "constant-answer", "--questions", str(questions), "-o",
+                 str(questions)]) == 2
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    (["--references"], ["--gold"]),
+    (["--per-question", "{per}"], ["--per-item", "{per}"]),
+])
+def test_old_spellings_work_with_one_notice(tmp_path, capsys, old, new):
+    refs = tmp_path / "refs.jsonl"
+    refs.write_text(json.dumps({"question": "q", "answer": ["a"]}) + "\n", encoding="utf-8")
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text(json.dumps({"question": "q", "prediction": "a"}) + "\n",
+                     encoding="utf-8")
+    per = str(tmp_path / "per.jsonl")
+    base = ["eval", "nq-open", "--predictions", str(preds), "--format", "json"]
+
+    def argv(words: list[str]) -> list[str]:
+        words = [w.replace("{per}", per) for w in words]
+        return [*base, *(words if words[0] in ("--gold", "--references") else
+                         ["--gold", str(refs), *words])] + (
+            [str(refs)] if words[0] in ("--gold", "--references") else [])
+
+    assert main(argv(new)) == 0
+    new_out, new_err = capsys.readouterr()
+    assert main(argv(old)) == 0
+    old_out, old_err = capsys.readouterr()
+    assert old_out == new_out
+    notice = [line for line in old_err.splitlines() if line not in new_err.splitlines()]
+    assert notice == [f"nqkit: note: {old[0]} is deprecated and will be removed in the next "
+                      f"release; use {new[0]}"]
+
+
+def test_old_command_names_work_with_one_notice(capsys):
+    from nqkit.data.toy import TOY_PATH
+
+    assert main(["eval", "human-bounds", "--gold", str(TOY_PATH), "--num-references", "4",
+                 "--no-gold-cache", "--format", "json"]) == 0
+    new = capsys.readouterr()
+    assert main(["human-bounds", "--gold", str(TOY_PATH), "--references", "4",
+                 "--no-cache", "--format", "json"]) == 0
+    old = capsys.readouterr()
+    assert old.out == new.out
+    assert old.err.splitlines() == [
+        "nqkit: note: --references is deprecated and will be removed in the next release; "
+        "use --num-references",
+        "nqkit: note: --no-cache is deprecated and will be removed in the next release; use "
+        "--no-gold-cache",
+        "nqkit: note: `nqkit human-bounds` is deprecated and will be removed in the next "
+        "release; use `nqkit eval human-bounds`"]
+
+
+def test_every_task_has_an_eval_command_with_the_common_options(capsys):
+    from nqkit.tasks.base import get_task, task_names
+
+    assert set(task_names()) >= {"nq", "nq-open", "ambigqa", "retrieval", "reqa",
+                                 "human-bounds"}
+    for name in task_names():
+        with pytest.raises(SystemExit):
+            main(["eval", name, "--help"])
+        text = capsys.readouterr().out
+        for option in ("--gold", "--format"):
+            assert option in text, (name, option)
+        if "predictions" in get_task(name).common:
+            for option in ("--predictions", "--per-item", "--allow-missing", "--bootstrap"):
+                assert option in text, (name, option)
