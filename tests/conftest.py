@@ -140,3 +140,8 @@ def tier_of(path: Path) -> str:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         item.add_marker(getattr(pytest.mark, tier_of(Path(str(item.path)))))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for tier in TIERS:  # known even where this file is used without pyproject.toml
+        config.addinivalue_line("markers", f"{tier}: test tier (see tests/conftest.py)")
