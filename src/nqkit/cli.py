@@ -44,6 +44,8 @@ COMMAND_MODULES: list[str] = [
     "nqkit.commands.predict",
     "nqkit.commands.human_bounds",
     "nqkit.commands.reqa",
+    "nqkit.commands.index",
+    "nqkit.commands.retrieve",
     "nqkit.commands.browse",
 ]
 
@@ -52,6 +54,7 @@ GROUPS: dict[str, str] = {
     "compare": "paired significance tests of two systems on a task",
     "convert": "convert between dataset formats",
     "reqa": "ReQA answer-retrieval tasks: build, run, score",
+    "index": "build passage indexes (BM25, dense) for open-domain retrieval",
 }
 
 

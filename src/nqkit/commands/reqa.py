@@ -47,6 +47,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     r.add_argument("--with-context", action="store_true",
                    help="dense: encode each sentence followed by its paragraph")
     r.add_argument("--batch-size", type=positive_int, default=64, help="dense: encoding batch size")
+    r.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu",
+                   help="dense: where to encode (cuda: float16 weights; auto: cuda when a GPU "
+                   "is visible; default cpu)")
     r.add_argument("--cache-dir", metavar="DIR",
                    help="dense: embedding cache (default: DIR/embeddings)")
     r.add_argument("--no-cache", action="store_true", help="dense: do not cache embeddings")
@@ -147,7 +150,7 @@ def run_run(args: argparse.Namespace) -> int:
                                          [q.answer_sentence for q in queries])
     cache = None if args.no_cache else (args.cache_dir or os.path.join(args.task, "embeddings"))
     dense_opts = {"model": args.model, "cache_dir": cache, "batch_size": args.batch_size,
-                  "with_context": args.with_context}
+                  "with_context": args.with_context, "device": args.device}
     if args.model is not None and not os.path.isdir(args.model):
         raise InputError(args.model, "is not a directory",
                          "give a local sentence-transformers model directory")
