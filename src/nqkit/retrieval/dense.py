@@ -13,6 +13,7 @@ products of the (L2-normalized by default) embeddings, as in ReQA's Algorithm 2.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -97,6 +98,10 @@ class SentenceTransformerEncoder:
             except ImportError as e:  # pragma: no cover - depends on the installation
                 raise missing_extra("sentence-transformers", "dense") from e
             os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+            with contextlib.suppress(Exception):  # a "Loading weights" bar on every load
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()
             model = SentenceTransformer(str(self.path), device=self.device)
             if self.device.startswith("cuda"):  # pragma: no cover - no GPU in the tests
                 model = model.half()

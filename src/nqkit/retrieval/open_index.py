@@ -232,7 +232,8 @@ def load_index(root: PathLike) -> OpenIndex:
     if wrong:
         from nqkit.errors import examples
 
-        raise InputError(root, f"the index files do not match params.json ({examples(wrong)})",
+        found = examples(wrong, width=None)
+        raise InputError(root, f"the index files do not match params.json ({found})",
                          f"the directory was changed after it was built: {rebuild}")
     current = _versions(retriever)
     for key in CHECKED_VERSIONS[retriever]:
