@@ -40,6 +40,8 @@ COMMAND_MODULES: list[str] = [
     "nqkit.commands.predict",
     "nqkit.commands.legacy",
     "nqkit.commands.reqa",
+    "nqkit.commands.index",
+    "nqkit.commands.retrieve",
     "nqkit.commands.browse",
     "nqkit.commands.data",
     "nqkit.commands.data_stats",
@@ -51,6 +53,7 @@ GROUPS: dict[str, str] = {
     "convert": "convert between dataset formats",
     "reqa": "ReQA answer-retrieval tasks: build, run, score",
     "data": "datasets by name: list, info, get (verified downloads), path, export, stats",
+    "index": "build passage indexes (BM25, dense) for open-domain retrieval",
 }
 
 

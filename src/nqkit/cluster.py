@@ -1,0 +1,160 @@
+"""The one seam to Dask: run a list of independent shard jobs, here or on a cluster.
+
+Index building, passage encoding and querying are split into jobs over passage ranges
+(shards); each job reads its own shard files (memory-mapped where they are arrays) and
+returns a small result. :func:`open_cluster` gives a :class:`Cluster` whose
+:meth:`Cluster.map` runs ``fn(job)`` for every job and returns the results *in job
+order*, whatever order they finished in, so a run on N workers produces exactly the
+bytes of a run in one process.
+
+``spec`` chooses where jobs run:
+
+* ``"none"`` — in this process, one after another (no Dask needed);
+* ``"local"`` — a ``distributed.LocalCluster`` of worker *processes* with one thread each
+  (sized to the machine: one worker per core, or ``workers``), no dashboard; started for
+  the command and stopped after it;
+* ``"tcp://HOST:PORT"`` — an existing Dask scheduler. Its workers must import the same
+  nqkit version and see the index directory at the same path (a shared file system).
+
+Nothing else in nqkit imports Dask. An :class:`nqkit.errors.NqkitError` raised inside a
+job is carried back and re-raised here as itself (one clear line at the CLI).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import resource
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from nqkit.errors import InputError, MissingDependencyError, NqkitError
+
+__all__ = ["Cluster", "open_cluster", "peak_rss_mb", "validate_spec"]
+
+J = TypeVar("J")
+R = TypeVar("R")
+
+
+def validate_spec(spec: str) -> str:
+    """``none``, ``local`` or a scheduler address ``tcp://HOST:PORT`` (else InputError)."""
+    if spec in ("none", "local"):
+        return spec
+    if spec.startswith(("tcp://", "tls://", "inproc://")) and ":" in spec.split("://", 1)[1]:
+        return spec
+    raise InputError(f"--cluster {spec}", "expected none, local or a scheduler address",
+                     "give --cluster none, --cluster local or --cluster tcp://HOST:8786")
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process so far, in MB (for job results and benchmarks)."""
+    kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return kb / 1024 if sys.platform != "darwin" else kb / 2**20
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    """A job's NqkitError, carried back by value (its class, and the message parts)."""
+
+    kind: str
+    where: str | None
+    problem: str
+    fix: str
+
+
+def _call(fn: Callable[[Any], Any], job: Any) -> Any:
+    try:
+        return fn(job)
+    except InputError as e:
+        return _Failure("input", e.where, e.problem, e.fix)
+    except NqkitError as e:
+        return _Failure("other", None, str(e), "")
+
+
+def _raise_failure(f: _Failure) -> None:
+    if f.kind == "input":
+        raise InputError(f.where, f.problem, f.fix)
+    raise NqkitError(f.problem)
+
+
+class Cluster:
+    """Where shard jobs run (see the module docstring); use :func:`open_cluster`."""
+
+    def __init__(self, spec: str, client: Any = None, workers: int = 1) -> None:
+        self.spec = spec
+        self.client = client
+        self.workers = workers
+
+    def map(self, fn: Callable[[J], R], jobs: Sequence[J], *, desc: str = "jobs") -> list[R]:
+        """``[fn(job) for job in jobs]``, run where the cluster says; results in job order."""
+        from nqkit.report import progress
+
+        results: list[Any]
+        if self.client is None:
+            results = [_call(fn, job) for job in progress(jobs, desc=desc, unit="shard")]
+        else:
+            from distributed import as_completed
+
+            futures = self.client.map(_call, [fn] * len(jobs), list(jobs), pure=False)
+            for _ in progress(as_completed(futures), desc=desc, total=len(futures),
+                              unit="shard"):
+                pass
+            results = self.client.gather(futures)
+        for r in results:
+            if isinstance(r, _Failure):
+                _raise_failure(r)
+        return results
+
+
+def _import_distributed() -> Any:
+    try:
+        import distributed
+    except ImportError as e:
+        raise MissingDependencyError("dask[distributed]", "cluster",
+                                     "--cluster local or an address") from e
+    return distributed
+
+
+@contextlib.contextmanager
+def open_cluster(spec: str = "none", *, workers: int | None = None,
+                 memory_limit: str | None = "auto") -> Iterator[Cluster]:
+    """A :class:`Cluster` for ``spec`` (``none``, ``local`` or an address), closed after use.
+
+    ``workers`` sizes a local cluster (default: one per core, at least 1);
+    ``memory_limit`` is Dask's per-worker limit (``"auto"``: the machine's memory divided
+    by the workers), so a runaway job is stopped instead of the machine swapping.
+    """
+    spec = validate_spec(spec)
+    if spec == "none":
+        yield Cluster("none")
+        return
+    distributed = _import_distributed()
+    # Dask logs every worker start and stop at INFO: diagnostics we do not want on stderr.
+    for name in ("distributed", "distributed.scheduler", "distributed.nanny",
+                 "distributed.worker", "distributed.core", "distributed.http.proxy"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    if spec == "local":
+        n = workers or max(1, os.cpu_count() or 1)
+        cluster = distributed.LocalCluster(
+            n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+            memory_limit=memory_limit, silence_logs=logging.ERROR)
+        try:
+            with distributed.Client(cluster) as client:
+                yield Cluster(spec, client, n)
+        finally:
+            cluster.close()
+        return
+    try:
+        client = distributed.Client(spec, timeout="20s")
+    except OSError as e:
+        raise InputError(f"--cluster {spec}", f"cannot reach the Dask scheduler ({e})",
+                         "start it with `dask scheduler` and workers with `dask worker "
+                         f"{spec}`, or use --cluster local") from None
+    try:
+        n = max(1, len(client.scheduler_info().get("workers", {})))
+        yield Cluster(spec, client, n)
+    finally:
+        client.close()

@@ -1,0 +1,138 @@
+"""``nqkit retrieve``: top-k passages per question from an index (or two, fused)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from nqkit.settings import float_in, positive_int
+
+GROUP = None
+
+KS = (1, 5, 20, 100)
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from nqkit.commands.index import add_cluster_options
+
+    p = subparsers.add_parser(
+        "retrieve", help="retrieve passages for questions from an index (DPR results format)",
+        description="Retrieve the top-k passages of every question from an index built by "
+        "`nqkit index build` and write DPR's results format (question, answers, ctxs with "
+        "id, title, text, score, has_answer). Two --index directories (BM25 and dense over "
+        "the same corpus) give a hybrid run.")
+    p.add_argument("--index", action="append", required=True, metavar="DIR",
+                   help="index directory; give a BM25 and a dense one for a hybrid run")
+    p.add_argument("--questions", required=True, metavar="FILE",
+                   help="DPR .qa.tsv/.qa.csv, NQ-open .jsonl or AmbigNQ .json")
+    p.add_argument("--topk", type=positive_int, default=100, metavar="K",
+                   help="passages per question (default 100)")
+    p.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="DPR results JSON")
+    p.add_argument("--trec", metavar="FILE", help="also write a TREC run (qid Q0 docid rank "
+                   "score tag)")
+    p.add_argument("--tag", default=None, help="TREC run tag (default nqkit-RETRIEVER)")
+    p.add_argument("--eval", action="store_true",
+                   help="print top-1/5/20/100 answer recall (DPR has_answer) with a signature")
+    p.add_argument("--fusion", choices=("norm", "rrf"), default="norm",
+                   help="hybrid: Pyserini's normalized-score fusion (default) or reciprocal "
+                   "rank fusion")
+    p.add_argument("--alpha", type=float_in(0), default=1.0,
+                   help="hybrid norm: weight of the normalized BM25 score, fused = alpha * "
+                   "bm25 + dense (Pyserini's convention; default 1.0, not tuned)")
+    p.add_argument("--depth", type=positive_int, default=1000,
+                   help="hybrid: hits taken from each retriever before fusion (default 1000)")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="dense: where to encode the questions (default auto)")
+    add_cluster_options(p)
+    p.add_argument("--format", choices=("table", "json"), default="table",
+                   help="how --eval prints (default table)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import time
+
+    from nqkit.cluster import open_cluster, validate_spec
+    from nqkit.errors import InputError
+    from nqkit.io import check_output
+    from nqkit.retrieval.open_index import load_index
+    from nqkit.retrieval.questions import read_questions
+    from nqkit.retrieval.run import run_retrieval
+
+    validate_spec(args.cluster)
+    if len(args.index) > 2:
+        raise InputError(None, f"give one or two --index directories, got {len(args.index)}",
+                         "one for a bm25 or dense run, two for a hybrid run")
+    check_output(args.output, [args.questions], option="-o")
+    if args.trec:
+        check_output(args.trec, [args.questions, args.output], option="--trec")
+    indexes = [load_index(d) for d in args.index]
+    questions = read_questions(args.questions)
+    device = args.device
+    if any(i.retriever == "dense" for i in indexes):
+        from nqkit.retrieval.dense import resolve_device
+
+        device = resolve_device(device)
+    t0 = time.perf_counter()
+    with open_cluster(args.cluster, workers=args.workers) as cluster:
+        result = run_retrieval(indexes, questions, args.topk, cluster, fusion=args.fusion,
+                               alpha=args.alpha, depth=args.depth, device=device)
+    seconds = time.perf_counter() - t0
+    from nqkit.retrieval.run import memoized_dpr_tokenizer
+
+    with memoized_dpr_tokenizer():
+        return _write(args, questions, indexes, result, seconds)
+
+
+def _write(args: argparse.Namespace, questions: list[Any], indexes: list[Any], result: Any,
+           seconds: float) -> int:
+    import json
+    import sys
+
+    from nqkit.errors import InputError
+    from nqkit.report import format_table
+    from nqkit.retrieval._trec import write_trec
+    from nqkit.retrieval.run import score_text, write_dpr_results
+
+    _flags, kept = write_dpr_results(args.output, questions, result, indexes[0], keep=args.eval)
+    retriever = str(result.settings["retriever"])
+    if args.trec:
+        tag = args.tag or f"nqkit-{retriever}"
+        rows = []
+        for q, (r, s) in zip(questions, result.hits, strict=True):
+            rows.append((q.qid, [(indexes[0].store.get(row).id, score_text(sc, result.fused))
+                                 for row, sc in zip(r.tolist(), s.tolist(), strict=True)]))
+        try:
+            write_trec(args.trec, rows, tag)
+        except ValueError as e:
+            raise InputError(f"--tag {tag}", str(e), "give a tag without spaces") from None
+    print(f"{len(questions):,} questions, top-{args.topk}, {retriever}: {seconds:.1f} s; "
+          f"results written to {args.output}", file=sys.stderr)
+    if not args.eval:
+        return 0
+    from nqkit.formats.dpr import DprResult
+    from nqkit.metrics.answer_recall import score_answer_recall
+    from nqkit.report import print_warnings
+    from nqkit.signature import make_signature
+    from nqkit.tasks.retrieval import result_warnings
+
+    results = [DprResult(q.question, q.answers, tuple(c))
+               for q, c in zip(questions, kept, strict=True)]
+    ks = sorted({k for k in KS if k <= args.topk} | {args.topk})
+    r = score_answer_recall(results, ks, where=args.output)
+    print_warnings(result_warnings(r))
+    signature = make_signature("retrieval", {"recall": "answer", "tok": "dpr-simple-nfd",
+                                             "field": "text", **result.settings}, r.warnings)
+    if args.format == "json":
+        print(json.dumps({"recall": {str(k): v for k, v in r.recall.items()},
+                          "num_questions": r.num_questions, "signature": signature,
+                          **({"warnings": [w.to_json() for w in r.warnings]}
+                             if r.warnings else {})}, indent=2))
+    else:
+        print(format_table(("top-k", "answer recall"),
+                           [(f"top-{k}", v) for k, v in r.recall.items()],
+                           title=f"{retriever} over {indexes[0].passages:,} passages, "
+                           f"{r.num_questions:,} questions"))
+        print(f"signature: {signature}")
+    return 0

@@ -1,0 +1,309 @@
+"""Sharded BM25 over a passage store, with exactly the scores of one bm25s index.
+
+BM25's score of a passage depends on corpus-wide statistics: the document frequency of
+each term (through the idf) and the average document length. An index built shard by
+shard with each shard's own statistics scores differently from one index over the whole
+corpus. This module builds in three steps, each a list of shard jobs run by
+:mod:`nqkit.cluster`:
+
+1. *count* (one job per shard): tokenize the shard's passages (``title + " " + text``)
+   with ``bm25s.tokenize``, write the token ids (shard-local vocabulary) and document
+   lengths, and return the shard's vocabulary, document frequencies, passage count and
+   total length;
+2. *global statistics* (here): merge the vocabularies (sorted, so term ids do not depend
+   on the sharding), sum the document frequencies, and compute the idf of every term with
+   bm25s's own idf function for the method (``_build_idf_array`` with
+   ``_select_idf_scorer``: Lucene ``log(1 + (N - df + 0.5) / (df + 0.5))``, Robertson
+   ``log((N - df + 0.5) / (df + 0.5))`` clamped at 0, ATIRE ``log(N / df)``) and the
+   average length ``float64(sum of lengths) / N`` — the value ``numpy.mean`` gives bm25s
+   (a sum of integers is exact in float64);
+3. *score* (one job per shard): the term-frequency component of every (passage, term)
+   pair with bm25s's own function (``_select_tfc_scorer``) on the global average length,
+   times the global idf, rounded to float32 as bm25s stores it; written per shard as a
+   sparse matrix by term (``data``, ``indices`` = shard row, and ``terms``/``indptr`` for
+   the terms that occur in the shard).
+
+A query adds, for each of its terms in query order, the stored values of that term's
+postings into a float32 score row — the order in which bm25s's ``get_scores`` adds them —
+so every passage gets bit for bit the score of one bm25s index over the whole corpus.
+Passages that match no query term score 0 and are not returned (as in Lucene). The top k
+of each shard, then of their union, are chosen by score and then passage order
+(:mod:`nqkit.retrieval.topk`).
+
+Defaults follow Pyserini's DPR/NQ BM25 runs (k1 = 0.9, b = 0.4, title and text; Ma et
+al. 2021, "A replication study of dense passage retriever"). Tokenization differs from
+Lucene's ``EnglishAnalyzer`` used there: bm25s keeps tokens of 2+ word characters
+(``(?u)\\b\\w\\w+\\b``, so one-letter tokens and the parts of "U.S." split differently),
+removes bm25s's English stop-word list rather than Lucene's 33 words, and stems with
+Snowball English (Porter2) instead of Lucene's Porter stemmer, without Lucene's
+possessive filter; and Lucene stores document lengths in one lossy byte. Scores and
+rankings therefore differ slightly from Pyserini's.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nqkit.cluster import Cluster, peak_rss_mb
+from nqkit.retrieval.base import missing_extra
+from nqkit.retrieval.store import Shard, iter_shard
+from nqkit.retrieval.topk import Hits, merge_topk, topk_of_row
+
+__all__ = [
+    "BM25_METHODS",
+    "BM25Settings",
+    "bm25_versions",
+    "build_bm25",
+    "search_bm25",
+    "tokenize_queries",
+]
+
+BM25_METHODS = ("lucene", "robertson", "atire")  # bm25s methods without a non-occurrence term
+SUBDIR = "bm25"
+BATCH = 4096  # passages tokenized per bm25s.tokenize call (bounds the token lists in memory)
+
+
+@dataclass(frozen=True, slots=True)
+class BM25Settings:
+    """Every setting that changes BM25 scores (recorded in params.json and signatures)."""
+
+    k1: float = 0.9
+    b: float = 0.4
+    method: str = "lucene"  # bm25s's tf and idf variant
+    stopwords: str = "en"  # bm25s's English stop-word list
+    stemmer: str = "english"  # PyStemmer (Snowball) language, "none" for no stemming
+    fields: str = "title+text"  # what is indexed: title, a space, then the text
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _import() -> tuple[Any, Any]:
+    try:
+        import bm25s
+        import Stemmer
+    except ImportError as e:  # pragma: no cover - depends on the installation
+        raise missing_extra("bm25s and PyStemmer", "bm25") from e
+    return bm25s, Stemmer
+
+
+def bm25_versions() -> dict[str, str]:
+    """Versions that change BM25 tokens or scores (checked when an index is loaded)."""
+    bm25s, _Stemmer = _import()
+    from importlib.metadata import version
+
+    return {"bm25s": bm25s.__version__, "PyStemmer": version("PyStemmer")}
+
+
+def _tokenizer(settings: BM25Settings) -> Any:
+    bm25s, Stemmer = _import()
+    stem = Stemmer.Stemmer(settings.stemmer) if settings.stemmer != "none" else None
+
+    def tokenize(texts: list[str]) -> tuple[list[list[int]], list[str]]:
+        tok = bm25s.tokenize(texts, stopwords=settings.stopwords, stemmer=stem,
+                             return_ids=True, show_progress=False)
+        inv = [""] * len(tok.vocab)
+        for t, i in tok.vocab.items():
+            inv[i] = t
+        return tok.ids, inv
+
+    return tokenize
+
+
+def _doc_text(title: str, text: str) -> str:
+    return f"{title} {text}"
+
+
+def _paths(root: Path, shard: Shard) -> dict[str, Path]:
+    d = root / SUBDIR
+    return {k: d / f"{k}-{shard.name}.npy"
+            for k in ("tokens", "lengths", "data", "indices", "terms", "indptr")}
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    root: str
+    shard: Shard
+    settings: BM25Settings
+    local_to_global: np.ndarray | None = None  # score jobs: shard vocabulary -> global ids
+    idf: np.ndarray | None = None  # score jobs: global idf (float32)
+    avg_len: float = 0.0  # score jobs: global average length (float64)
+
+
+def _count_job(job: _Job) -> dict[str, Any]:
+    """Step 1: tokenize one shard; write token ids and lengths; return its statistics."""
+    root = Path(job.root)
+    tokenize = _tokenizer(job.settings)
+    vocab: dict[str, int] = {}
+    flat: list[np.ndarray] = []
+    lengths: list[int] = []
+    uniq: list[np.ndarray] = []
+    batch: list[str] = []
+
+    def flush() -> None:
+        ids, inv = tokenize(batch)
+        remap = np.asarray([vocab.setdefault(t, len(vocab)) for t in inv], dtype=np.int32)
+        for doc in ids:
+            arr = remap[np.asarray(doc, dtype=np.int64)] if doc else np.zeros(0, np.int32)
+            flat.append(arr)
+            lengths.append(arr.shape[0])
+            uniq.append(np.unique(arr))
+        batch.clear()
+
+    for p in iter_shard(root, job.shard):
+        batch.append(_doc_text(p.title, p.text))
+        if len(batch) == BATCH:
+            flush()
+    if batch:
+        flush()
+    tokens = np.concatenate(flat) if flat else np.zeros(0, np.int32)
+    paths = _paths(root, job.shard)
+    np.save(paths["tokens"], tokens.astype(np.int32, copy=False))
+    np.save(paths["lengths"], np.asarray(lengths, dtype=np.int64))
+    df = np.bincount(np.concatenate(uniq) if uniq else np.zeros(0, np.int32),
+                     minlength=len(vocab)).astype(np.int64)
+    inv_vocab = [""] * len(vocab)
+    for t, i in vocab.items():
+        inv_vocab[i] = t
+    return {"vocab": inv_vocab, "df": df, "n": len(lengths), "total_len": int(sum(lengths)),
+            "peak_rss_mb": peak_rss_mb()}
+
+
+def _score_job(job: _Job) -> dict[str, Any]:
+    """Step 3: the shard's float32 (passage, term) scores with the global statistics."""
+    _bm25s, _ = _import()
+    from bm25s.scoring import _select_tfc_scorer
+
+    root = Path(job.root)
+    paths = _paths(root, job.shard)
+    assert job.local_to_global is not None and job.idf is not None
+    tokens = np.load(paths["tokens"])
+    lengths = np.load(paths["lengths"])
+    gids = job.local_to_global[tokens].astype(np.int64)
+    rows = np.repeat(np.arange(lengths.shape[0], dtype=np.int64), lengths)
+    # one entry per (row, term) with its count, sorted by term then row (CSC order)
+    keys, tf = np.unique(gids * job.shard.size + rows, return_counts=True)
+    terms_of, rows_of = np.divmod(keys, job.shard.size) if job.shard.size else (keys, keys)
+    tfc = _select_tfc_scorer(job.settings.method)(
+        tf_array=tf.astype(np.float32), l_d=lengths[rows_of], l_avg=np.float64(job.avg_len),
+        k1=job.settings.k1, b=job.settings.b, delta=None)
+    # bm25s: scores_doc = idf_array[voc] * tfc, stored in a float32 array
+    data = (job.idf[terms_of] * tfc).astype(np.float32)
+    terms, starts = np.unique(terms_of, return_index=True)
+    indptr = np.append(starts, terms_of.shape[0]).astype(np.int64)
+    np.save(paths["data"], data)
+    np.save(paths["indices"], rows_of.astype(np.int32))
+    np.save(paths["terms"], terms.astype(np.int32))
+    np.save(paths["indptr"], indptr)
+    paths["tokens"].unlink()
+    paths["lengths"].unlink()
+    return {"postings": int(data.shape[0]), "peak_rss_mb": peak_rss_mb()}
+
+
+def build_bm25(root: Path, shards: tuple[Shard, ...], settings: BM25Settings,
+               cluster: Cluster) -> dict[str, Any]:
+    """Build the BM25 shards of the store under ``root``; returns facts for params.json."""
+    _bm25s, _ = _import()
+    from bm25s.scoring import _build_idf_array, _select_idf_scorer
+
+    if settings.method not in BM25_METHODS:
+        raise ValueError(f"method must be one of {BM25_METHODS}")
+    (root / SUBDIR).mkdir(parents=True, exist_ok=True)
+    counts = cluster.map(_count_job, [_Job(str(root), s, settings) for s in shards],
+                         desc="BM25 tokenize")
+    vocab = sorted(set().union(*(c["vocab"] for c in counts)))
+    index_of = {t: i for i, t in enumerate(vocab)}
+    df = np.zeros(len(vocab), dtype=np.int64)
+    maps = []
+    for c in counts:
+        m = np.asarray([index_of[t] for t in c["vocab"]], dtype=np.int32)
+        np.add.at(df, m, c["df"])
+        maps.append(m)
+    n = sum(c["n"] for c in counts)
+    total = sum(c["total_len"] for c in counts)
+    avg_len = np.float64(total) / n
+    idf = _build_idf_array({i: int(d) for i, d in enumerate(df)}, n_docs=n,
+                           compute_idf_fn=_select_idf_scorer(settings.method),
+                           dtype="float32")
+    np.save(root / SUBDIR / "idf.npy", idf)
+    with open(root / SUBDIR / "vocab.json", "w", encoding="utf-8") as f:
+        json.dump(vocab, f, ensure_ascii=False)
+    jobs = [_Job(str(root), s, settings, maps[i], idf, float(avg_len))
+            for i, s in enumerate(shards)]
+    scored = cluster.map(_score_job, jobs, desc="BM25 score")
+    return {"vocabulary": len(vocab), "avg_length": float(avg_len), "total_length": total,
+            "postings": sum(s["postings"] for s in scored),
+            "peak_rss_mb": max([c["peak_rss_mb"] for c in counts]
+                               + [s["peak_rss_mb"] for s in scored])}
+
+
+def tokenize_queries(root: Path, settings: BM25Settings, questions: list[str]
+                     ) -> list[np.ndarray]:
+    """Each question's global term ids in query order (repeats kept, unknown terms dropped)."""
+    with open(root / SUBDIR / "vocab.json", encoding="utf-8") as f:
+        index_of = {t: i for i, t in enumerate(json.load(f))}
+    tokenize = _tokenizer(settings)
+    out: list[np.ndarray] = []
+    for lo in range(0, len(questions), BATCH):
+        ids, inv = tokenize(questions[lo:lo + BATCH])
+        for doc in ids:
+            out.append(np.asarray([index_of[inv[i]] for i in doc if inv[i] in index_of],
+                                  dtype=np.int64))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class _QueryJob:
+    root: str
+    shard: Shard
+    queries: list[np.ndarray]
+    k: int
+    full: bool = False  # tests: return every score row instead of the top k
+
+
+def shard_scores(root: Path, shard: Shard, query: np.ndarray,
+                 arrays: dict[str, np.ndarray] | None = None) -> np.ndarray:
+    """The float32 scores of every passage of ``shard`` for one query's term ids."""
+    a = arrays or _load_shard(root, shard)
+    scores = np.zeros(shard.size, dtype=np.float32)
+    terms = a["terms"]
+    for t in query.tolist():
+        pos = int(np.searchsorted(terms, t))
+        if pos < terms.shape[0] and terms[pos] == t:
+            s, e = int(a["indptr"][pos]), int(a["indptr"][pos + 1])
+            # each row occurs once per term: a fancy-index add is bm25s's np.add.at here
+            scores[a["indices"][s:e]] += a["data"][s:e]
+    return scores
+
+
+def _load_shard(root: Path, shard: Shard) -> dict[str, np.ndarray]:
+    paths = _paths(root, shard)
+    # plain views of the memory maps: slicing a np.memmap costs a subclass object each time
+    return {k: np.asarray(np.load(paths[k], mmap_mode="r"))
+            for k in ("data", "indices", "terms", "indptr")}
+
+
+def _query_job(job: _QueryJob) -> dict[str, Any]:
+    root = Path(job.root)
+    arrays = _load_shard(root, job.shard)
+    hits: list[Any] = []
+    for q in job.queries:
+        s = shard_scores(root, job.shard, q, arrays)
+        hits.append(s if job.full else topk_of_row(s, job.k, offset=job.shard.start,
+                                                    positive_only=True))
+    return {"hits": hits, "peak_rss_mb": peak_rss_mb()}
+
+
+def search_bm25(root: Path, shards: tuple[Shard, ...], settings: BM25Settings,
+                questions: list[str], k: int, cluster: Cluster) -> tuple[list[Hits], float]:
+    """Top-k hits of every question over all shards; also the largest job peak RSS (MB)."""
+    queries = tokenize_queries(root, settings, questions)
+    results = cluster.map(_query_job, [_QueryJob(str(root), s, queries, k) for s in shards],
+                          desc="BM25 search")
+    merged = [merge_topk([r["hits"][i] for r in results], k) for i in range(len(questions))]
+    return merged, max(r["peak_rss_mb"] for r in results)
