@@ -115,7 +115,7 @@ def pytest_make_collect_report(collector: pytest.Collector):  # type: ignore[no-
 TIERS = ("unit", "golden", "property", "cli", "browser")
 _CLI_MODULES = {"test_catalogue", "test_cli_demo", "test_baseline_cli", "test_robust_io",
                 "test_dead_ends", "test_datasets_cli", "test_input_validation",
-                "test_nq_eval_errors", "test_contract", "test_compare"}
+                "test_nq_eval_errors", "test_contract", "test_compare", "test_packaging"}
 _TIER_CACHE: dict[str, str] = {}
 
 
