@@ -11,14 +11,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from nqkit.settings import Param, positive_int
+from nqkit.settings import Param, int_in, positive_int
 from nqkit.signature import ResultWarning
 from nqkit.tasks.base import TASKS, Coverage, Result, Task
 
 PARAMS: tuple[Param, ...] = (
     Param("topk", "--topk", "cut-offs (default: 1 5 20 100)", default=[1, 5, 20, 100],
           type=positive_int, nargs="+", metavar="K"),
+    Param("passages", "--passages", "the passage corpus of a TREC run (DPR psgs_w100.tsv "
+          "format); with it, --predictions is a TREC run and --gold its questions",
+          metavar="TSV"),
+    Param("first_qid", "--first-qid", "the TREC run's query id of the first question "
+          "(default 0, as Pyserini numbers DPR topics)", default=0, type=int_in(0)),
 )
+
+TREC_SUFFIXES = (".trec", ".trec.gz", ".run", ".run.gz", ".txt", ".txt.gz")
+
+
+def _is_trec(path: str) -> bool:
+    """A TREC run by its name (``.trec``, ``.run``, ``.txt``); DPR results are JSON."""
+    return str(path).endswith(TREC_SUFFIXES)
 
 
 def _gold_answers(paths: list[str]) -> dict[str, tuple[str, ...]]:
@@ -59,10 +71,24 @@ def score(s: dict[str, Any]) -> Result:
     if not path:
         raise InputError(None, "no retrieval results given",
                          "nqkit eval retrieval --predictions results.json")
-    results = list(read_dpr_results(path))
+    if s["passages"] is not None or _is_trec(path):
+        if not s["gold"] or s["passages"] is None:
+            raise InputError(path, "a TREC run names passages and question numbers only",
+                             "give its questions and answers with --gold (DPR .qa.tsv or "
+                             "NQ-open JSONL) and the corpus with --passages psgs_w100.tsv")
+        from nqkit.formats.trec import trec_to_dpr_results
+
+        results = trec_to_dpr_results(path, s["gold"], s["passages"],
+                                      first_qid=s["first_qid"])
+    else:
+        results = list(read_dpr_results(path))
     if s["gold"]:
         gold = _gold_answers(s["gold"])
         asked = {r.question for r in results}
+        from nqkit.splits import check_split
+
+        # results of another known split: one line naming both, before any number
+        check_split(gold.keys(), asked, where=path)
         extra = [r.question for r in results if r.question not in gold]
         if extra and not s["allow_extra"]:
             raise InputError(path, f"{len(extra):,} question(s) of the results are not in the "
