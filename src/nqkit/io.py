@@ -54,8 +54,33 @@ PathsLike = PathLike | Sequence[PathLike]
 _GLOB_CHARS = set("*?[")
 
 
+STDIO = "-"  # standard input where a file is read, standard output where one is written
+_STDIN_COPY: list[Path] = []
+
+
+def _stdin_file() -> Path:
+    """Standard input, copied once to a temporary file (removed at exit): readers that
+    look at a file twice (format detection, then parsing) see all of it, and memory stays
+    bounded."""
+    if not _STDIN_COPY:
+        import atexit
+        import shutil
+        import tempfile
+
+        fd, name = tempfile.mkstemp(prefix="nqkit-stdin-")
+        with os.fdopen(fd, "wb") as f:
+            shutil.copyfileobj(sys.stdin.buffer, f, 1 << 20)
+        atexit.register(lambda: Path(name).unlink(missing_ok=True))
+        _STDIN_COPY.append(Path(name))
+    return _STDIN_COPY[0]
+
+
 def _check_file(s: str, what: str) -> Path:
-    """``s`` as a Path when it names a readable file, else the InputError saying why."""
+    """``s`` as a Path when it names a readable file, else the InputError saying why.
+
+    ``-`` is standard input (see :func:`_stdin_file`)."""
+    if s == STDIO:
+        return _stdin_file()
     try:
         st = os.stat(s)
     except OSError as e:
@@ -416,6 +441,8 @@ def check_output(path: PathLike, inputs: Iterable[PathLike] = (), *, kind: str =
     command-line option in the message. Returns the path.
     """
     p = Path(path)
+    if os.fspath(path) == STDIO and kind == "file":
+        return p  # standard output
     where = f"{option} {p}" if option else p
     if kind == "file":
         if p.is_dir():
@@ -546,6 +573,11 @@ def atomic_output(path: PathLike, mode: str = "w", *, encoding: str = "utf-8",
     own). The path is checked first (:func:`check_output`); missing parent directories
     are created with a note on stderr.
     """
+    if os.fspath(path) == STDIO:  # standard output: a stream, written as it comes
+        out: IO[Any] = sys.stdout.buffer if "b" in mode else sys.stdout
+        yield out
+        out.flush()
+        return
     target = Path(path)
     check_output(target)
     txn = None if cache else _TRANSACTION.get()
