@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
-from conftest import shared_file
 from nqkit.cli import main
+
+from conftest import shared_file
 
 
 def _write(path, text):
