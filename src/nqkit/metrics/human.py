@@ -39,6 +39,7 @@ from nqkit.errors import for_example as examples_of
 from nqkit.formats.nq import NULL_SPAN, Annotation, Span
 from nqkit.formats.nq_predictions import NqPrediction
 from nqkit.metrics.nq import AnswerStat, score_long, score_short
+from nqkit.metrics.prf import prf
 from nqkit.signature import ResultWarning, make_signature
 
 SplitMode = Literal["first", "all"]
@@ -59,10 +60,7 @@ class Prf:
 
     @classmethod
     def from_counts(cls, correct: int, predicted: int, gold: int) -> Prf:
-        p = correct / predicted if predicted else 0.0
-        r = correct / gold if gold else 0.0
-        f = 2 * p * r / (p + r) if p + r else 0.0
-        return cls(p, r, f, correct, predicted, gold)
+        return cls(*prf(correct, predicted, gold), correct, predicted, gold)
 
     @classmethod
     def from_stats(cls, stats: Sequence[AnswerStat]) -> Prf:

@@ -40,6 +40,7 @@ from nqkit.errors import InputError, for_example
 from nqkit.formats.nq import NULL_SPAN, Annotation, Span
 from nqkit.formats.nq_gold import GoldExample
 from nqkit.formats.nq_predictions import NqPrediction
+from nqkit.metrics.prf import f1_score, safe_divide
 from nqkit.signature import ResultWarning, make_signature
 
 PRECISION_TARGETS: tuple[float, ...] = (0.5, 0.75, 0.9)
@@ -134,8 +135,6 @@ class Sweep:
     at_precision: dict[float, tuple[float, float, float | None]] = field(default_factory=dict)
 
 
-def _div(x: float, y: float) -> float:
-    return x / y if y else 0.0
 
 
 def sweep(stats: Iterable[AnswerStat], targets: Sequence[float] = PRECISION_TARGETS) -> Sweep:
@@ -148,14 +147,14 @@ def sweep(stats: Iterable[AnswerStat], targets: Sequence[float] = PRECISION_TARG
         correct += s.is_correct
         predicted += s.pred_has_answer
         # Later entries with the same score overwrite earlier ones: ties count together.
-        points[s.score] = (_div(correct, predicted), _div(correct, total_gold))
+        points[s.score] = (safe_divide(correct, predicted), safe_divide(correct, total_gold))
     best = (0.0, 0.0, 0.0, 0.0)
     at_p: dict[float, tuple[float, float, float | None]] = {t: (0.0, 0.0, None) for t in targets}
     for thr, (p, r) in points.items():
         for t in targets:
             if p >= t and r > at_p[t][0]:
                 at_p[t] = (r, p, thr)
-        f1 = _div(2 * p * r, p + r)
+        f1 = f1_score(p, r)
         if f1 > best[0]:
             best = (f1, p, r, thr)
     return Sweep(

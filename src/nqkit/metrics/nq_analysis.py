@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nqkit.metrics.nq import AnswerStat, NqResult
+from nqkit.metrics.prf import f1_score
 
 QUESTION_WORDS: tuple[str, ...] = ("who", "when", "where", "what", "how", "which")
 _WORD_RE = re.compile(r"[a-z]+")
@@ -63,7 +64,7 @@ def score_at_threshold(stats: Sequence[AnswerStat], threshold: float, group: str
     r = correct / gold if gold else None
     f1: float | None = None
     if r is not None:
-        f1 = 2 * p * r / (p + r) if p is not None and p + r else 0.0
+        f1 = f1_score(p or 0.0, r)
     return GroupScore(group, len(stats), gold, predicted, correct, p, r, f1)
 
 
