@@ -91,13 +91,14 @@ def location(path: str | os.PathLike[str] | None, line: int | None = None) -> st
     return f"{p}:{line}" if line is not None else p
 
 
-def examples(items: Iterable[object], *, limit: int = 3, width: int | None = 50,
-             quote: bool = False) -> str:
+def examples(items: Iterable[object], *, limit: int = MAX_EXAMPLES, width: int | None = 50,
+             quote: bool = False, more: bool = True) -> str:
     """At most ``limit`` items for a message, each cut to ``width`` characters (``None``
     for paths, which are shown whole).
 
     Messages that list ids, questions, keys or files use this so that one error stays one
-    short line however many items are wrong: ``"a, b, c and 3,607 more"``.
+    short line however many items are wrong: ``"a, b, c and 3,607 more"`` (without the
+    count of the rest when ``more`` is false: the message gives the count itself).
     """
     shown: list[str] = []
     rest = 0
@@ -105,6 +106,8 @@ def examples(items: Iterable[object], *, limit: int = 3, width: int | None = 50,
         if len(shown) < limit:
             text = repr(item) if quote else str(item)
             shown.append(text if width is None or len(text) <= width else text[: width - 3] + "...")
+        elif not more:
+            break
         else:
             rest += 1
     out = ", ".join(shown)
@@ -112,10 +115,5 @@ def examples(items: Iterable[object], *, limit: int = 3, width: int | None = 50,
 
 
 def for_example(items: Iterable[object], limit: int = MAX_EXAMPLES) -> str:
-    """``e.g. a, b, c``: the first ``limit`` items, for a message that gives the count itself."""
-    shown: list[str] = []
-    for item in items:
-        if len(shown) == limit:
-            break
-        shown.append(str(item))
-    return "e.g. " + ", ".join(shown)
+    """``e.g. a, b, c``: :func:`examples` for a message that gives the count itself."""
+    return "e.g. " + examples(items, limit=limit, width=None, more=False)
