@@ -6,7 +6,7 @@ Side by side in one run, on the tiled dev-sized set of ``make_tiled_dev.py`` (5 
 1. floor: decompress every shard with isal, both cores, discarding the bytes;
 2. naive: what the official script does — ``json.loads`` of every line (both cores),
    then the same metric code;
-3. ``nqkit eval nq --no-cache`` (cold: reads the gold);
+3. ``nqkit eval nq --no-gold-cache`` (cold: reads the gold);
 4. ``nqkit eval nq`` twice with the cache (the first run fills it, the second is timed).
 
 Each nqkit run is a fresh ``python -m nqkit`` process; its peak resident memory (largest
@@ -108,8 +108,9 @@ def main() -> None:
         rows.append(("floor: isal decompression, 2 cores", min(floor(shards)
                                                                for _ in range(args.repeat)), None))
         rows.append(("naive: json.loads every line, 2 cores", naive(shards, predictions), None))
-        cold = [nqkit_run(shards, predictions, env, "--no-cache") for _ in range(args.repeat)]
-        rows.append(("nqkit eval nq --no-cache", min(c[0] for c in cold), max(c[1] for c in cold)))
+        cold = [nqkit_run(shards, predictions, env, "--no-gold-cache") for _ in range(args.repeat)]
+        rows.append(("nqkit eval nq --no-gold-cache", min(c[0] for c in cold),
+                     max(c[1] for c in cold)))
         nqkit_run(shards, predictions, env)  # fills the cache
         warm = [nqkit_run(shards, predictions, env) for _ in range(args.repeat)]
         rows.append(("nqkit eval nq, cached gold", min(w[0] for w in warm),
