@@ -167,7 +167,7 @@ def _import_faiss() -> Any:
 def _ann_params(n: int, dim: int) -> dict[str, int]:
     nlist = max(1, min(65536, int(4 * math.sqrt(n)), n // 39))
     m = next(m for m in range(max(1, dim // 8), 0, -1) if dim % m == 0)
-    nbits = 8 if n >= 39 * 256 else max(4, int(math.log2(max(16, n // 39))))
+    nbits = max(1, min(8, int(math.log2(max(2, n)))))  # PQ training needs 2**nbits vectors
     return {"nlist": nlist, "m": m, "nbits": nbits, "nprobe": min(nlist, 32),
             "hnsw_m": 32, "ef_construction": 200, "ef_search": 128}
 
