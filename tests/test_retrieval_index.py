@@ -446,3 +446,38 @@ def test_dense_local_cluster_equals_one_process_and_sentence_transformers(
         assert [c["id"] for c in r["ctxs"]] == [passages[j].id for j in want]
         assert [c["score"] for c in r["ctxs"]] == \
             [float(str(np.float32(scores[i, j]))) for j in want]
+
+
+@pytest.mark.parametrize("ann", ["hnsw", "ivfpq"])
+def test_faiss_index_returns_every_passage_of_a_tiny_corpus(small_corpus: Path, tmp_path: Path,
+                                                            ann: str) -> None:
+    require("faiss")
+    require("sentence_transformers")
+    tiny = tmp_path / "tiny.tsv"
+    passages = list(read_passages(small_corpus))[:8]
+    write_passages(tiny, passages)
+    ix = tmp_path / "ix"
+    assert main(["index", "build", "--corpus", str(tiny), "--retriever", "dense", "-o",
+                 str(ix), "--device", "cpu", "--ann", ann]) == 0
+    assert (ix / "dense" / f"{ann}.faiss").is_file()
+    qa = tmp_path / "qa.tsv"
+    qa.write_text("who sings does he love me with reba\t['Linda Davis']\n", encoding="utf-8")
+    run = tmp_path / "run.json"
+    assert main(["retrieve", "--index", str(ix), "--questions", str(qa), "--topk", "8",
+                 "-o", str(run), "--device", "cpu"]) == 0
+    ctxs = json.loads(run.read_text(encoding="utf-8"))[0]["ctxs"]
+    assert sorted(c["id"] for c in ctxs) == sorted(p.id for p in passages)
+    scores = [c["score"] for c in ctxs]
+    assert scores == sorted(scores, reverse=True)
+    if ann == "hnsw":  # HNSW over 8 flat vectors finds the exact inner products
+        from sentence_transformers import SentenceTransformer
+
+        from nqkit.retrieval.dense import default_model_path
+
+        model = SentenceTransformer(default_model_path(), device="cpu")
+        q = model.encode(["who sings does he love me with reba"], normalize_embeddings=True)
+        exact = (np.load(ix / "dense" / "emb-00000.npy").astype(np.float64)
+                 @ q[0].astype(np.float64))
+        order = sorted(range(8), key=lambda j: (-exact[j], j))
+        assert [c["id"] for c in ctxs] == [passages[j].id for j in order]
+        assert scores == pytest.approx([exact[j] for j in order], rel=1e-5)

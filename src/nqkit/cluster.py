@@ -138,9 +138,18 @@ def open_cluster(spec: str = "none", *, workers: int | None = None,
         logging.getLogger(name).setLevel(logging.ERROR)
     if spec == "local":
         n = workers or max(1, os.cpu_count() or 1)
-        cluster = distributed.LocalCluster(
-            n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-            memory_limit=memory_limit, silence_logs=logging.ERROR)
+        # Dask starts workers with MALLOC_TRIM_THRESHOLD_=65536, which also turns off
+        # glibc's adaptive mmap threshold: every array over 128 KB becomes a fresh mapping,
+        # and a BM25 search ran 2.4x slower than in one process (11.4 s against 4.7 s on
+        # 200,000 passages). Memory is still returned to the system above 128 MB free.
+        import dask
+
+        environ = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": 128 * 2**20,
+                   "distributed.nanny.pre-spawn-environ.MALLOC_MMAP_THRESHOLD_": 32 * 2**20}
+        with dask.config.set(environ):
+            cluster = distributed.LocalCluster(
+                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                memory_limit=memory_limit, silence_logs=logging.ERROR)
         try:
             with distributed.Client(cluster) as client:
                 yield Cluster(spec, client, n)

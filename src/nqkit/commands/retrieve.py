@@ -74,8 +74,8 @@ def run(args: argparse.Namespace) -> int:
         from nqkit.retrieval.dense import resolve_device
 
         device = resolve_device(device)
-    t0 = time.perf_counter()
     with open_cluster(args.cluster, workers=args.workers) as cluster:
+        t0 = time.perf_counter()  # the search, without starting the cluster
         result = run_retrieval(indexes, questions, args.topk, cluster, fusion=args.fusion,
                                alpha=args.alpha, depth=args.depth, device=device)
     seconds = time.perf_counter() - t0

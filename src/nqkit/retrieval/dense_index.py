@@ -38,7 +38,7 @@ from nqkit.errors import InputError
 from nqkit.metrics.ranking import dot_scores
 from nqkit.retrieval.base import missing_extra
 from nqkit.retrieval.store import Shard, iter_shard
-from nqkit.retrieval.topk import Hits, merge_topk, topk_rows
+from nqkit.retrieval.topk import Hits, merge_topk, pack_hits, topk_rows, unpack_hits
 
 __all__ = ["ANN_METHODS", "DenseSettings", "build_dense", "dense_versions", "encode_queries",
            "search_dense"]
@@ -167,7 +167,7 @@ def _import_faiss() -> Any:
 def _ann_params(n: int, dim: int) -> dict[str, int]:
     nlist = max(1, min(65536, int(4 * math.sqrt(n)), n // 39))
     m = next(m for m in range(max(1, dim // 8), 0, -1) if dim % m == 0)
-    nbits = 8 if n >= 39 * 256 else max(4, int(math.log2(max(16, n // 39))))
+    nbits = max(1, min(8, int(math.log2(max(2, n)))))  # PQ training needs 2**nbits vectors
     return {"nlist": nlist, "m": m, "nbits": nbits, "nprobe": min(nlist, 32),
             "hnsw_m": 32, "ef_construction": 200, "ef_search": 128}
 
@@ -251,7 +251,7 @@ def _query_job(job: _QueryJob) -> dict[str, Any]:
                 best[qlo + i].append(hits)
         # keep the per-question lists short as blocks go by
         best = [[merge_topk(b, job.k)] for b in best]
-    return {"hits": [b[0] for b in best], "peak_rss_mb": peak_rss_mb()}
+    return {"hits": pack_hits([b[0] for b in best]), "peak_rss_mb": peak_rss_mb()}
 
 
 def search_dense(root: Path, shards: tuple[Shard, ...], settings: DenseSettings,
@@ -261,7 +261,8 @@ def search_dense(root: Path, shards: tuple[Shard, ...], settings: DenseSettings,
         return _search_ann(root, settings.ann, queries, k), peak_rss_mb()
     results = cluster.map(_query_job, [_QueryJob(str(root), s, queries, k) for s in shards],
                           desc="dense search")
-    merged = [merge_topk([r["hits"][i] for r in results], k) for i in range(len(queries))]
+    per_shard = [unpack_hits(r["hits"]) for r in results]
+    merged = [merge_topk([h[i] for h in per_shard], k) for i in range(len(queries))]
     return merged, max(r["peak_rss_mb"] for r in results)
 
 

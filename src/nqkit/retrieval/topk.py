@@ -12,11 +12,12 @@ float32 scores, best first.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["Hits", "merge_topk", "topk_of_row", "topk_rows"]
+__all__ = ["Hits", "merge_topk", "pack_hits", "topk_of_row", "topk_rows", "unpack_hits"]
 
 Hits = tuple[np.ndarray, np.ndarray]  # (rows int64, scores float32), best first
 
@@ -67,3 +68,23 @@ def merge_topk(parts: Sequence[Hits], k: int) -> Hits:
     rows = np.concatenate([p[0] for p in parts])
     scores = np.concatenate([p[1] for p in parts])
     return _order(rows, scores, k)
+
+
+Packed = tuple[np.ndarray, np.ndarray, np.ndarray]  # rows, scores, offsets (len + 1)
+
+
+def pack_hits(hits: Sequence[Hits]) -> Packed:
+    """Many hit lists as three flat arrays: what a shard job sends back (thousands of tiny
+    arrays cost far more to serialize between processes than three large ones)."""
+    sizes = np.asarray([h[0].shape[0] for h in hits], dtype=np.int64)
+    offsets = np.concatenate([np.zeros(1, np.int64), np.cumsum(sizes)])
+    if not hits:
+        return np.zeros(0, np.int64), np.zeros(0, np.float32), offsets
+    return (np.concatenate([h[0] for h in hits]).astype(np.int64, copy=False),
+            np.concatenate([h[1] for h in hits]).astype(np.float32, copy=False), offsets)
+
+
+def unpack_hits(packed: Packed) -> list[Hits]:
+    """The inverse of :func:`pack_hits`."""
+    rows, scores, offsets = packed
+    return [(rows[a:b], scores[a:b]) for a, b in itertools.pairwise(offsets.tolist())]
