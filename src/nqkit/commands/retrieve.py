@@ -79,10 +79,7 @@ def run(args: argparse.Namespace) -> int:
         result = run_retrieval(indexes, questions, args.topk, cluster, fusion=args.fusion,
                                alpha=args.alpha, depth=args.depth, device=device)
     seconds = time.perf_counter() - t0
-    from nqkit.retrieval.run import memoized_dpr_tokenizer
-
-    with memoized_dpr_tokenizer():
-        return _write(args, questions, indexes, result, seconds)
+    return _write(args, questions, indexes, result, seconds)
 
 
 def _write(args: argparse.Namespace, questions: list[Any], indexes: list[Any], result: Any,
@@ -120,7 +117,9 @@ def _write(args: argparse.Namespace, questions: list[Any], indexes: list[Any], r
     results = [DprResult(q.question, q.answers, tuple(c))
                for q, c in zip(questions, kept, strict=True)]
     ks = sorted({k for k in KS if k <= args.topk} | {args.topk})
-    r = score_answer_recall(results, ks, where=args.output)
+    from nqkit.retrieval.run import memoized_dpr_tokenizer
+
+    r = score_answer_recall(results, ks, where=args.output, tokenize=memoized_dpr_tokenizer())
     print_warnings(result_warnings(r))
     signature = make_signature("retrieval", {"recall": "answer", "tok": "dpr-simple-nfd",
                                              "field": "text", **result.settings}, r.warnings)

@@ -14,7 +14,7 @@ results, :mod:`nqkit.splits`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from nqkit.errors import InputError, for_example
@@ -43,10 +43,14 @@ class AnswerRecallResult:
 
 
 def score_answer_recall(results: Iterable[DprResult], ks: Sequence[int], *,
-                        where: str | None = None) -> AnswerRecallResult:
+                        where: str | None = None,
+                        tokenize: Callable[[str], list[str]] = simple_tokenize,
+                        ) -> AnswerRecallResult:
     """Top-k answer recall for each k in ``ks`` (positive integers).
 
-    ``where`` names the results in messages.
+    ``where`` names the results in messages. ``tokenize`` is DPR's passage tokenizer; a
+    caller that scores the same passages many times may pass a memoized copy of it (the
+    same function, so the same flags).
     """
     ks = sorted(set(ks))
     if not ks or ks[0] < 1:
@@ -68,7 +72,7 @@ def score_answer_recall(results: Iterable[DprResult], ks: Sequence[int], *,
         if len(res.ctxs) < depth:
             short += 1
         for rank, ctx in enumerate(res.ctxs[:depth], 1):
-            found = has_answer(answers, simple_tokenize(ctx.text))
+            found = has_answer(answers, tokenize(ctx.text))
             if ctx.has_answer is not None and ctx.has_answer != found:
                 disagree += 1
             if found and hit is None:
