@@ -9,10 +9,14 @@ to its module run there (``pytest -x -q -p no:cacheprovider`` with a timeout and
 is never written to.
 
 Mutants are sampled deterministically (``--seed``, ``--max``), spread over the modules in
-proportion to their number of candidate sites, at least ``--min-per-module`` each.
+proportion to their number of candidate sites, at least ``--min-per-module`` each: the
+sites with the smallest keys, a hash of the seed, the module, the site's own line text,
+column and change. An edit keeps every other site's key, so it adds or removes only the
+sites it touches (and a quota may move by one); the sample of an unchanged module stays.
 
     python benchmarks/mutate.py [--root .] [--max 150] [--seed 13] [--timeout 120]
-                                [--only metrics/nq_open.py] [--json out.json]
+                                [--only metrics/nq_open.py,formats/nq.py:76]
+                                [--json out.json]
 
 ``--root`` may point at another checkout (e.g. an export of an older commit) to measure
 its tests against the same mutants: the sample depends only on the source files.
@@ -22,11 +26,11 @@ from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import io
 import json
 import math
 import os
-import random
 import shutil
 import subprocess
 import sys
@@ -51,7 +55,7 @@ TEST_MAP: dict[str, list[str]] = {
     "metrics/plots.py": ["test_nq_analysis.py"],
     "metrics/ranking.py": ["test_reqa_metrics.py", "test_reqa_run.py"],
     "formats/ambignq.py": ["test_ambigqa_eval.py", "test_open_properties.py"],
-    "formats/dpr.py": ["test_answer_recall.py", "test_open_baselines.py"],
+    "formats/dpr.py": ["test_answer_recall.py", "test_open_baselines.py", "test_trec.py"],
     "formats/gold_cache.py": ["test_formats_nq.py", "test_nq_eval_golden.py"],
     "formats/nq.py": ["test_formats_nq.py", "test_nq_baselines.py",
                       "test_nq_eval_properties.py"],
@@ -61,7 +65,10 @@ TEST_MAP: dict[str, list[str]] = {
     "formats/nq_predictions.py": ["test_nq_eval_errors.py", "test_nq_eval_golden.py"],
     "formats/simplify.py": ["test_simplify.py"],
     "formats/squad.py": ["test_reqa_tasks.py", "test_reqa_run.py"],
-    "browser/render.py": ["test_browser_server.py"],
+    "formats/trec.py": ["test_trec.py"],
+    "metrics/em_conventions.py": ["test_em_conventions.py", "test_nq_open_eval.py"],
+    "metrics/nq_data_stats.py": ["test_nq_data_stats.py"],
+    "browser/render.py": ["test_browser_render.py", "test_browser_server.py"],
 }
 # the frozen-records check covers every module of formats/ and metrics/
 for _module, _tests in TEST_MAP.items():
@@ -83,9 +90,20 @@ class Mutant:
     end_line: int = 0  # for multi-token replacements (return values)
     end_col: int = 0
 
+    @property
+    def id(self) -> str:
+        """``module:line:col``: names one site (``--only`` takes it, or ``module:line``)."""
+        return f"{self.module}:{self.line}:{self.col}"
+
     def label(self) -> str:
         old = self.old if len(self.old) <= 50 else self.old[:47] + "..."
-        return f"{self.module}:{self.line}: {old!r} -> {self.new!r}"
+        return f"{self.id}: {old!r} -> {self.new!r}"
+
+
+def selected(m: Mutant, only: list[str]) -> bool:
+    """``--only`` entries: a module, ``module:line`` or ``module:line:col`` (comma lists)."""
+    keys = {k.strip() for item in only for k in item.split(",") if k.strip()}
+    return bool({m.module, f"{m.module}:{m.line}", m.id} & keys)
 
 
 def _docstring_lines(tree: ast.AST) -> set[int]:
@@ -153,17 +171,33 @@ def _byte_to_char(line: str, col: int) -> int:
     return len(line.encode("utf-8")[:col].decode("utf-8"))
 
 
-def sample(all_mutants: dict[str, list[Mutant]], total: int, seed: int,
-           min_per_module: int) -> list[Mutant]:
+def _site_keys(pool: list[Mutant], text: str, seed: int) -> dict[Mutant, str]:
+    """A pseudo-random key per mutant that depends only on its own line's text, its column
+    in that line, the change and the seed (plus a count for identical lines), not on where
+    the line sits in the file: an edit elsewhere leaves the other sites' keys alone."""
+    lines = text.splitlines()
+    seen: dict[str, int] = {}
+    keys: dict[Mutant, str] = {}
+    for m in pool:
+        line = lines[m.line - 1]
+        indent = len(line) - len(line.lstrip())
+        base = f"{seed}|{m.module}|{line.strip()}|{m.col - indent}|{m.old}|{m.new}"
+        k = seen[base] = seen.get(base, -1) + 1
+        keys[m] = hashlib.sha256(f"{base}|{k}".encode()).hexdigest()
+    return keys
+
+
+def sample(all_mutants: dict[str, list[Mutant]], texts: dict[str, str], total: int,
+           seed: int, min_per_module: int) -> list[Mutant]:
     n_all = sum(len(v) for v in all_mutants.values())
-    rng = random.Random(seed)
     chosen: list[Mutant] = []
     for module in sorted(all_mutants):
         pool = all_mutants[module]
         quota = max(min_per_module, math.ceil(total * len(pool) / max(n_all, 1)))
         quota = min(quota, len(pool))
-        picks = sorted(rng.sample(range(len(pool)), quota))
-        chosen.extend(pool[i] for i in picks)
+        keys = _site_keys(pool, texts[module], seed)
+        picks = sorted(pool, key=keys.__getitem__)[:quota]
+        chosen.extend(sorted(picks, key=lambda m: (m.line, m.col, m.new)))
     return chosen
 
 
@@ -196,8 +230,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--min-per-module", type=int, default=3)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--timeout", type=float, default=120.0)
-    ap.add_argument("--only", action="append", default=[], help="module(s) to run, e.g. "
-                    "metrics/nq_open.py (the sample is drawn first, then filtered)")
+    ap.add_argument("--only", action="append", default=[], help="modules or mutant ids to "
+                    "run, comma-separated: metrics/nq_open.py, metrics/nq_open.py:211 or "
+                    "metrics/nq_open.py:211:30 as --list prints them (the sample is drawn "
+                    "first, then filtered)")
     ap.add_argument("--list", action="store_true", help="print the sample and stop")
     ap.add_argument("--json", type=Path, help="write every outcome here")
     args = ap.parse_args(argv)
@@ -205,11 +241,11 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("NQKIT_SHARED", str((args.root.parent / "shared").resolve()))
 
     src_pkg = args.src_root / "src" / "nqkit"
-    all_mutants = {mod: candidates(mod, (src_pkg / mod).read_text(encoding="utf-8"))
-                   for mod in TEST_MAP}
-    chosen = sample(all_mutants, args.max, args.seed, args.min_per_module)
+    texts = {mod: (src_pkg / mod).read_text(encoding="utf-8") for mod in TEST_MAP}
+    all_mutants = {mod: candidates(mod, text) for mod, text in texts.items()}
+    chosen = sample(all_mutants, texts, args.max, args.seed, args.min_per_module)
     if args.only:
-        chosen = [m for m in chosen if m.module in args.only]
+        chosen = [m for m in chosen if selected(m, args.only)]
     if args.list:
         for m in chosen:
             print(m.label())

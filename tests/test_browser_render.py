@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from nqkit.browser.render import http_url, sanitize
+from nqkit.browser.render import highlight_simplified, http_url, sanitize, token_text
+from nqkit.formats.nq import SimplifiedNqExample, Span
 
 from conftest import require, shared_file
 
@@ -137,6 +138,85 @@ def test_unclosed_inside_a_closed_one_and_inside_a_parent() -> None:
     # Elements opened inside a dropped one close inside it (Wikipedia's search form).
     assert sanitize("<div><h3>Search</h3><form><div><input>x</div></form></div><p>b</p>") == \
         "<div><h3>Search</h3></div><p>b</p>"
+
+
+def test_unclosed_element_on_a_later_line_is_cut_at_its_own_offsets() -> None:
+    # The <select> starts on line 2 at column 4, i.e. offset 9 + 4 = 13 ("<p>a</p>" is 8
+    # characters, the newline the 9th); removing exactly fragment[13:21] ("<select>") leaves
+    # "<p>a</p>\n<p>bc</p>". An offset one off would cut "b<select" or "\n<selec" instead.
+    assert sanitize("<p>a</p>\n<p>b<select>c</p>") == "<p>a</p>\n<p>bc</p>"
+    assert sanitize("<p>a</p>\n\n<p>b<select>c</p>") == "<p>a</p>\n\n<p>bc</p>"
+
+
+def test_unclosed_element_after_a_leading_newline() -> None:
+    # A newline at offset 0 starts line 2 at offset 1: <select> lies at 1 + 4 = 5.
+    assert sanitize("\n<p>b<select>c</p>") == "\n<p>bc</p>"
+
+
+def test_end_of_an_outer_dropped_element_closes_the_dropped_ones_inside() -> None:
+    # dropping = [form, select, option]; </form> closes the last "form" in that list, the
+    # first one, and everything opened inside it, so "b" after it is page text again.
+    assert sanitize("<p>a<form><select><option>x</form>b</p>") == "<p>ab</p>"
+
+
+def test_mark_classes_only_on_marks() -> None:
+    # The browser's classes are kept on <mark> only: a page's own <p class="gs"> must not
+    # look like a gold answer; a mark keeps its classes and its nqkit- anchor id.
+    assert sanitize('<p class="gs hl">x</p>') == "<p>x</p>"
+    assert sanitize('<mark class="gs" id="nqkit-a1">x</mark>') == \
+        '<mark class="gs" id="nqkit-a1">x</mark>'
+
+
+def test_end_tag_inside_a_dropped_element_closes_only_its_own_element() -> None:
+    # Inside the dropped <form>, </b> closes the inner <b> only; the inner <div> stays open
+    # until its own </div>, so that </div> never ends the outer <div> (which would leave
+    # the form "unclosed" and bring back x and y on a second pass).
+    assert sanitize("<div>a<form><div><b>x</b></div>y</form>z</div>") == "<div>az</div>"
+
+
+@pytest.mark.parametrize(("chain", "expected"), [
+    # k unclosed script/style start tags, each hiding the next as raw text: pass i removes
+    # the i-th, pass k + 1 parses the rest. Passes 1-4 drop dropped elements with their
+    # content; pass 5 (the last resort) keeps their text. So with k <= 3 the closed
+    # <iframe> is dropped with "hidden"; with k >= 4 its text is kept.
+    ("", "<p>ab</p>"),
+    ("<script><style><script>", "<p>ab</p>"),
+    ("<script><style><script><style>", "<p>ahiddenb</p>"),
+    ("<script><style><script><style><script>", "<p>ahiddenb</p>"),
+    # A self-closing dropped element is empty, not left open: it costs no pass (else the
+    # fourth pass would find it unclosed and the fifth keep "hidden").
+    ("<script><style><script><iframe/>", "<p>ab</p>"),
+])
+def test_last_resort_pass_is_the_fifth(chain: str, expected: str) -> None:
+    assert sanitize(chain + "<p>a<iframe>hidden</iframe>b</p>") == expected
+
+
+# ------------------------------------------------------------------- simplified pages
+
+# Tokens 0-4 of a simplified page: a 3-character tag, a word, a 2-character word that only
+# looks like a tag ("<>" is not a tag: a tag has a name), a word, a closing tag.
+SIMPLE = SimplifiedNqExample(1, "q", "https://en.wikipedia.org/w/index.php?title=X",
+                             "<P> a <> b </P>", (), ())
+
+
+def test_simplified_highlight_rebuilds_tags_and_escapes_words() -> None:
+    # Span tokens 1-4 ("a <> b") marked gs: the tag <P> is written back lower-cased as
+    # markup, "<>" is a word (escaped), the mark closes before </P>.
+    assert highlight_simplified(SIMPLE, 0, 5, [(Span(-1, -1, 1, 4), "gs")]) == \
+        '<p> <mark class="gs">a &lt;&gt; b </mark></p> '
+    # Only "b" marked: the words before it carry no mark at all (not an empty one).
+    assert highlight_simplified(SIMPLE, 0, 5, [(Span(-1, -1, 3, 4), "gs")]) == \
+        '<p> a &lt;&gt; <mark class="gs">b </mark></p> '
+
+
+@pytest.mark.parametrize(("limit", "expected"), [
+    (0, "a <> b"),  # no limit: the three words, tags left out
+    (2, "a <> …"),  # cut to 2 of 3 words
+    (3, "a <> b"),  # exactly 3 words: nothing cut, no ellipsis
+    (4, "a <> b"),
+])
+def test_simplified_token_text(limit: int, expected: str) -> None:
+    assert token_text(SIMPLE, 0, 5, limit) == expected
 
 
 # ------------------------------------------------------------------- highlight exactness

@@ -132,3 +132,15 @@ def test_bad_input(tmp_path, capsys):
     assert "the NQ input holds no example" in capsys.readouterr().err
     with pytest.raises(InputError, match=r"bytes \[0, 99\) lie outside"):
         nq_open_from_nq(_nq("<P>x</P>", [(0, 99, 0, 1)]), "x")
+
+
+def test_short_answers_at_the_first_and_last_byte_of_the_page():
+    # A page without markup, "one two three four five six seven": "one" is bytes [0, 3),
+    # "seven" [28, 33), ending at the last byte.
+    page = " ".join(WORDS)
+    assert len(page.encode()) == 33
+    ex = nq_open_from_nq(_nq(page, [(0, 3, 0, 1), (28, 33, 6, 7)]), "x")
+    assert ex is not None and ex.answers == ("one", "seven")
+    with pytest.raises(InputError, match=r"short answer bytes \[28, 34\) lie outside the "
+                       r"33-byte document"):
+        nq_open_from_nq(_nq(page, [(28, 34, 6, 7)]), "x")

@@ -314,3 +314,256 @@ def test_simplified_records_write_back_the_same_objects(tmp_path):
     got = [json.loads(x) for x in out.read_text().splitlines()]
     want = [json.loads(x) for x in src.read_text().splitlines()]
     assert got == want
+
+
+# ---------------------------------------------------------------------------- pinned edges
+
+@pytest.mark.parametrize("offsets", [
+    (-1, -1, -1, -1), (0, -1, -1, -1), (-1, 0, -1, -1), (-1, -1, 0, -1), (-1, -1, -1, 0),
+    (-1, -1, 0, 3), (0, 10, -1, -1), (0, 10, 0, 3), (-2, -7, -1, -3),
+])
+def test_span_is_null_exactly_when_every_offset_is_negative(offsets):
+    # The official eval_utils.Span.is_null_span: start/end byte and token all < 0. A 0 is
+    # an offset (the first byte or token), never "absent".
+    expected = all(o < 0 for o in offsets)
+    assert Span(*offsets).is_null is expected
+
+
+def test_span_json_has_byte_offsets_by_default(tmp_path):
+    # The official prediction format carries byte offsets (the official script reads
+    # start_byte/end_byte); predictions written by nqkit keep them.
+    from nqkit.formats.nq_predictions import NqPrediction, write_nq_predictions
+
+    assert Span(3, 9, 1, 2).to_json() == {"start_byte": 3, "end_byte": 9, "start_token": 1,
+                                          "end_token": 2}
+    path = tmp_path / "p.json"
+    write_nq_predictions(path, [NqPrediction(7, Span(3, 9, 1, 2), 1.5, (Span(3, 5, 1, 2),),
+                                             0.5, "NONE")])
+    assert json.loads(path.read_text()) == {"predictions": [{
+        "example_id": 7,
+        "long_answer": {"start_byte": 3, "end_byte": 9, "start_token": 1, "end_token": 2},
+        "long_answer_score": 1.5,
+        "short_answers": [{"start_byte": 3, "end_byte": 5, "start_token": 1, "end_token": 2}],
+        "short_answers_score": 0.5,
+        "yes_no_answer": "NONE"}]}
+
+
+def test_gold_cache_entry_without_types_never_serves_a_read_with_types(tmp_path, monkeypatch):
+    # Read without long-answer types first: that entry must not be found by a later read
+    # that needs the types (it would give every long answer an empty type).
+    monkeypatch.setenv("NQKIT_HOME", str(tmp_path / "home"))
+    real = shared_file("data", "nq", "nq-dev-sample10.jsonl.gz")
+    plain = load_nq_gold(real)
+    assert all(ex.long_types == () for ex in plain.values())
+    typed = load_nq_gold(real, with_types=True)
+    assert typed == read_nq_gold(real, with_types=True, workers=1)
+    assert any(ex.long_types for ex in typed.values())
+
+
+def test_gold_cache_entry_name_is_the_documented_key(tmp_path, monkeypatch):
+    # The key: SHA-256 of {"v": version, "types": ..., "files": [[absolute path, size,
+    # mtime_ns], ...]} as compact JSON, its first 32 hex digits (128 bits) naming the entry.
+    import hashlib
+
+    from nqkit.formats.gold_cache import CACHE_VERSION
+
+    monkeypatch.setenv("NQKIT_HOME", str(tmp_path / "home"))
+    gold = tmp_path / "dev.jsonl"
+    gold.write_bytes(TOY_PATH.read_bytes())
+    st = gold.stat()
+    load_nq_gold(gold)
+    blob = json.dumps({"v": CACHE_VERSION, "types": False,
+                       "files": [[str(gold.resolve()), st.st_size, st.st_mtime_ns]]},
+                      separators=(",", ":"), ensure_ascii=False).encode()
+    name = hashlib.sha256(blob).hexdigest()[:32]
+    assert [p.name for p in cache_dir().iterdir()] == [f"{name}.json"]
+
+
+def test_gold_cache_entry_is_written_at_once_and_quietly(tmp_path, monkeypatch, capsys):
+    # A cache entry is valid on its own: inside a command's output transaction it appears
+    # at once (not when the command's outputs are committed), and creating the cache
+    # directory prints no "created directory" note (that note is for the user's outputs).
+    from nqkit.io import output_transaction
+
+    monkeypatch.setenv("NQKIT_HOME", str(tmp_path / "home"))
+    with output_transaction():
+        load_nq_gold(TOY_PATH)
+        assert len(list(cache_dir().glob("*.json"))) == 1
+    assert capsys.readouterr().err == ""
+
+
+def test_simplified_span_text_leaves_out_tags_only():
+    # A tag token is "<", a name, ">": "<P>" and "</Td>" are tags; "->", ">", "<", "<>" and
+    # "a>" are words (text of the page) and stay in the span text.
+    ex = SimplifiedNqExample(1, "q", "u", "<P> x -> > < <> a> </Td>", (), ())
+    assert ex.span_text(Span(-1, -1, 0, 8)) == "x -> > < <> a>"
+
+
+# ---------------------------------------------------------------------------- gold fast path
+
+def _fast_path_only(monkeypatch):
+    """Make the gold reader fail if it parses a whole line (the fallback)."""
+    import nqkit.formats.nq_gold as nq_gold
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("parsed a whole line")
+
+    monkeypatch.setattr(nq_gold, "parse_json_line", refuse)
+
+
+def _toy(i=0):
+    return json.loads(TOY_PATH.read_text().splitlines()[i])
+
+
+def _compact(d):
+    return json.dumps(d, separators=(",", ":"), ensure_ascii=False)
+
+
+def _full(path):
+    """The oracle: annotations and question of every example, from the full reader."""
+    return {ex.example_id: (ex.annotations, ex.question_text) for ex in read_nq(path)}
+
+
+def _gold(path, **kw):
+    return {k: (g.annotations, g.question_text)
+            for k, g in read_nq_gold(path, workers=1, **kw).items()}
+
+
+def test_gold_fast_path_takes_lines_with_surrounding_whitespace(tmp_path, monkeypatch):
+    # One space or tab around the object is still one JSON object: no full parse.
+    path = tmp_path / "g.jsonl"
+    path.write_text(" " + _compact(_toy(0)) + " \n\t" + _compact(_toy(1)) + "\t\n")
+    expected = _full(path)
+    _fast_path_only(monkeypatch)
+    assert _gold(path) == expected
+
+
+def test_gold_fast_path_skips_a_key_name_that_is_a_value(tmp_path, monkeypatch):
+    # "annotations" first appears as the question's value (preceded by ':'): not a key.
+    d = _toy(0)
+    d = {"question_text": "annotations", **{k: v for k, v in d.items() if k != "question_text"}}
+    path = tmp_path / "g.jsonl"
+    path.write_text(_compact(d) + "\n")
+    expected = _full(path)
+    assert expected[d["example_id"]][1] == "annotations"
+    _fast_path_only(monkeypatch)
+    assert _gold(path) == expected
+
+
+def test_gold_line_without_question_reads_with_an_empty_question(tmp_path):
+    # No question_text: the full parse reads it (the question is only for breakdowns), and a
+    # span ending at the last token (4 tokens, end_token 4) is inside the document.
+    d = _simplified()
+    del d["question_text"]
+    path = tmp_path / "g.jsonl"
+    path.write_text(json.dumps(d) + "\n")
+    (g,) = read_nq_gold(path, workers=1).values()
+    assert (g.question_text, g.annotations) == ("", _read_one(tmp_path, _simplified()).annotations)
+
+
+def test_gold_fast_path_accepts_a_span_ending_at_the_last_byte(tmp_path, monkeypatch):
+    # A short answer over the last two tokens of toy example 0 (71 tokens; the last,
+    # "</html>", ends at byte 364, the end of the page): inside the document.
+    d = _toy(0)
+    toks = d["document_tokens"]
+    d["annotations"][0]["short_answers"].append(
+        {"start_byte": toks[69]["start_byte"], "end_byte": 364, "start_token": 69,
+         "end_token": 71})
+    path = tmp_path / "g.jsonl"
+    path.write_text(_compact(d) + "\n")
+    expected = _full(path)
+    _fast_path_only(monkeypatch)
+    assert _gold(path) == expected
+
+
+def test_gold_fast_path_refuses_a_span_far_past_a_short_document(tmp_path):
+    # Simplified, document_text last: after '"document_text":' there are 6 bytes ('"a b"}'),
+    # so at most 6 // 2 + 1 = 4 tokens; a span ending at token 5 is refused without a parse.
+    ann = {"annotation_id": 1, "yes_no_answer": "NONE",
+           "long_answer": {"start_token": -1, "end_token": -1, "candidate_index": -1},
+           "short_answers": [{"start_token": 4, "end_token": 5}]}
+    path = tmp_path / "g.jsonl"
+    path.write_text(_compact({"annotations": [ann], "example_id": 3, "question_text": "q",
+                              "document_text": "a b"}) + "\n")
+    with pytest.raises(InputError, match=re.escape(
+            "g.jsonl:1: annotations[0].short_answers[0] ends at token 5, past the end of the "
+            "document")):
+        read_nq_gold(path, workers=1)
+
+
+def test_gold_ids_of_two_kinds_in_one_shard(tmp_path):
+    a, b = _simplified(), _simplified(example_id="x2")
+    path = tmp_path / "g.jsonl"
+    path.write_text(json.dumps(a) + "\n" + json.dumps(b) + "\n")
+    with pytest.raises(InputError) as e:
+        read_nq_gold(path, workers=1)
+    assert str(e.value) == (
+        f"{path}:2: example_id 'x2' is a string, but the ids before it (from line 1) are "
+        "integers — write every example_id of the gold data the same way")
+
+
+def test_gold_shard_of_one_example(tmp_path):
+    # a later shard with a single example: its id kind is checked against the first shard's
+    lines = TOY_PATH.read_text().splitlines()
+    (tmp_path / "a.jsonl").write_text("\n".join(lines[:2]) + "\n")
+    (tmp_path / "b.jsonl").write_text(lines[2] + "\n")
+    gold = read_nq_gold([tmp_path / "a.jsonl", tmp_path / "b.jsonl"], workers=1)
+    assert list(gold) == [json.loads(x)["example_id"] for x in lines[:3]]
+
+
+# ---------------------------------------------------------------------------- reader edges
+
+def test_validate_names_a_token_without_its_keys():
+    # The raw-JSON check used by conversions refuses what read_nq refuses: a token missing
+    # "html_token" (toy example 0, token 3).
+    from nqkit.formats.nq import example_from_json, validate_nq_json
+
+    d = _toy(0)
+    del d["document_tokens"][3]["html_token"]
+    message = ("x.jsonl:1: missing key 'html_token' in document_tokens[3] — check the file is "
+               "in the Natural Questions format")
+    for check in (validate_nq_json, example_from_json):
+        with pytest.raises(InputError) as e:
+            check(d, "x.jsonl:1")
+        assert str(e.value) == message
+
+
+def test_offsets_at_byte_and_token_zero_are_positions(tmp_path):
+    # Token 0 of the toy page is "<html>", bytes 0-6: a span there is a real span.
+    d = _toy(0)
+    d["annotations"][0]["short_answers"] = [{"start_byte": 0, "end_byte": 6, "start_token": 0,
+                                             "end_token": 1}]
+    ex = _read_one(tmp_path, d)
+    assert ex.annotations[0].short_answers == (Span(0, 6, 0, 1),)
+
+
+@pytest.mark.parametrize("eid", [-2**63, 2**63 - 1])
+def test_example_ids_at_the_int64_limits_read(tmp_path, eid):
+    d = _toy(0)
+    d["example_id"] = eid
+    assert _read_one(tmp_path, d).example_id == eid
+
+
+def test_candidate_index_one_past_the_last_candidate_is_refused():
+    # toy example 0 has 6 candidates (indexes 0-5)
+    from nqkit.formats.nq import example_from_json
+
+    d = _toy(0)
+    d["annotations"][0]["long_answer"]["candidate_index"] = 6
+    with pytest.raises(InputError) as e:
+        example_from_json(d, "x:1")
+    assert str(e.value) == ("x:1: annotations[0].long_answer.candidate_index is 6 but the "
+                            "example has 6 candidates — check the file is unmodified NQ data")
+
+
+def test_candidate_depth_counts_the_first_candidate_as_a_container(tmp_path):
+    # Toy example 0 keeping candidates 2-4 only: tokens 40-69 (a list), 41-51 and 51-59 (its
+    # items). The list is now candidate 0 and holds the other two: depth 1, parent 0.
+    d = _toy(0)
+    d["long_answer_candidates"] = d["long_answer_candidates"][2:5]
+    d["annotations"] = []
+    ex = _read_one(tmp_path, d)
+    spans = [(c.span.start_token, c.span.end_token) for c in ex.long_answer_candidates]
+    assert spans == [(40, 69), (41, 51), (51, 59)]
+    assert ex.candidate_parents == (-1, 0, 0)
+    assert [ex.candidate_depth(i) for i in range(3)] == [0, 1, 1]

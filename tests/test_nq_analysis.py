@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from nqkit.cli import main
 from nqkit.data.toy import TOY_PATH
-from nqkit.metrics.nq import AnswerStat, sweep
+from nqkit.metrics.nq import AnswerStat, Sweep, sweep
 from nqkit.metrics.nq_analysis import best_f1_stacks, question_word, stat_rows
 
 
@@ -115,6 +115,44 @@ def test_pr_curve_is_a_png(tmp_path, capsys):
     assert main(["eval", "nq", "--gold", str(TOY_PATH), "--predictions", str(preds),
                  "--pr-curve", str(png), "--no-gold-cache"]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _png_size(png: bytes) -> tuple[int, int]:
+    # PNG: the 8-byte signature, then the IHDR chunk (length, "IHDR", width, height)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR"
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+
+
+# A long-answer sweep by hand: scores 3 and 2 are thresholds, -inf is the "predict
+# everything" end of the sweep (not a point of the picture); the short one has no finite
+# threshold at all, so it draws nothing.
+_CURVES = {
+    "long": Sweep(thresholds=(3.0, 2.0, float("-inf")), precision=(1.0, 0.5, 0.4),
+                  recall=(0.25, 0.5, 1.0), best_f1=0.5, best_precision=0.5, best_recall=0.5,
+                  best_threshold=2.0),
+    "short": Sweep(thresholds=(float("-inf"),), precision=(0.0,), recall=(0.0,), best_f1=0.0,
+                   best_precision=0.0, best_recall=0.0, best_threshold=float("-inf")),
+}
+
+
+def test_pr_curve_figure_draws_the_finite_points_and_marks_the_best():
+    from nqkit.metrics.plots import pr_curve_figure, pr_curve_png
+
+    fig = pr_curve_figure(_CURVES, "T")
+    (ax,) = fig.axes
+    (line,) = ax.get_lines()  # the short curve has no point to draw
+    assert (tuple(line.get_xdata()), tuple(line.get_ydata())) == ((0.25, 0.5), (1.0, 0.5))
+    assert (line.get_label(), line.get_marker(), line.get_markersize()) == (
+        "long answer", ".", 3)
+    (best,) = ax.collections
+    assert best.get_offsets().tolist() == [[0.5, 0.5]]
+    assert best.get_zorder() > line.get_zorder()  # the best point is drawn over the curves
+    (label,) = ax.texts
+    assert (label.get_text(), label.get_fontsize(), label.xyann) == ("F1 0.500 @ 2", 8, (6, 6))
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["long answer"]
+    assert (ax.get_xlim(), ax.get_ylim(), ax.get_title()) == ((0, 1.02), (0, 1.05), "T")
+    # 6.4 x 4.8 inches at 110 dpi
+    assert _png_size(pr_curve_png(_CURVES, "T")) == (704, 528)
 
 
 def test_bootstrap_defaults_to_seed_0(tmp_path, capsys):

@@ -217,7 +217,11 @@ def test_table_output_and_picture(tmp_path, capsys):
     assert "decision paths (Figure 2)" in out and "annotator agreement" in out
     assert "long answer (any)     15  30.0%          49%" in out
     assert out.rstrip().splitlines()[-1].startswith("signature: nq-data|")
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    blob = png.read_bytes()
+    # the PNG signature, then IHDR: 10 x 7.5 inches at 100 dpi = 1000 x 750 pixels
+    assert blob[:8] == b"\x89PNG\r\n\x1a\n" and blob[12:16] == b"IHDR"
+    assert (int.from_bytes(blob[16:20], "big"), int.from_bytes(blob[20:24], "big")) == (
+        1000, 750)
 
 
 def test_train_sample_has_no_gold_or_agreement(capsys):

@@ -179,3 +179,23 @@ def test_scorer_nfd_on_the_gold_side_and_in_the_cli(tmp_path, capsys):
                  "--format", "json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert (got["num_correct"], got["num_total"], got["accuracy"]) == (1, 2, 0.5)
+
+
+def test_predictions_as_one_json_document_over_several_lines(tmp_path):
+    # One document whose first line is no complete JSON value (it starts with '{' or '['
+    # and goes on): an object {question: prediction} or a list of objects.
+    as_dict = tmp_path / "d.json"
+    as_dict.write_text('{"who wrote it": "Ann",\n "when": "1999"}\n')
+    as_list = tmp_path / "l.json"
+    as_list.write_text('[{"question": "who wrote it", "prediction": "Ann"},\n'
+                       ' {"question": "when", "prediction": "1999"}]\n')
+    expected = [NqOpenPrediction("who wrote it", "Ann"), NqOpenPrediction("when", "1999")]
+    assert list(read_nq_open_predictions(as_dict)) == expected
+    assert list(read_nq_open_predictions(as_list)) == expected
+    bad = tmp_path / "b.json"
+    bad.write_text('{"who": 3,\n "when": "x"}\n')
+    with pytest.raises(InputError) as e:
+        list(read_nq_open_predictions(bad))
+    assert str(e.value) == (
+        f"{bad}: question 'who': the prediction must be a string, found int — write "
+        '{"question": "answer", ...} or JSON lines {"question": "...", "prediction": "..."}')

@@ -121,6 +121,16 @@ def test_squad_builder_rules() -> None:
         ({"data": [{"paragraphs": [{"context": "ab", "qas": [
             {"question": "q", "answers": [{"text": "x", "answer_start": 7}]}]}]}]},
          "answer_start 7 is outside the context (length 2)"),
+        # offsets 0-2 are positions of "ab" (2 is its end): 3 is outside, 2 is inside but
+        # holds no "x"
+        ({"data": [{"paragraphs": [{"context": "ab", "qas": [
+            {"question": "q", "answers": [{"text": "x", "answer_start": 3}]}]}]}]},
+         "tiny.json:data[0].paragraphs[0].qas[0].answers[0]: answer_start 3 is outside the "
+         "context (length 2)"),
+        ({"data": [{"paragraphs": [{"context": "ab", "qas": [
+            {"question": "q", "answers": [{"text": "x", "answer_start": 2}]}]}]}]},
+         "tiny.json:data[0].paragraphs[0].qas[0].answers[0]: the answer text 'x' is not at "
+         "answer_start 2 of the context (found '')"),
     ],
 )
 def test_bad_squad_input(tmp_path: Path, capsys, doc: object, message: str) -> None:

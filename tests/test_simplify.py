@@ -9,6 +9,9 @@ import hashlib
 import json
 import os
 import re
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +30,7 @@ from nqkit.formats.simplify import (
     simplify_line,
 )
 
-from conftest import shared_file
+from conftest import shared_file, this_tree_env
 
 ORIGINAL = ("data", "nq", "nq-dev-sample10.jsonl.gz")
 OFFICIAL = ("data", "nq", "simplified-nq-dev-sample10.jsonl")
@@ -438,3 +441,56 @@ def test_orjson_writes_every_string_exactly_as_json_dumps():
 
     every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
     assert orjson.dumps(every) == json.dumps(every, ensure_ascii=False).encode()
+
+
+# --------------------------------------------------------------------------- worker lifetime
+
+def _run_python(code: str) -> subprocess.CompletedProcess[str]:
+    # a child of this test process: its parent (us) is alive throughout
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=this_tree_env(), timeout=120)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="prctl is Linux-only")
+def test_worker_is_killed_with_its_parent_by_the_kernel_on_linux():
+    # _die_with_parent arms prctl(PR_SET_PDEATHSIG = 1, SIGKILL); PR_GET_PDEATHSIG (2)
+    # reads it back. No watcher thread is needed then.
+    r = _run_python(
+        "import ctypes, os, threading\n"
+        "from nqkit.formats.simplify import _die_with_parent\n"
+        "_die_with_parent(os.getppid())\n"
+        "sig = ctypes.c_int(-1)\n"
+        "assert ctypes.CDLL(None).prctl(2, ctypes.byref(sig), 0, 0, 0) == 0\n"
+        "print(sig.value, [t.name for t in threading.enumerate()])\n")
+    assert (r.returncode, r.stdout) == (0, f"{int(signal.SIGKILL)} ['MainThread']\n"), r.stderr
+
+
+def test_watcher_thread_keeps_a_worker_whose_parent_lives():
+    # Without prctl (no libc here), a daemon thread polls the parent: while the parent
+    # lives it keeps polling (it ends the process only once the parent is gone).
+    r = _run_python(
+        "import ctypes, os, threading\n"
+        "def no_libc(*args, **kwargs):\n"
+        "    raise OSError('no libc')\n"
+        "ctypes.CDLL = no_libc\n"
+        "from nqkit.formats.simplify import _die_with_parent\n"
+        "_die_with_parent(os.getppid())\n"
+        "(w,) = [t for t in threading.enumerate() if t.name == 'nqkit-parent-watch']\n"
+        "w.join(1.5)\n"
+        "print('watching', w.is_alive(), w.daemon)\n")
+    assert (r.returncode, r.stdout) == (0, "watching True True\n"), r.stderr
+
+
+def test_a_gzip_too_short_to_hold_its_size_is_a_truncated_input_when_cut(tmp_path, capsys):
+    # Three bytes with the gzip magic: with two processes the one shard is cut in two, and
+    # the cut point reads the gzip size field (the last 4 bytes of a member of at least 18
+    # bytes) only when there is one; the error is the reader's, as with one process.
+    tiny = tmp_path / "tiny.jsonl.gz"
+    tiny.write_bytes(b"\x1f\x8b\x08")
+    for jobs in ("2", "1"):
+        assert main(["simplify", str(tiny), "-o", str(tmp_path / "o.jsonl"), "-j", jobs]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"nqkit: error: {tiny}:1: the compressed file is truncated or "
+                              "corrupt ("), err
+        assert err.count("\n") == 1
+    assert sorted(os.listdir(tmp_path)) == ["tiny.jsonl.gz"]

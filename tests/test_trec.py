@@ -73,7 +73,7 @@ def test_round_trips_are_exact_plain_and_gzipped(tmp_path):
     assert gzip.decompress((tmp_path / "run.txt.gz").read_bytes()).startswith(
         b"q0 Q0 doc-0 1 0.1 run_A\n")
     qrels = [TrecQrel("1", "a", 1), TrecQrel("2", "b", 0, "Q0")]
-    write_trec_qrels(tmp_path / "q.txt", qrels)
+    assert write_trec_qrels(tmp_path / "q.txt", qrels) == 2
     assert (tmp_path / "q.txt").read_text() == "1 0 a 1\n2 Q0 b 0\n"
     assert list(read_trec_qrels(tmp_path / "q.txt")) == qrels
 
@@ -172,6 +172,22 @@ def test_passage_reader_reads_csv_quoting_like_the_csv_module(tmp_path):
         list(read_dpr_passages(bad))
 
 
+def test_passage_reader_unquotes_only_fully_quoted_fields(tmp_path):
+    # A quote at one end only is text (a 12" record, a title ending in a quote), as the
+    # csv module reads it; a field quoted at both ends loses the quotes, doubled quotes
+    # inside become single.
+    path = tmp_path / "psgs.tsv"
+    path.write_text('id\ttext\ttitle\n'
+                    '1\tA 12" record\tVinyl "LP"\n'
+                    '2\t"He said ""yes"""\t"Quoted"\n'
+                    '3\tx\t""\n')
+    with path.open(newline="") as f:
+        rows = [tuple(r) for r in csv.reader(f, delimiter="\t")][1:]
+    assert rows == [("1", 'A 12" record', 'Vinyl "LP"'), ("2", 'He said "yes"', "Quoted"),
+                    ("3", "x", "")]
+    assert [(p.id, p.text, p.title) for p in read_dpr_passages(path)] == rows
+
+
 def test_trec_run_to_dpr_results_scores_like_the_equivalent_results(tmp_path):
     corpus, passages = _corpus(tmp_path)
     recs = _biencoder()
@@ -224,6 +240,11 @@ def test_trec_to_dpr_errors(tmp_path):
         f"{run}:2: query id '2' is not a question number: the 2 questions are numbered 0 to 1 "
         "in file order — give the questions file the run was made for (or --first-qid when "
         "the run numbers them from 1)")
+    # a query id that is no number is no question either (not question 0)
+    run.write_text("q1 Q0 11828866 1 1 t\n")
+    with pytest.raises(InputError) as e:
+        trec_to_dpr_results(run, qa, corpus)
+    assert e.value.message.startswith(f"{run}:1: query id 'q1' is not a question number: ")
     run.write_text("1 Q0 11828866 1 1 t\n2 Q0 11828866 1 1 t\n")
     got = trec_to_dpr_results(run, qa, corpus, first_qid=1)  # qids 1..2
     assert [len(r.ctxs) for r in got] == [1, 1]

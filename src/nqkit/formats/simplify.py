@@ -306,7 +306,7 @@ def simplify_line(line: bytes, where: str | None = None) -> bytes:
 
 # --------------------------------------------------------------------------- files
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SimplifyResult:
     """What :func:`simplify_files` did."""
 

@@ -19,26 +19,26 @@ __all__ = ["SquadAnswer", "SquadArticle", "SquadParagraph", "SquadQuestion",
            "iter_squad_articles", "squad_articles_from_json"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SquadAnswer:
     text: str  # the answer span as written in the context
     answer_start: int  # character offset of the span in the paragraph context
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SquadQuestion:
     id: str  # the question id (NQ-derived files use the example id, an int, as a string)
     question: str  # the question text
     answers: tuple[SquadAnswer, ...]  # one or more reference answers
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SquadParagraph:
     context: str  # the paragraph text
     qas: tuple[SquadQuestion, ...]  # questions about this paragraph
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SquadArticle:
     title: str  # the Wikipedia article title
     paragraphs: tuple[SquadParagraph, ...]  # paragraphs in file order

@@ -4,19 +4,27 @@ from __future__ import annotations
 
 import io
 import math
+from typing import TYPE_CHECKING
 
 from nqkit.io import PathLike, atomic_output
 from nqkit.metrics.nq import Sweep
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
-def pr_curve_png(curves: dict[str, Sweep], title: str = "Natural Questions") -> bytes:
-    """A PNG with one precision-recall curve per task, the best-F1 point marked."""
-    import matplotlib
+__all__ = ["pr_curve_figure", "pr_curve_png", "write_pr_curve"]
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.8), dpi=110)
+def pr_curve_figure(curves: dict[str, Sweep], title: str = "Natural Questions") -> Figure:
+    """One precision-recall curve per task (points at the finite thresholds), the best-F1
+    point marked above every curve and labelled with its F1 and threshold.
+
+    A matplotlib ``Figure`` made without pyplot (no global figure registry to close).
+    """
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 4.8), dpi=110)
+    ax = fig.subplots()
     colors = {"long": "#1f6fb4", "short": "#d95f02"}
     for name, s in curves.items():
         pts = [(r, p) for t, p, r in zip(s.thresholds, s.precision, s.recall, strict=True)
@@ -37,10 +45,14 @@ def pr_curve_png(curves: dict[str, Sweep], title: str = "Natural Questions") -> 
     ax.grid(alpha=0.3)
     ax.set_title(title)
     ax.legend(loc="lower left")
-    buf = io.BytesIO()
     fig.tight_layout()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
+    return fig
+
+
+def pr_curve_png(curves: dict[str, Sweep], title: str = "Natural Questions") -> bytes:
+    """:func:`pr_curve_figure` as a PNG (704 x 528 pixels)."""
+    buf = io.BytesIO()
+    pr_curve_figure(curves, title).savefig(buf, format="png")
     return buf.getvalue()
 
 
