@@ -108,7 +108,7 @@ def test_duplicate_ids_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str
     path = tmp_path / "c.tsv"
     write_passages(path, [Passage("1", "a b c", "T"), Passage("2", "d e", "T"),
                           Passage("1", "f g", "T")])
-    assert main(["index", "build", "--corpus", str(path), *BM25_OPTS,
+    assert main(["index", "build", "--cluster", "none", "--corpus", str(path), *BM25_OPTS,
                  "-o", str(tmp_path / "ix")]) == 2
     assert "1 passage ids occur more than once ('1')" in capsys.readouterr().err
     assert not (tmp_path / "ix").exists()
@@ -218,7 +218,8 @@ def test_bm25_ties_break_by_passage_order_across_shards(real_corpus: Path, tmp_p
 def bm25_index(real_corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     require("bm25s")
     out = tmp_path_factory.mktemp("bm25") / "ix"
-    assert main(["index", "build", "--corpus", str(real_corpus), *BM25_OPTS, "-o", str(out),
+    assert main(["index", "build", "--cluster", "none", "--corpus", str(real_corpus), *BM25_OPTS,
+                 "-o", str(out),
                  "--shard-size", "1000", "--format", "json"]) == 0
     return out
 
@@ -270,7 +271,8 @@ def test_hybrid_of_two_corpora_refused(bm25_index: Path, tmp_path: Path,
     params["retriever"] = "bm25"
     (ix / "params.json").write_text(json.dumps(params))
     qa = shared_file("data", "dpr", "nq-test.qa.tsv")
-    code = main(["retrieve", "--index", str(bm25_index), "--index", str(ix), "--questions",
+    code = main(["retrieve", "--cluster", "none", "--index", str(bm25_index), "--index", str(ix),
+                 "--questions",
                  str(qa), "-o", str(tmp_path / "run.json")])
     assert code == 2
     assert "was built from another corpus (fingerprint 000000000000" in capsys.readouterr().err
@@ -280,7 +282,7 @@ def test_hybrid_of_two_corpora_refused(bm25_index: Path, tmp_path: Path,
 def test_existing_index_never_overwritten(bm25_index: Path, real_corpus: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     before = (bm25_index / "params.json").read_bytes()
-    assert main(["index", "build", "--corpus", str(real_corpus), *BM25_OPTS,
+    assert main(["index", "build", "--cluster", "none", "--corpus", str(real_corpus), *BM25_OPTS,
                  "-o", str(bm25_index)]) == 2
     assert "is not empty" in capsys.readouterr().err
     assert (bm25_index / "params.json").read_bytes() == before
@@ -295,7 +297,8 @@ def bm25_run(bm25_index: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
     lines = shared_file("data", "dpr", "nq-test.qa.tsv").read_text(encoding="utf-8")
     qa.write_text("".join(lines.splitlines(keepends=True)[:100]), encoding="utf-8")
     out = {"qa": qa, "json": d / "run.json", "trec": d / "run.trec"}
-    assert main(["retrieve", "--index", str(bm25_index), "--questions", str(qa), "--topk",
+    assert main(["retrieve", "--cluster", "none", "--index", str(bm25_index), "--questions",
+                 str(qa), "--topk",
                  "100", "-o", str(out["json"]), "--trec", str(out["trec"]), "--eval",
                  "--format", "json"]) == 0
     return out
@@ -341,7 +344,8 @@ def test_eval_signature_names_corpus_and_settings(bm25_index: Path, tmp_path: Pa
     qa = tmp_path / "qa.tsv"
     qa.write_text("who got the first nobel prize in physics\t['Wilhelm Conrad Röntgen']\n",
                   encoding="utf-8")
-    assert main(["retrieve", "--index", str(bm25_index), "--questions", str(qa), "--topk",
+    assert main(["retrieve", "--cluster", "none", "--index", str(bm25_index), "--questions",
+                 str(qa), "--topk",
                  "5", "-o", str(tmp_path / "r.json"), "--eval"]) == 0
     out = capsys.readouterr().out
     fp = load_index(bm25_index).fingerprint[:12]
@@ -385,7 +389,8 @@ def test_local_cluster_bm25_equals_one_process(bm25_index: Path, bm25_run: dict[
     assert json.loads((ix / "params.json").read_text())["build"]["workers"] == 2
     assert _tree_bytes(ix) == _tree_bytes(bm25_index)
     run, trec = tmp_path / "run.json", tmp_path / "run.trec"
-    assert main(["retrieve", "--index", str(ix), "--questions", str(bm25_run["qa"]),
+    assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--questions",
+                 str(bm25_run["qa"]),
                  "-o", str(run), "--trec", str(trec), "--cluster", "local",
                  "--workers", "2"]) == 0
     assert run.read_bytes() == bm25_run["json"].read_bytes()
@@ -457,13 +462,15 @@ def test_faiss_index_returns_every_passage_of_a_tiny_corpus(small_corpus: Path, 
     passages = list(read_passages(small_corpus))[:8]
     write_passages(tiny, passages)
     ix = tmp_path / "ix"
-    assert main(["index", "build", "--corpus", str(tiny), "--retriever", "dense", "-o",
+    assert main(["index", "build", "--cluster", "none", "--corpus", str(tiny), "--retriever",
+                 "dense", "-o",
                  str(ix), "--device", "cpu", "--ann", ann]) == 0
     assert (ix / "dense" / f"{ann}.faiss").is_file()
     qa = tmp_path / "qa.tsv"
     qa.write_text("who sings does he love me with reba\t['Linda Davis']\n", encoding="utf-8")
     run = tmp_path / "run.json"
-    assert main(["retrieve", "--index", str(ix), "--questions", str(qa), "--topk", "8",
+    assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--questions", str(qa),
+                 "--topk", "8",
                  "-o", str(run), "--device", "cpu"]) == 0
     ctxs = json.loads(run.read_text(encoding="utf-8"))[0]["ctxs"]
     assert sorted(c["id"] for c in ctxs) == sorted(p.id for p in passages)

@@ -10,12 +10,12 @@ GROUP = "index"
 
 CLUSTER_HELP = ("where shard jobs run: none (this process), local (a Dask LocalCluster of "
                 "worker processes, one per core or --workers), or a scheduler address "
-                "tcp://HOST:8786 (default: none)")
+                "tcp://HOST:8786 (default: local)")
 
 
 def add_cluster_options(p: argparse.ArgumentParser) -> None:
     """--cluster and --workers, shared by `index build` and `retrieve`."""
-    p.add_argument("--cluster", default="none", metavar="none|local|tcp://HOST:PORT",
+    p.add_argument("--cluster", default="local", metavar="none|local|tcp://HOST:PORT",
                    help=CLUSTER_HELP)
     p.add_argument("--workers", type=positive_int, metavar="N",
                    help="--cluster local: number of worker processes (default: one per core)")
