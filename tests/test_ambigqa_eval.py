@@ -196,6 +196,10 @@ def test_max_weight_matching():
     assert max_weight_matching([[0.9, 0.8], [0.85, 0.0]]) == pytest.approx(1.65)
     assert max_weight_matching([]) == 0
     assert max_weight_matching([[0.5, 0.2, 0.9]]) == pytest.approx(0.9)
+    # ragged rows: a row has no edge to the columns it lacks. Row 0 takes 0.7 (column 1),
+    # row 1 takes 0.9 (column 2): 1.6; with row 0 of one cell: 0.5 + 0.9 = 1.4.
+    assert max_weight_matching([[0.5, 0.7], [0.0, 0.0, 0.9]]) == pytest.approx(1.6)
+    assert max_weight_matching([[0.5], [0.0, 0.0, 0.9]]) == pytest.approx(1.4)
 
 
 def _ex(ex_id, anns, question="who is it?"):

@@ -144,3 +144,15 @@ def test_short_answers_at_the_first_and_last_byte_of_the_page():
     with pytest.raises(InputError, match=r"short answer bytes \[28, 34\) lie outside the "
                        r"33-byte document"):
         nq_open_from_nq(_nq(page, [(28, 34, 6, 7)]), "x")
+
+
+def test_an_empty_short_answer_is_the_readers_error(tmp_path, capsys):
+    # Bytes [3, 3) lie inside the page, so the conversion's own bounds check passes; the
+    # span is empty, which the NQ reader's check then refuses, with its message.
+    src = tmp_path / "nq.jsonl"
+    src.write_text(json.dumps(_full_record(PAGE, [(3, 3, 1, 2)], 1)) + "\n")
+    assert main(["convert", "nq-open", str(src), "-o", str(tmp_path / "o.jsonl")]) == 2
+    assert capsys.readouterr().err == (
+        f"nqkit: error: {src}:1: annotations[0].short_answers[0] has start_byte >= end_byte "
+        "(3 >= 3) — end offsets are exclusive: end must exceed start\n")
+    assert not (tmp_path / "o.jsonl").exists()

@@ -45,6 +45,23 @@ def test_breakdown_of_the_demo_derived_by_hand(tmp_path, capsys):
     assert words == {"who": 3, "when": 1, "what": 2, "other": 1, "all": 7}
 
 
+def test_group_labels_must_align_with_the_examples():
+    # one label per scored example: a shorter list would silently drop examples from "all"
+    from nqkit.formats.nq import Annotation, Span
+    from nqkit.formats.nq_predictions import NqPrediction
+    from nqkit.metrics.nq import evaluate_nq
+    from nqkit.metrics.nq_analysis import group_scores
+
+    a = Annotation(0, Span(-1, -1, 1, 5), 0, (), "NONE")
+    r = evaluate_nq({1: (a,) * 5, 2: (a,) * 5},
+                    {i: NqPrediction(i, Span(-1, -1, 1, 5), 1.0, (), 0.0, "NONE") for i in (1, 2)})
+    rows = group_scores(r, ["x", "y"])
+    assert [(g.group, g.examples, g.correct) for g in rows] == [("x", 1, 1), ("y", 1, 1),
+                                                                ("all", 2, 2)]
+    with pytest.raises(ValueError):
+        group_scores(r, ["x"])
+
+
 def test_question_word():
     assert question_word("did larry page co-found google") == "other"
     assert question_word("the song that goes who let the dogs out") == "who"

@@ -89,6 +89,19 @@ def test_bayes_prediction():
     assert no.long_answer_score == pytest.approx(answer_margin(0.2, 0.8))
 
 
+def test_bayes_prediction_answers_at_the_tolerance_boundary():
+    # n = 1, beta = 1: P(l* right) = gamma = 0 and P(NULL right) = gamma_null = 1e-9, both
+    # exact in floating point, so the margin is exactly -1e-9: a tie within the 1e-9
+    # tolerance, where the rule (P(l* right) >= P(NULL right)) answers.
+    span = Span(10, 20, 1, 3)
+    assert answer_margin(0.0, 1e-9, n=1, beta=1) == -1e-9
+    assert should_answer(0.0, 1e-9, n=1, beta=1)
+    p = bayes_prediction(7, span, 0.0, 1e-9, n=1, beta=1)
+    assert (p.long_answer, p.long_answer_score) == (span, -1e-9)
+    # just past it, NULL
+    assert bayes_prediction(7, span, 0.0, 2e-9, n=1, beta=1).long_answer == NULL_SPAN
+
+
 @pytest.mark.parametrize(("args", "message"), [
     ((0.7, 0.6), "probabilities out of range: p(best)=0.7, p(NULL)=0.6"),
     ((-0.1, 0.5), "probabilities out of range"),

@@ -98,6 +98,21 @@ def test_hand_counted_fixture(tmp_path, capsys):
     assert got["signature"].startswith("nq-data|paths:per-annotation|gold-thr:2|tokens:words|")
 
 
+def test_two_way_example_with_exactly_threshold_long_answers(tmp_path):
+    # Two annotators, both with a long answer (the paragraph, the table), no short answer:
+    # 2 of 2 reach the threshold 2, so the gold is "long only", its type the first of the
+    # tied types (paragraph); no annotation is null, so the long-answer share is 2/2.
+    path = _write(tmp_path / "two.jsonl", [_example(4, "q", [_ann(0), _ann(1)])])
+    got = nq_data_stats(read_nq(path)).to_json()
+    assert (got["annotations"], got["long_answer_share"]) == (2, 1.0)
+    assert got["decision_paths"]["long only"] == _share(2, 2)
+    assert got["gold"]["examples"] == 1
+    assert got["gold"]["paths"]["long only"] == _share(1, 1)
+    assert got["gold"]["long_answer_types"]["paragraph"] == _share(1, 1)
+    assert got["agreement"] == {"long": {"0/2": 0, "1/2": 0, "2/2": 1},
+                                "short": {"0/2": 1, "1/2": 0, "2/2": 0}}
+
+
 def test_shards_add_up_and_parallel_equals_serial(tmp_path, capsys):
     a = _write(tmp_path / "a.jsonl", FIXTURE[:1])
     b = _write(tmp_path / "b.jsonl", FIXTURE[1:])

@@ -81,6 +81,18 @@ def test_missing_is_an_error_by_default():
         score_nq_open(refs, [NqOpenPrediction("q1", "a1"), NqOpenPrediction("Q2", "a2")])
 
 
+def test_duplicates_are_counted_and_the_last_prediction_wins():
+    # q1 is predicted twice ("b" then "a1": the later one is scored), q2 once
+    refs = [NqOpenExample("q1", ("a1",)), NqOpenExample("q2", ("a2",))]
+    r = score_nq_open(refs, [NqOpenPrediction("q1", "b"), NqOpenPrediction("q1", "a1"),
+                             NqOpenPrediction("q2", "a2")])
+    assert (r.num_correct, r.duplicate_predictions, r.duplicate_references) == (2, 1, 0)
+    r = score_nq_open(refs, [NqOpenPrediction("q1", "a1"), NqOpenPrediction("q2", "x")])
+    assert (r.num_correct, r.duplicate_predictions, r.duplicate_references) == (1, 0, 0)
+    # the per-question items stay out of the result's repr (thousands on a real split)
+    assert len(r.items) == 2 and "items=" not in repr(r) and "accuracy=0.5" in repr(r)
+
+
 def _write(path, lines):
     path.write_text("".join(orjson.dumps(x).decode() + "\n" for x in lines))
     return str(path)

@@ -41,6 +41,19 @@ def test_hungarian_equals_brute_force(w):
     assert max_weight_matching(w) == pytest.approx(brute_force(w), abs=1e-9)
 
 
+ragged = st.lists(st.lists(st.floats(0, 1, allow_nan=False), max_size=5), min_size=1,
+                  max_size=5)
+
+
+@given(ragged)
+@settings(max_examples=150, deadline=None)
+def test_hungarian_on_ragged_rows_equals_brute_force_on_zero_padding(w):
+    # a short row has no edge to the columns it lacks: the same as weight 0 there
+    m = max(map(len, w))
+    padded = [r + [0.0] * (m - len(r)) for r in w]
+    assert max_weight_matching(w) == pytest.approx(brute_force(padded), abs=1e-9)
+
+
 words = st.sampled_from(["who", "won", "the", "cup", "in", "1990", "2000", "first", "x"])
 questions = st.lists(words, min_size=1, max_size=8).map(" ".join)
 

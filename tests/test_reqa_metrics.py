@@ -20,6 +20,7 @@ from nqkit.metrics.ranking import (
     RankTargets,
     aggregate_ranks,
     average_ranks,
+    chunk_rows,
     dot_scores,
     rank_queries,
     reqa_evaluate,
@@ -58,6 +59,17 @@ def _toy() -> tuple[RankTargets, list[str]]:
     docs = [1, 1, 2, 2, 3]
     targets = RankTargets.from_sentences(sentences, docs, ["s1", "s2", "s2"])
     return targets, ["q1", "q2", "q2"]
+
+
+def test_chunk_rows_fits_the_default_budget() -> None:
+    # 256 MiB for a chunk: 16 bytes per cell (float32 scores and three temporaries), so
+    # 1,000 columns give 268,435,456 // 16,000 = 16,777 rows; never fewer than one row.
+    assert chunk_rows(1000) == 16_777
+    assert chunk_rows(1000, memory_bytes=16_000) == 1
+    assert chunk_rows(10**9) == 1
+    # the repr names the sizes, not the original id of every paragraph
+    targets, _ = _toy()
+    assert "n_docs=3" in repr(targets) and "doc_ids" not in repr(targets)
 
 
 def test_sentence_and_paragraph_ranks() -> None:
