@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import ast
+import csv
 import math
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
@@ -157,15 +158,26 @@ def read_dpr_biencoder(path: PathLike) -> Iterator[DprBiencoderExample]:
 
 
 def read_dpr_qa_tsv(paths: PathLike) -> Iterator[tuple[str, tuple[str, ...]]]:
-    """Yield ``(question, answers)`` of DPR QA TSV files (``question<TAB>['a', 'b']``)."""
+    """Yield ``(question, answers)`` of DPR QA files: ``question<TAB>['a', 'b']`` (DPR's
+    ``.qa.tsv``, and its ``.qa.csv`` files, which are tab-separated too), or comma-separated
+    ``question,"['a', 'b']"`` in a ``.csv`` file whose lines have no tab."""
     for path in expand_paths(paths, what="QA TSV"):
+        comma = path.name.endswith((".csv", ".csv.gz")) and b"\t" not in _first_line(path)
         for lineno, raw in iter_lines(path):
             where = location(path, lineno)
             line = decode_utf8(raw, where).rstrip("\r\n")
-            question, sep, answers_text = line.partition("\t")
-            if not sep:
-                raise InputError(where, "expected question<TAB>answers, found no tab",
-                                 "each line is: question<TAB>['answer', ...]")
+            if comma:
+                fields = next(csv.reader([line]))
+                if len(fields) != 2:
+                    raise InputError(where, f"expected 2 fields (question, answers), found "
+                                     f"{len(fields)}", "each line is question,['answer', ...] "
+                                     "(or tab-separated)")
+                question, answers_text = fields
+            else:
+                question, sep, answers_text = line.partition("\t")
+                if not sep:
+                    raise InputError(where, "expected question<TAB>answers, found no tab",
+                                     "each line is: question<TAB>['answer', ...]")
             try:
                 answers = ast.literal_eval(answers_text)
             except (ValueError, SyntaxError) as e:
@@ -175,6 +187,12 @@ def read_dpr_qa_tsv(paths: PathLike) -> Iterator[tuple[str, tuple[str, ...]]]:
                 raise InputError(where, "the answers must be a list of strings",
                                  "write answers as ['a', 'b']")
             yield question, tuple(answers)
+
+
+def _first_line(path: PathLike) -> bytes:
+    for _, raw in iter_lines(path):
+        return raw
+    return b""
 
 
 def _unquote(field: str) -> str:

@@ -13,14 +13,10 @@
 
 from __future__ import annotations
 
-import ast
-import csv
-from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
-from nqkit.errors import InputError, location
-from nqkit.io import PathLike, decode_utf8, expand_paths, iter_lines
+from nqkit.errors import InputError
+from nqkit.io import PathLike, expand_paths
 
 __all__ = ["Question", "read_questions"]
 
@@ -34,31 +30,6 @@ class Question:
     answers: tuple[str, ...]  # gold answers (for has_answer and --eval)
 
 
-def _comma_csv(path: Path) -> Iterator[tuple[str, tuple[str, ...]]]:
-    for lineno, raw in iter_lines(path):
-        where = location(path, lineno)
-        line = decode_utf8(raw, where).rstrip("\r\n")
-        fields = next(csv.reader([line]))
-        if len(fields) != 2:
-            raise InputError(where, f"expected 2 fields (question, answers), found {len(fields)}",
-                             "each line is question,['answer', ...] (or tab-separated)")
-        try:
-            answers = ast.literal_eval(fields[1])
-        except (ValueError, SyntaxError) as e:
-            raise InputError(where, f"the answers are not a Python list literal ({e})",
-                             "write answers as ['a', 'b']") from None
-        if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
-            raise InputError(where, "the answers must be a list of strings",
-                             "write answers as ['a', 'b']")
-        yield fields[0], tuple(answers)
-
-
-def _first_line(path: Path) -> bytes:
-    for _, raw in iter_lines(path):
-        return raw
-    return b""
-
-
 def read_questions(path: PathLike) -> list[Question]:
     """Read a DPR qa.tsv/csv, NQ-open JSONL or AmbigNQ JSON file (by its name)."""
     (p,) = expand_paths(path, what="questions")
@@ -67,9 +38,7 @@ def read_questions(path: PathLike) -> list[Question]:
     if name.endswith((".tsv", ".tsv.gz", ".csv", ".csv.gz")):
         from nqkit.formats.dpr import read_dpr_qa_tsv
 
-        rows = (read_dpr_qa_tsv(p) if b"\t" in _first_line(p) or ".tsv" in name
-                else _comma_csv(p))
-        out = [Question(str(i), q, a) for i, (q, a) in enumerate(rows)]
+        out = [Question(str(i), q, a) for i, (q, a) in enumerate(read_dpr_qa_tsv(p))]
     elif name.endswith((".jsonl", ".jsonl.gz")):
         from nqkit.formats.nq_open import read_nq_open
 
