@@ -476,7 +476,7 @@ def test_watcher_thread_keeps_a_worker_whose_parent_lives():
         "from nqkit.formats.simplify import _die_with_parent\n"
         "_die_with_parent(os.getppid())\n"
         "(w,) = [t for t in threading.enumerate() if t.name == 'nqkit-parent-watch']\n"
-        "w.join(1.5)\n"
+        "w.join(0.3)\n"
         "print('watching', w.is_alive(), w.daemon)\n")
     assert (r.returncode, r.stdout) == (0, "watching True True\n"), r.stderr
 
