@@ -27,8 +27,8 @@ from typing import Any
 import orjson
 
 from nqkit.errors import InputError, examples
-from nqkit.formats.nq import NULL_SPAN, Span, _Parser
-from nqkit.io import PathLike, atomic_output, read_json
+from nqkit.formats.nq import INT64_MAX, INT64_MIN, NULL_SPAN, YES_NO_VALUES, Span, _Parser
+from nqkit.io import PathLike, atomic_output, gc_paused, read_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,19 +121,66 @@ def predictions_from_json(data: Any, path: str) -> dict[int | str, NqPrediction]
                          "write one prediction per gold example")
     out: dict[int | str, NqPrediction] = {}
     for i, d in enumerate(items):
-        ex = d.get("example_id") if isinstance(d, Mapping) else None
-        where = f"{path}: predictions[{i}]" + (f" (example_id {ex})" if ex is not None else "")
-        pred = prediction_from_json(d, where)
-        if pred.example_id in out:
-            raise InputError(where, f"duplicate prediction for example_id {pred.example_id}",
-                             "give exactly one prediction per example")
+        pred = _well_formed_prediction(d) if type(d) is dict else None
+        if pred is None or pred.example_id in out:
+            ex = d.get("example_id") if isinstance(d, Mapping) else None
+            where = f"{path}: predictions[{i}]" + (f" (example_id {ex})" if ex is not None
+                                                   else "")
+            pred = prediction_from_json(d, where)
+            if pred.example_id in out:
+                raise InputError(where, f"duplicate prediction for example_id "
+                                 f"{pred.example_id}", "give exactly one prediction per example")
         out[pred.example_id] = pred
     return out
 
 
+_OFFSETS = ("start_byte", "end_byte", "start_token", "end_token")
+
+
+def _well_formed_offsets(d: Any) -> Span | None:
+    """The span of an offsets object with all four offsets that passes every rule of
+    :func:`_span`, else ``None`` (and the careful path judges it)."""
+    if type(d) is not dict:
+        return None
+    sb, eb, st, et = d.get("start_byte"), d.get("end_byte"), d.get("start_token"), d.get(
+        "end_token")
+    if (type(sb) is int and type(eb) is int and type(st) is int and type(et) is int
+            and (sb == eb == -1 or 0 <= sb < eb <= INT64_MAX)
+            and (st == et == -1 or 0 <= st < et <= INT64_MAX)):
+        return NULL_SPAN if sb == st == -1 else Span(sb, eb, st, et)
+    return None
+
+
+def _well_formed_prediction(d: dict[str, Any]) -> NqPrediction | None:
+    """The prediction of an object that :func:`prediction_from_json` accepts with nothing
+    to normalize (int or str id, every offset given, an upper-case yes/no answer, numeric
+    scores), else ``None``: the careful path then validates it and words any message."""
+    ex_id = d.get("example_id")
+    if not ((type(ex_id) is int and INT64_MIN <= ex_id <= INT64_MAX) or type(ex_id) is str):
+        return None
+    la = d.get("long_answer")
+    long_span = NULL_SPAN if la is None else _well_formed_offsets(la)
+    shorts_raw = d.get("short_answers")
+    yn = d.get("yes_no_answer", "NONE")
+    ls, ss = d.get("long_answer_score"), d.get("short_answers_score")
+    if (long_span is None or not (shorts_raw is None or type(shorts_raw) is list)
+            or type(yn) is not str or yn not in YES_NO_VALUES
+            or not (type(ls) is int or (type(ls) is float and ls == ls))
+            or not (type(ss) is int or (type(ss) is float and ss == ss))):
+        return None
+    shorts = []
+    for raw in shorts_raw or ():
+        span = _well_formed_offsets(raw)
+        if span is None or (yn != "NONE" and span is not NULL_SPAN):
+            return None
+        shorts.append(span)
+    return NqPrediction(ex_id, long_span, ls, tuple(shorts), ss, yn)
+
+
 def read_nq_predictions(path: PathLike) -> dict[int | str, NqPrediction]:
     """Read and validate a predictions file (JSON, optionally gzipped)."""
-    return predictions_from_json(read_json(path, what="predictions"), str(path))
+    with gc_paused():
+        return predictions_from_json(read_json(path, what="predictions"), str(path))
 
 
 def check_id_types(gold_ids: Iterable[int | str], preds: Mapping[int | str, NqPrediction],
