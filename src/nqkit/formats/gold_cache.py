@@ -26,8 +26,8 @@ import orjson
 
 from nqkit.errors import NqkitError
 from nqkit.formats.nq import Annotation, Span
-from nqkit.formats.nq_gold import GoldExample, read_nq_gold
-from nqkit.io import PathsLike, atomic_output, expand_paths, is_regular_file
+from nqkit.formats.nq_gold import GoldExample, PendingGold
+from nqkit.io import PathsLike, atomic_output, expand_paths, gc_paused, is_regular_file
 
 CACHE_VERSION = 2
 _MAGIC = "nqkit-gold-cache"
@@ -93,7 +93,8 @@ def _verified_body(blob: bytes, key: str) -> bytes:
 def _decode(blob: bytes, key: str) -> dict[int | str, GoldExample]:
     body = _verified_body(blob, key)
     try:
-        return _decode_body(body)
+        with gc_paused():
+            return _decode_body(body)
     except (ValueError, TypeError, KeyError, IndexError, AttributeError) as e:
         raise _BadEntry(f"malformed records ({e.__class__.__name__})") from e
 
@@ -123,9 +124,23 @@ def load_nq_gold(paths: PathsLike, *, with_types: bool = False, cache: bool = Tr
 
     ``with_types`` also reads each annotated long answer's type (for breakdowns).
     """
+    with start_nq_gold(paths, with_types=with_types, cache=cache, workers=workers) as pending:
+        return pending.result()
+
+
+def start_nq_gold(paths: PathsLike, *, with_types: bool = False, cache: bool = True,
+                  workers: int | None = None) -> PendingGold:
+    """Start loading the gold (see :func:`load_nq_gold`): a cache hit is read at once, a
+    miss is read by worker processes while the caller goes on (and is then cached)::
+
+        with start_nq_gold(files) as pending:
+            predictions = read_nq_predictions(path)  # overlaps the gold reading
+            gold = pending.result()
+    """
     files = expand_paths(paths, what="gold")
+    names = [str(f) for f in files]
     if not cache or not all(is_regular_file(f) for f in files):
-        return read_nq_gold(files, with_types=with_types, workers=workers)
+        return PendingGold(names, with_types=with_types, workers=workers)
     d = cache_dir()
     keys = [cache_key(files, True)] + ([] if with_types else [cache_key(files, False)])
     for key in keys:
@@ -135,15 +150,17 @@ def load_nq_gold(paths: PathsLike, *, with_types: bool = False, cache: bool = Tr
         except OSError:
             continue
         try:
-            return _decode(blob, key)
+            return PendingGold.done(_decode(blob, key))
         except _BadEntry as e:
             print(f"nqkit: note: ignored the gold cache entry {entry} ({e}); rebuilding it",
                   file=sys.stderr)
             with contextlib.suppress(OSError):
                 entry.unlink()
-    gold = read_nq_gold(files, with_types=with_types, workers=workers)
-    # A cache that cannot be written only makes the next run slower.
-    with contextlib.suppress(OSError, NqkitError), atomic_output(
-            d / f"{keys[-1]}.json", "wb", cache=True) as f:
-        f.write(_encode(gold, keys[-1]))
-    return gold
+
+    def write(gold: dict[int | str, GoldExample]) -> None:
+        # A cache that cannot be written only makes the next run slower.
+        with contextlib.suppress(OSError, NqkitError), atomic_output(
+                d / f"{keys[-1]}.json", "wb", cache=True) as f:
+            f.write(_encode(gold, keys[-1]))
+
+    return PendingGold(names, with_types=with_types, workers=workers, then=write)

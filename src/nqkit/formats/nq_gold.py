@@ -23,15 +23,17 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from nqkit.errors import InputError, examples, location
 from nqkit.formats.nq import Annotation, _Parser, tag_type
-from nqkit.io import PathsLike, expand_paths, iter_line_spans, parse_json_line
+from nqkit.io import PathsLike, expand_paths, gc_paused, iter_line_spans, parse_json_line
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +44,11 @@ class GoldExample:
     annotations: tuple[Annotation, ...]  # 5 in dev
     question_text: str  # for breakdowns by question word
     long_types: tuple[str | None, ...] = ()  # type of each annotation's long answer, if read
+
+    def __reduce__(self) -> tuple[type[GoldExample], tuple[Any, ...]]:
+        # a constructor call, like Span.__reduce__: shards come back from worker processes
+        return GoldExample, (self.example_id, self.annotations, self.question_text,
+                             self.long_types)
 
     def long_type(self, threshold: int = 2) -> str | None:
         """The gold long-answer type: the most common type among non-null annotations.
@@ -79,8 +86,22 @@ def _key_value_pos(buf: bytes, key: bytes, lo: int, hi: int, *, reverse: bool = 
     return -1
 
 
-def _decode_at(buf: bytes, pos: int, hi: int, window: int = 4096) -> Any:
-    """Decode the JSON value starting at byte ``pos`` (reading as few bytes as possible)."""
+def _decode_at(buf: bytes, pos: int, hi: int, window: int = 4096, *,
+               next_key: bytes = b"") -> Any:
+    """Decode the JSON value starting at byte ``pos`` (reading as few bytes as possible).
+
+    ``next_key`` starts the name of the key that follows in the official files (compact,
+    sorted keys): the value is then first read up to ``,"next_key``. Inside a string every ``"`` is
+    escaped, and a JSON value cut short is never valid JSON, so that read either is the
+    whole value or fails and the window below decides.
+    """
+    if next_key:
+        end = buf.find(b',"' + next_key, pos, hi)
+        if end >= 0:
+            try:
+                return orjson.loads(buf[pos:end])
+            except orjson.JSONDecodeError:
+                pass
     while True:
         try:
             # Strict: a window may end inside a character (then it grows), but an invalid
@@ -135,10 +156,10 @@ def _parse_gold(buf: bytes, lo: int, hi: int, where: str | None, with_types: boo
         q_pos = _key_value_pos(buf, b"question_text", lo, hi, reverse=True)
         if ann_pos < 0 or id_pos < 0 or q_pos < 0:
             raise ValueError("fast path: a key was not found")
-        anns = _decode_at(buf, ann_pos, hi)
+        anns = _decode_at(buf, ann_pos, hi, next_key=b"document_")  # _html or _text
         m = _NUMBER_RE.match(buf, id_pos - 1, hi)
         example_id: Any = int(m.group(1)) if m else _decode_at(buf, id_pos, hi)
-        question = _decode_at(buf, q_pos, hi)
+        question = _decode_at(buf, q_pos, hi, next_key=b'question_tokens"')
         d: dict[str, Any] | None = None
     except (ValueError, UnicodeDecodeError):
         d = parse_json_line(buf[lo:hi], where)
@@ -254,18 +275,108 @@ def _read_shard(path: str, with_types: bool, threads: int = 0
     # Lines are scanned in place, by bounds inside large chunks: no per-line copies.
     out: list[GoldExample] = []
     first_line = 0
-    for lineno, buf, lo, hi in iter_line_spans(path, threads=threads):
-        ex = _parse_gold(buf, lo, hi, location(path, lineno), with_types)
-        if not out:
-            first_line = lineno
-        elif type(ex.example_id) is not type(out[0].example_id):
-            raise InputError(location(path, lineno),
-                             f"example_id {ex.example_id!r:.30} is {_id_kind(ex.example_id)}, but "
-                             f"the ids before it (from line {first_line}) are "
-                             f"{_id_kind(out[0].example_id, True)}",
-                             "write every example_id of the gold data the same way")
-        out.append(ex)
+    with gc_paused():
+        for lineno, buf, lo, hi in iter_line_spans(path, threads=threads):
+            ex = _parse_gold(buf, lo, hi, location(path, lineno), with_types)
+            if not out:
+                first_line = lineno
+            elif type(ex.example_id) is not type(out[0].example_id):
+                raise InputError(location(path, lineno),
+                                 f"example_id {ex.example_id!r:.30} is "
+                                 f"{_id_kind(ex.example_id)}, but the ids before it (from line "
+                                 f"{first_line}) are {_id_kind(out[0].example_id, True)}",
+                                 "write every example_id of the gold data the same way")
+            out.append(ex)
     return out, first_line
+
+
+def pool_size(shards: int, cores: int) -> int:
+    """How many processes read ``shards`` equal shards soonest on ``cores`` cores.
+
+    A gzip shard is read by one process from start to end, so 5 dev shards on 2 cores
+    take 3 shard-times with 2 processes (the last shard alone) but 2.5 with 3, the cores
+    being shared. This counts, for each pool size from ``cores`` to ``2 * cores``, the
+    shard-times of its waves (a wave of k shards takes max(1, k / cores)) and picks the
+    smallest pool with the fewest.
+    """
+    if shards <= cores:
+        return max(1, shards)
+
+    def waves(w: int) -> float:
+        full, rest = divmod(shards, w)
+        return full * max(1.0, w / cores) + (max(1.0, rest / cores) if rest else 0.0)
+
+    return min(range(cores, min(shards, 2 * cores) + 1), key=lambda w: (waves(w), w))
+
+
+class PendingGold:
+    """Gold shards being read by worker processes while the caller does other work.
+
+    :meth:`result` waits for the shards (raising the first shard's error in file order,
+    as a sequential read would). Use it as a context manager: leaving the block before
+    :meth:`result` (an error in the caller's own work) stops the workers at once rather
+    than waiting for shards nobody will read.
+    """
+
+    def __init__(self, files: Sequence[str], *, with_types: bool = False,
+                 workers: int | None = None,
+                 then: Callable[[dict[int | str, GoldExample]], None] | None = None,
+                 ) -> None:
+        self._files = list(files)
+        self._with_types = with_types
+        self._then = then
+        self._gold: dict[int | str, GoldExample] | None = None
+        self._pool: ProcessPoolExecutor | None = None
+        self._parts: list[Future[tuple[list[GoldExample], int]]] = []
+        workers = min(len(self._files), workers or pool_size(len(self._files),
+                                                            os.cpu_count() or 1))
+        if workers > 1:
+            self._pool = ProcessPoolExecutor(max_workers=workers)
+            self._parts = [self._pool.submit(_read_shard, f, with_types) for f in self._files]
+
+    @classmethod
+    def done(cls, gold: dict[int | str, GoldExample]) -> PendingGold:
+        """An already read gold set (from the cache)."""
+        pending = cls([])
+        pending._gold = gold
+        return pending
+
+    def result(self) -> dict[int | str, GoldExample]:
+        if self._gold is None:
+            if self._pool is None:
+                shards = [_read_shard(f, self._with_types) for f in self._files]
+            else:
+                try:
+                    with gc_paused():  # the shards' records are unpickled meanwhile
+                        shards = [part.result() for part in self._parts]
+                finally:
+                    self.close()
+            self._gold = _index(self._files, shards)
+            if self._then is not None:
+                self._then(self._gold)
+        return self._gold
+
+    def close(self) -> None:
+        """Stop the workers (at once if they are still reading)."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        if not all(part.done() for part in self._parts):
+            # shutdown() would wait for the shards being read; Python 3.14 has
+            # terminate_workers() for this, older versions only the private process table
+            terminate = getattr(pool, "terminate_workers", None)
+            if terminate is not None:
+                terminate()
+            else:
+                for proc in list(getattr(pool, "_processes", {}).values()):
+                    proc.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> PendingGold:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def read_nq_gold(paths: PathsLike, *, with_types: bool = False, workers: int | None = None,
@@ -276,13 +387,8 @@ def read_nq_gold(paths: PathsLike, *, with_types: bool = False, workers: int | N
     :class:`InputError` on malformed lines, empty inputs and duplicate example ids.
     """
     files = [str(p) for p in expand_paths(paths, what="gold")]
-    workers = min(len(files), workers or os.cpu_count() or 1)
-    if workers <= 1:
-        shards = [_read_shard(f, with_types) for f in files]
-    else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            shards = list(pool.map(_read_shard, files, [with_types] * len(files)))
-    return _index(files, shards)
+    with PendingGold(files, with_types=with_types, workers=workers) as pending:
+        return pending.result()
 
 
 def _index(files: Sequence[str], shards: Sequence[tuple[list[GoldExample], int]]

@@ -12,10 +12,10 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from nqkit.errors import InputError
-from nqkit.formats.gold_cache import load_nq_gold
+from nqkit.formats.gold_cache import load_nq_gold, start_nq_gold
 from nqkit.formats.nq_gold import GoldExample
 from nqkit.formats.nq_predictions import check_id_types, read_nq_predictions
-from nqkit.io import PathsLike, expand_paths
+from nqkit.io import PathsLike, expand_paths, gc_paused
 from nqkit.metrics.nq import NqResult, check_gold, evaluate_nq
 from nqkit.settings import Param, positive_int
 from nqkit.tasks.base import TASKS, Coverage, Result, Task
@@ -63,15 +63,22 @@ def evaluate_files(gold: PathsLike, predictions: str, *, long_threshold: int = 2
     """
     check_thresholds(long_threshold, short_threshold)
     gold_files = expand_paths(gold, what="gold")
-    preds = read_nq_predictions(predictions)
-    gold_ex = gold_examples if gold_examples is not None else load_nq_gold(
-        gold_files, with_types=with_types, cache=cache)
-    check_id_types(gold_ex, preds, predictions)
-    result = evaluate_nq(gold_ex, preds, long_threshold=long_threshold,
-                         short_threshold=short_threshold,
-                         missing="null" if allow_missing else "error",
-                         allow_extra=allow_extra, where=predictions,
-                         gold_where=gold_label(gold))
+    with gc_paused():  # tens of thousands of records, no cycles among them
+        if gold_examples is not None:
+            preds = read_nq_predictions(predictions)
+            gold_ex = gold_examples
+        else:
+            # the predictions are read while worker processes read the gold; an error in
+            # them still comes first, as before, and stops the workers
+            with start_nq_gold(gold_files, with_types=with_types, cache=cache) as pending:
+                preds = read_nq_predictions(predictions)
+                gold_ex = pending.result()
+        check_id_types(gold_ex, preds, predictions)
+        result = evaluate_nq(gold_ex, preds, long_threshold=long_threshold,
+                             short_threshold=short_threshold,
+                             missing="null" if allow_missing else "error",
+                             allow_extra=allow_extra, where=predictions,
+                             gold_where=gold_label(gold))
     return result, gold_ex
 
 
