@@ -69,12 +69,12 @@ def span_set_equal(gold: Sequence[Span], pred: Sequence[Span]) -> bool:
 
 def gold_has_long(annotations: Sequence[Annotation], threshold: int = 2) -> bool:
     """At least ``threshold`` annotators gave a non-null long answer."""
-    return sum(a.has_long for a in annotations) >= threshold
+    return sum([a.has_long for a in annotations]) >= threshold
 
 
 def gold_has_short(annotations: Sequence[Annotation], threshold: int = 2) -> bool:
     """At least ``threshold`` annotators gave short spans or a yes/no answer."""
-    return sum(a.has_short for a in annotations) >= threshold
+    return sum([a.has_short for a in annotations]) >= threshold
 
 
 # --------------------------------------------------------------------- per example
@@ -263,8 +263,21 @@ def check_gold(annotations: Mapping[int | str, Sequence[Annotation]], *,
         "reach")]
 
 
-def _kinds(s: Span) -> frozenset[str]:
-    return frozenset(k for k, has in (("byte", s.has_bytes), ("token", s.has_tokens)) if has)
+_BYTES, _TOKENS = 1, 2
+_KIND_NAMES = {_BYTES: "byte", _TOKENS: "token"}
+
+
+def _kinds(s: Span) -> int:
+    """The offsets a span has, as bits: 1 bytes, 2 tokens (0 for a null span)."""
+    return (_BYTES if s.has_bytes else 0) | (_TOKENS if s.has_tokens else 0)
+
+
+def _both_kinds(s: Span) -> bool:
+    """Null, or with both byte and token offsets (``is_null or has_bytes and has_tokens``,
+    written out: this runs for every predicted span)."""
+    sb, eb, st, et = s.start_byte, s.end_byte, s.start_token, s.end_token
+    return (sb < 0 and eb < 0 and st < 0 and et < 0) or (
+        sb >= 0 and eb >= 0 and st >= 0 and et >= 0)
 
 
 def check_span_kinds(annotations: Mapping[int | str, Sequence[Annotation]],
@@ -282,13 +295,14 @@ def check_span_kinds(annotations: Mapping[int | str, Sequence[Annotation]],
         if pred is None:
             continue
         # spans with both offsets (the usual case) match any gold kind: nothing to check
-        if all(sp.is_null or (sp.has_bytes and sp.has_tokens)
-               for sp in (pred.long_answer, *pred.short_answers)):
+        if _both_kinds(pred.long_answer) and all([_both_kinds(sp)
+                                                  for sp in pred.short_answers]):
             continue
-        gold_long: frozenset[str] = frozenset().union(
-            *(_kinds(a.long_answer) for a in anns if a.has_long))
-        gold_short: frozenset[str] = frozenset().union(
-            *(_kinds(s) for a in anns for s in a.short_answers if not s.is_null))
+        gold_long = gold_short = 0
+        for a in anns:
+            gold_long |= _kinds(a.long_answer)
+            for sp in a.short_answers:
+                gold_short |= _kinds(sp)
         for task, gold_kinds, spans in (("long", gold_long, (pred.long_answer,)),
                                         ("short", gold_short, pred.short_answers)):
             if not gold_kinds:
@@ -296,7 +310,8 @@ def check_span_kinds(annotations: Mapping[int | str, Sequence[Annotation]],
             for sp in spans:
                 kinds = _kinds(sp)
                 if kinds and not kinds & gold_kinds:
-                    key = (next(iter(kinds)), next(iter(gold_kinds)))
+                    # one kind each: a span with both would share one with any gold
+                    key = (_KIND_NAMES[kinds], _KIND_NAMES[gold_kinds])
                     found.setdefault(key, {"long": [], "short": []})[task].append(ex_id)
                     break
     for (pred_kind, gold_kind), ids in sorted(found.items()):
