@@ -133,7 +133,8 @@ class Annotation:
     @property
     def has_short(self) -> bool:
         """A short answer is a non-null span or a yes/no answer (official rule)."""
-        return self.yes_no_answer != "NONE" or any(not s.is_null for s in self.short_answers)
+        return self.yes_no_answer != "NONE" or (
+            bool(self.short_answers) and any(not s.is_null for s in self.short_answers))
 
 
 @dataclass(frozen=True)

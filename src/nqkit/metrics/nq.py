@@ -96,11 +96,16 @@ def _pred_has_short(pred: NqPrediction) -> bool:
 def score_long(annotations: Sequence[Annotation], pred: NqPrediction,
                threshold: int = 2) -> AnswerStat:
     """Score one long-answer prediction against the annotations of one example."""
-    gold_has = gold_has_long(annotations, threshold)
-    pred_has = not pred.long_answer.is_null
-    correct = gold_has and pred_has and any(
-        a.has_long and span_equal(a.long_answer, pred.long_answer) for a in annotations)
-    return AnswerStat(gold_has, pred_has, correct, pred.long_answer_score)
+    p = pred.long_answer
+    pred_has = not p.is_null
+    votes = 0  # the rule of gold_has_long and the match in one pass over the annotators
+    match = False
+    for a in annotations:
+        if not a.long_answer.is_null:
+            votes += 1
+            match = match or (pred_has and span_equal(a.long_answer, p))
+    gold_has = votes >= threshold
+    return AnswerStat(gold_has, pred_has, gold_has and match, pred.long_answer_score)
 
 
 def score_short(annotations: Sequence[Annotation], pred: NqPrediction,
