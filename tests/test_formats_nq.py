@@ -450,6 +450,49 @@ def test_gold_fast_path_skips_a_key_name_that_is_a_value(tmp_path, monkeypatch):
     assert _gold(path) == expected
 
 
+def _decoy_lines(tmp_path):
+    """Official lines plus extra keys that nest decoy copies of the keys the fast path
+    looks for, where a search from the end meets them first."""
+    orig = _toy(0)
+    orig["metadata"] = {"example_id": 7, "question_text": "decoy",
+                        "annotations": [], "long_answer_candidates": []}
+    orig_tokens = _toy(1)
+    orig_tokens["question_tokens"] = [{"question_text": "decoy", "example_id": 8}]
+    simp = _simplified(example_id=5, question_text="real question")
+    simp["zz"] = {"annotations": [], "example_id": 9, "question_text": "decoy"}
+    simplified_order = {k: simp[k] for k in ("document_text", "long_answer_candidates",
+                                              "question_text", "annotations",
+                                              "document_url", "example_id", "zz")}
+    lines = [json.dumps(orig, sort_keys=True, separators=(",", ":")),
+             json.dumps(orig_tokens, sort_keys=True, separators=(",", ":")),
+             json.dumps(simplified_order)]
+    path = tmp_path / "decoys.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_gold_fast_path_never_takes_a_nested_key(tmp_path):
+    # A custom file may nest objects with the same key names after the real keys: the
+    # reader takes the top-level values (here the oracle is the full reader), never the
+    # decoys (7, 8, 9, "decoy", an empty annotation list).
+    path = _decoy_lines(tmp_path)
+    expected = _full(path)
+    got = _gold(path)
+    assert got == expected
+    assert set(got) == {_toy(0)["example_id"], _toy(1)["example_id"], 5}
+    assert "decoy" not in {q for _, q in got.values()}
+    assert all(anns for anns, _ in got.values())
+
+
+def test_gold_fast_path_keeps_the_simplified_layout(tmp_path, monkeypatch):
+    # The simplified files put question_text, annotations, document_url and example_id
+    # last: the fast path reads them from that small tail, without a full parse.
+    path = shared_file("data", "nq", "simplified-nq-dev-sample10.jsonl")
+    expected = _full(path)
+    _fast_path_only(monkeypatch)
+    assert _gold(path) == expected
+
+
 def test_gold_line_without_question_reads_with_an_empty_question(tmp_path):
     # No question_text: the full parse reads it (the question is only for breakdowns), and a
     # span ending at the last token (4 tokens, end_token 4) is inside the document.

@@ -5,15 +5,18 @@ question and the type of each annotated long answer). A dev shard line is ~800 K
 all of it HTML and tokens, so decoding every line with a JSON parser (what the official
 script does) spends nearly all its time on bytes that are thrown away.
 
-Here each line is scanned for the top-level keys and only their values are decoded. A
-key is recognised only where it can be a top-level key of the line's object: preceded by
-``{`` or ``,`` and followed by ``:``. Inside a JSON string every ``"`` is escaped, so the
-pattern ``, "annotations":`` cannot occur within the HTML text. Whenever the fast path does
-not find what it expects, the line is parsed in full, so the result never depends on the
-writer's key order or spacing.
+Here each line is scanned for the top-level keys and only their values are decoded. Inside
+a JSON string every ``"`` is escaped, so a pattern such as ``,"example_id":`` cannot occur
+within the HTML text; but a custom file may hold the same key names in nested objects, so
+each key is taken only where its place shows it is top-level, as in the official files
+(sorted keys): ``annotations`` is the first key; the last ``example_id`` is followed by
+``long_answer_candidates``; the text from the last ``question_text`` to the end of the line
+is itself a JSON object (it would not be if that key were nested). Whenever the fast path
+does not find what it expects, the line is parsed in full, so the result never depends on
+the writer's key order, spacing or extra keys.
 
-Shards are read in parallel (one process per shard, up to the core count), and the result
-can be cached on disk keyed by the files' paths, sizes and modification times
+Shards are read in parallel processes (see :func:`pool_size`), and the result can be
+cached on disk keyed by the files' paths, sizes and modification times
 (:mod:`nqkit.formats.gold_cache`).
 """
 
@@ -29,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 
 from nqkit.errors import InputError, examples, location
@@ -66,7 +70,14 @@ class GoldExample:
 
 
 _DECODER = json.JSONDecoder()
-_NUMBER_RE = re.compile(rb"\s*:\s*(-?\d+)\s*[,}]")
+class _OriginalTail(msgspec.Struct):
+    """What the evaluation reads of the keys that end an original-format line."""
+
+    example_id: int | str
+    question_text: str
+
+
+_ORIGINAL_TAIL = msgspec.json.Decoder(_OriginalTail)  # other keys are skipped, not built
 
 
 def _key_value_pos(buf: bytes, key: bytes, lo: int, hi: int, *, reverse: bool = False) -> int:
@@ -84,6 +95,58 @@ def _key_value_pos(buf: bytes, key: bytes, lo: int, hi: int, *, reverse: bool = 
             return k + 1
         pos = buf.rfind(pat, lo, pos) if reverse else buf.find(pat, pos + 1, hi)
     return -1
+
+
+def _top_level_values(buf: bytes, lo: int, hi: int) -> tuple[Any, Any, Any]:
+    """The annotations, example id and question of the line ``buf[lo:hi]``, each read where
+    its place shows it is a top-level key; ``ValueError`` when that cannot be shown.
+
+    Original files (sorted keys): ``annotations`` comes first, and the text from the last
+    ``example_id`` to the end of the line (the id, the long-answer candidates, the
+    question and its tokens, ~8 KB) is itself an object, read by a typed decoder that
+    checks the candidates' syntax without building them. Simplified files put
+    ``question_text``, ``annotations``, ``document_url`` and ``example_id`` last: the text
+    from the first of them to the end is one small object holding all three. The text from
+    a key to the end of the line is an object only when the key is top-level: from a nested
+    key, the brackets that close its enclosing values are left over.
+    """
+    ann_pos = _first_key_value_pos(buf, b"annotations", lo, hi)
+    q_pos = _key_value_pos(buf, b"question_text", lo, hi, reverse=True)
+    id_pos = _key_value_pos(buf, b"example_id", lo, hi, reverse=True)
+    if q_pos < 0 or id_pos < 0:
+        raise ValueError("fast path: no question_text or example_id key")
+    if ann_pos >= 0:
+        try:
+            end = _ORIGINAL_TAIL.decode(b"{" + buf[_key_start(buf, id_pos, lo):hi])
+        except msgspec.DecodeError as e:  # a type error included: the full parse words it
+            raise ValueError(f"fast path: {e}") from None
+        return (_decode_at(buf, ann_pos, hi, next_key=b"document_"),  # _html or _text
+                end.example_id, end.question_text)
+    starts = [_key_start(buf, pos, lo) for pos in (
+        q_pos, _key_value_pos(buf, b"annotations", lo, hi, reverse=True), id_pos) if pos >= 0]
+    tail = orjson.loads(b"{" + buf[min(starts):hi])
+    if not {"annotations", "example_id", "question_text"} <= tail.keys():
+        raise ValueError("fast path: the keys are not at the end of the line")
+    return tail["annotations"], tail["example_id"], tail["question_text"]
+
+
+def _key_start(buf: bytes, value_pos: int, lo: int) -> int:
+    """Where the key (its opening ``"``) starts whose value starts at ``value_pos``."""
+    return buf.rfind(b'"', lo, buf.rfind(b'"', lo, value_pos))
+
+
+def _first_key_value_pos(buf: bytes, key: bytes, lo: int, hi: int) -> int:
+    """Position just after ``"key":`` when it is the first key of the object ``buf[lo:hi]``
+    (which starts with ``{``), or -1."""
+    i = lo
+    while buf[i] in b" \t\r\n{" and i < hi:  # the framing was checked: one "{" comes first
+        i += 1
+    if not buf.startswith(b'"' + key + b'"', i):
+        return -1
+    i += len(key) + 2
+    while i < hi and buf[i] in b" \t\r\n":
+        i += 1
+    return i + 1 if i < hi and buf[i] == 58 else -1  # ':'
 
 
 def _decode_at(buf: bytes, pos: int, hi: int, window: int = 4096, *,
@@ -151,17 +214,9 @@ def _parse_gold(buf: bytes, lo: int, hi: int, where: str | None, with_types: boo
         # here (nqkit.formats.nq.read_nq parses and checks everything).
         if not _framed(buf, lo, hi):
             raise ValueError("fast path: not one JSON object")
-        ann_pos = _key_value_pos(buf, b"annotations", lo, hi)
-        id_pos = _key_value_pos(buf, b"example_id", lo, hi, reverse=True)
-        q_pos = _key_value_pos(buf, b"question_text", lo, hi, reverse=True)
-        if ann_pos < 0 or id_pos < 0 or q_pos < 0:
-            raise ValueError("fast path: a key was not found")
-        anns = _decode_at(buf, ann_pos, hi, next_key=b"document_")  # _html or _text
-        m = _NUMBER_RE.match(buf, id_pos - 1, hi)
-        example_id: Any = int(m.group(1)) if m else _decode_at(buf, id_pos, hi)
-        question = _decode_at(buf, q_pos, hi, next_key=b'question_tokens"')
+        anns, example_id, question = _top_level_values(buf, lo, hi)
         d: dict[str, Any] | None = None
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError):  # orjson.JSONDecodeError is a ValueError
         d = parse_json_line(buf[lo:hi], where)
         if not isinstance(d, dict):
             raise InputError(where, f"expected a JSON object, found {type(d).__name__}",
