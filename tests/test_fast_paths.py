@@ -1,5 +1,7 @@
 """The fast paths of the NQ readers accept exactly what the careful paths accept.
 
+(And the one-pass candidate nesting answers like its definition on any candidates.)
+
 Gold annotations and predictions are first tried by a check written for speed
 (``_well_formed_*``); anything it does not accept goes to the careful validator, which
 words the error. These tests draw objects of every shape (right, wrong and odd values,
@@ -26,6 +28,7 @@ from nqkit.formats.nq import (
     NULL_SPAN,
     Annotation,
     Span,
+    _parents,
     _Parser,
     _well_formed_annotation,
     _well_formed_span,
@@ -283,3 +286,20 @@ def test_pending_gold_stops_its_workers_when_left_early(tmp_path):
     with PendingGold(files, workers=2) as again:
         gold = again.result()
     assert list(gold) == [100, 101, 102, 110, 111, 112, 120, 121, 122]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 12), st.integers(1, 6)), max_size=12),
+       st.booleans())
+def test_candidate_parents_of_any_candidates_follow_the_definition(pairs, in_order):
+    # Official candidates nest and come in order (the one-pass stack); a custom file's may
+    # not: then too, each parent is the last earlier candidate containing it.
+    spans = [Span(-1, -1, a, a + n) for a, n in pairs]
+    if in_order:
+        spans.sort(key=lambda s: s.start_token)
+    expected = []
+    for i, s in enumerate(spans):
+        containers = [j for j in range(i) if spans[j].start_token <= s.start_token
+                      and s.end_token <= spans[j].end_token]
+        expected.append(containers[-1] if containers else -1)
+    assert _parents(spans) == tuple(expected)

@@ -296,17 +296,33 @@ def _is_tag(token: str) -> bool:
 
 
 def _parents(spans: list[Span]) -> tuple[int, ...]:
-    # Candidates come in document order and nest properly, so a stack of open
-    # candidates finds each one's smallest container in one pass.
+    """For each span, the last earlier span containing it (by tokens), or -1.
+
+    Official candidates come in document order and nest properly, so a stack of open
+    candidates finds each one's container in one pass. A file whose candidates do not
+    (out of order, or overlapping without nesting) is answered by the definition itself,
+    in quadratic time, rather than with wrong parents.
+    """
     parents = [-1] * len(spans)
     stack: list[int] = []
     for i, s in enumerate(spans):
+        if i and s.start_token < spans[i - 1].start_token:
+            return _parents_by_definition(spans)
         while stack and spans[stack[-1]].end_token <= s.start_token:
             stack.pop()
-        if stack and spans[stack[-1]].end_token >= s.end_token:
+        if stack:
+            if spans[stack[-1]].end_token < s.end_token:  # overlaps without nesting
+                return _parents_by_definition(spans)
             parents[i] = stack[-1]
         stack.append(i)
     return tuple(parents)
+
+
+def _parents_by_definition(spans: list[Span]) -> tuple[int, ...]:
+    return tuple(next((j for j in range(i - 1, -1, -1)
+                       if spans[j].start_token <= s.start_token
+                       and s.end_token <= spans[j].end_token), -1)
+                 for i, s in enumerate(spans))
 
 
 # --------------------------------------------------------------------------- parsing
