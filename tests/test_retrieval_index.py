@@ -397,6 +397,29 @@ def test_local_cluster_bm25_equals_one_process(bm25_index: Path, bm25_run: dict[
     assert trec.read_bytes() == bm25_run["trec"].read_bytes()
 
 
+def test_scheduler_address_bm25_equals_one_process(bm25_index: Path, bm25_run: dict[str, Path],
+                                                   real_corpus: Path, tmp_path: Path) -> None:
+    # --cluster tcp://HOST:PORT: an existing scheduler (here a 2-worker cluster started by
+    # the test on 127.0.0.1), whose workers see the same files; same bytes as one process
+    require("dask.distributed")
+    import distributed
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None) as cluster:
+        address = cluster.scheduler_address
+        assert address.startswith("tcp://127.0.0.1:")
+        ix = tmp_path / "ix"
+        assert main(["index", "build", "--corpus", str(real_corpus), *BM25_OPTS, "-o", str(ix),
+                     "--shard-size", "1000", "--cluster", address]) == 0
+        assert json.loads((ix / "params.json").read_text())["build"]["workers"] == 2
+        assert _tree_bytes(ix) == _tree_bytes(bm25_index)
+        run, trec = tmp_path / "run.json", tmp_path / "run.trec"
+        assert main(["retrieve", "--index", str(ix), "--questions", str(bm25_run["qa"]),
+                     "-o", str(run), "--trec", str(trec), "--cluster", address]) == 0
+    assert run.read_bytes() == bm25_run["json"].read_bytes()
+    assert trec.read_bytes() == bm25_run["trec"].read_bytes()
+
+
 @pytest.fixture(scope="module")
 def small_corpus(real_corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("small") / "small.tsv"
