@@ -8,12 +8,11 @@ script does) spends nearly all its time on bytes that are thrown away.
 Here each line is scanned for the top-level keys and only their values are decoded. Inside
 a JSON string every ``"`` is escaped, so a pattern such as ``,"example_id":`` cannot occur
 within the HTML text; but a custom file may hold the same key names in nested objects, so
-each key is taken only where its place shows it is top-level, as in the official files
-(sorted keys): ``annotations`` is the first key; the last ``example_id`` is followed by
-``long_answer_candidates``; the text from the last ``question_text`` to the end of the line
-is itself a JSON object (it would not be if that key were nested). Whenever the fast path
-does not find what it expects, the line is parsed in full, so the result never depends on
-the writer's key order, spacing or extra keys.
+each key is taken only where its place proves it top-level: as the first key of the line,
+or where the text from it to the end of the line is itself one JSON object (it is not when
+the key is nested). See :func:`_top_level_values`. Whenever the fast path does not find
+what it expects, the line is parsed in full, so the result never depends on the writer's
+key order, spacing or extra keys.
 
 Shards are read in parallel processes (see :func:`pool_size`), and the result can be
 cached on disk keyed by the files' paths, sizes and modification times
@@ -70,6 +69,8 @@ class GoldExample:
 
 
 _DECODER = json.JSONDecoder()
+
+
 class _OriginalTail(msgspec.Struct):
     """What the evaluation reads of the keys that end an original-format line."""
 
@@ -139,7 +140,7 @@ def _first_key_value_pos(buf: bytes, key: bytes, lo: int, hi: int) -> int:
     """Position just after ``"key":`` when it is the first key of the object ``buf[lo:hi]``
     (which starts with ``{``), or -1."""
     i = lo
-    while buf[i] in b" \t\r\n{" and i < hi:  # the framing was checked: one "{" comes first
+    while i < hi and buf[i] in b" \t\r\n{":  # the framing was checked: "{" comes first
         i += 1
     if not buf.startswith(b'"' + key + b'"', i):
         return -1
