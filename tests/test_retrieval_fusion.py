@@ -15,7 +15,7 @@ from nqkit.retrieval.fusion import fuse_normalized, fuse_rrf
 from nqkit.retrieval.questions import read_questions
 from nqkit.retrieval.topk import merge_topk, topk_of_row, topk_rows
 
-from conftest import shared_file
+from conftest import require, shared_file
 
 
 def _hits(pairs: list[tuple[int, float]]) -> tuple[np.ndarray, np.ndarray]:
@@ -121,3 +121,20 @@ def test_cluster_none_runs_in_order_and_carries_input_errors() -> None:
     assert validate_spec("tcp://10.0.0.1:8786") == "tcp://10.0.0.1:8786"
     with pytest.raises(InputError, match="expected none, local or a scheduler address"):
         validate_spec("yarn")
+
+
+def test_scheduler_address_where_nothing_listens_is_refused_at_once() -> None:
+    # Dask alone would retry the refused connection for 20 s before failing
+    require("dask.distributed")
+    import socket
+
+    with socket.socket() as s:  # a port that was free a moment ago: nothing listens there
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(InputError, match="no Dask scheduler listens there") as e, \
+            open_cluster(f"tcp://127.0.0.1:{port}"):
+        pass
+    assert e.value.where == f"--cluster tcp://127.0.0.1:{port}"
+    with pytest.raises(InputError, match="expected a scheduler address"), \
+            open_cluster("tcp://127.0.0.1:port"):
+        pass

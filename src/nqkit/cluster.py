@@ -80,6 +80,36 @@ def _raise_failure(f: _Failure) -> None:
     raise NqkitError(f.problem)
 
 
+def _probe(spec: str) -> None:
+    """Refuse at once a tcp:// address where nothing listens.
+
+    Dask retries a refused connection until its timeout (20 s here), which suits a
+    scheduler that is still starting but makes a mistyped port a long silent wait: one
+    plain connection attempt tells the two apart.
+    """
+    if not spec.startswith("tcp://"):
+        return
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(spec)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host, port = None, None
+    if not host or not port:
+        raise InputError(f"--cluster {spec}", "expected a scheduler address tcp://HOST:PORT",
+                         "give --cluster tcp://HOST:8786")
+    try:
+        socket.create_connection((host, port), timeout=5).close()
+    except ConnectionRefusedError:
+        raise InputError(f"--cluster {spec}", "no Dask scheduler listens there (connection "
+                         "refused)", "start it with `dask scheduler` and workers with `dask "
+                         f"worker {spec}`, or use --cluster local") from None
+    except OSError:
+        pass  # unreachable or slow: Dask's own timeout decides
+
+
 class Cluster:
     """Where shard jobs run (see the module docstring); use :func:`open_cluster`."""
 
@@ -156,6 +186,7 @@ def open_cluster(spec: str = "none", *, workers: int | None = None,
         finally:
             cluster.close()
         return
+    _probe(spec)
     try:
         client = distributed.Client(spec, timeout="20s")
     except OSError as e:
