@@ -453,12 +453,12 @@ def _run_python(code: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.skipif(sys.platform != "linux", reason="prctl is Linux-only")
 def test_worker_is_killed_with_its_parent_by_the_kernel_on_linux():
-    # _die_with_parent arms prctl(PR_SET_PDEATHSIG = 1, SIGKILL); PR_GET_PDEATHSIG (2)
+    # die_with_parent arms prctl(PR_SET_PDEATHSIG = 1, SIGKILL); PR_GET_PDEATHSIG (2)
     # reads it back. No watcher thread is needed then.
     r = _run_python(
         "import ctypes, os, threading\n"
-        "from nqkit.formats.simplify import _die_with_parent\n"
-        "_die_with_parent(os.getppid())\n"
+        "from nqkit.workers import die_with_parent\n"
+        "die_with_parent(os.getppid())\n"
         "sig = ctypes.c_int(-1)\n"
         "assert ctypes.CDLL(None).prctl(2, ctypes.byref(sig), 0, 0, 0) == 0\n"
         "print(sig.value, [t.name for t in threading.enumerate()])\n")
@@ -473,8 +473,8 @@ def test_watcher_thread_keeps_a_worker_whose_parent_lives():
         "def no_libc(*args, **kwargs):\n"
         "    raise OSError('no libc')\n"
         "ctypes.CDLL = no_libc\n"
-        "from nqkit.formats.simplify import _die_with_parent\n"
-        "_die_with_parent(os.getppid())\n"
+        "from nqkit.workers import die_with_parent\n"
+        "die_with_parent(os.getppid())\n"
         "(w,) = [t for t in threading.enumerate() if t.name == 'nqkit-parent-watch']\n"
         "w.join(0.3)\n"
         "print('watching', w.is_alive(), w.daemon)\n")

@@ -52,6 +52,7 @@ from nqkit.io import (
     iter_lines,
     make_temp,
 )
+from nqkit.workers import die_with_parent
 
 __all__ = [
     "SIMPLIFIED_KEYS",
@@ -402,41 +403,9 @@ _first_failed: Any = None
 
 def _init_worker(progress_q: Any, first_failed: Any, parent_pid: int) -> None:
     global _progress_q, _first_failed
-    _die_with_parent(parent_pid)
+    die_with_parent(parent_pid)
     _progress_q, _first_failed = progress_q, first_failed
     tune_malloc()
-
-
-def _die_with_parent(parent_pid: int) -> None:
-    """End this worker as soon as the process that started it dies (even by SIGKILL), so
-    no worker keeps a core busy for minutes after its run was killed.
-
-    Linux: ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` (the pool starts its workers from the main
-    thread, whose end is the process's end); elsewhere a daemon thread polls the parent.
-    """
-    import signal
-
-    armed = False
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        armed = libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0) == 0
-    except (OSError, AttributeError):  # pragma: no cover - not Linux
-        armed = False
-    if os.getppid() != parent_pid:  # the parent died before the signal was armed
-        os._exit(1)
-    if not armed:  # pragma: no cover - not Linux
-        import threading
-        import time
-
-        def watch() -> None:
-            while os.getppid() == parent_pid:
-                time.sleep(1.0)
-            os._exit(1)
-
-        threading.Thread(target=watch, daemon=True, name="nqkit-parent-watch").start()
 
 
 @contextlib.contextmanager
