@@ -10,6 +10,12 @@ lines of the shared data with one deterministic mutation). Every row must give:
 * no output file left, nothing else created in the case directory or the working
   directory, and every input byte-identical afterwards.
 
+Rows that need a directory (an index) build it from a :class:`Tree`; the ``nqkit data``
+rows use their own registry file, mirror directory and data home (``NQKIT_HOME`` inside
+the case directory, so whatever they create is seen), except where a download fails
+mid-transfer: there the data home is a cache outside it and ``outputs`` names what must
+not be left there (``{home}/...``).
+
 Rows run in-process through :func:`nqkit.cli.main`; rows over a FIFO run in a subprocess
 (a reader that opens the FIFO twice would otherwise block the test run). A control row per
 command runs the same command on the unmutated inputs and must exit 0, so each bad-input
@@ -72,6 +78,7 @@ class Corpus:
     dpr: list[dict[str, Any]]  # DPR results built from the bi-encoder sample
     qa_tsv: list[bytes]  # 20 DPR QA TSV lines
     squad: dict[str, Any]  # SQuAD dev: the first article, 3 paragraphs
+    passages: list[tuple[str, str, str]]  # 48 distinct (id, text, title) of the DPR sample
 
 
 _CORPUS: Corpus | None = None
@@ -92,6 +99,12 @@ def corpus() -> Corpus:
         tsv = shared_file("data", "dpr", "nq-dev.qa.tsv").read_bytes().splitlines()
         squad = json.loads(shared_file("data", "squad", "dev-v1.1.json").read_bytes())
         article = squad["data"][0]
+        passages: dict[str, tuple[str, str, str]] = {}
+        for b in bienc:
+            for ctx in b["positive_ctxs"] + b["negative_ctxs"] + b["hard_negative_ctxs"]:
+                if len(passages) < 48:
+                    passages.setdefault(ctx["passage_id"], (ctx["passage_id"], ctx["text"],
+                                                            ctx["title"]))
         dpr = [{"question": b["question"], "answers": b["answers"],
                 "ctxs": [{"id": c.get("passage_id", ""), "title": c["title"], "text": c["text"],
                           "score": str(100 - i)}
@@ -103,6 +116,7 @@ def corpus() -> Corpus:
             simplified=json.loads(simp.splitlines()[0]),
             nq_open=[json.loads(x) for x in opn[:20]], ambig=ambig[:12],
             ambig_train=ambig_train[:60], dpr=dpr, qa_tsv=tsv[:20],
+            passages=list(passages.values()),
             squad={"version": "1.1", "data": [{**article,
                                                "paragraphs": article["paragraphs"][:3]}]})
     return _CORPUS
@@ -135,7 +149,14 @@ class Fifo:
     content: Callable[[Corpus], bytes]
 
 
-Content = Callable[[Corpus], bytes] | str | Fifo
+@dataclass(frozen=True)
+class Tree:
+    """A directory of files (relative path -> bytes), e.g. an index directory."""
+
+    content: Callable[[Corpus], dict[str, bytes]]
+
+
+Content = Callable[[Corpus], bytes] | str | Fifo | Tree
 
 
 @dataclass
@@ -143,7 +164,8 @@ class Case:
     id: str
     argv: list[str]  # "{d}" stands for the case directory
     files: dict[str, Content]
-    outputs: tuple[str, ...] = ()  # paths (relative to the case directory) never left behind
+    outputs: tuple[str, ...] = ()  # paths (relative to the case directory, or to the home
+    # directory as "{home}/...") never left behind
     names: str | None = None  # the message must contain this (the bad file or option)
     in_subprocess: bool = False
     expect: int = 2
@@ -898,10 +920,498 @@ def _compare_cases() -> list[Case]:
     return [Case(f"compare/{name}", argv, files, names=names) for name, argv, names in rows]
 
 
+# --------------------------------------------------------------------------- index, retrieve
+
+def _tsv_field(value: str) -> str:
+    # DPR's psgs_w100.tsv convention (csv.writer with a tab): a field holding a quote is
+    # quoted, with the quote doubled; tabs and newlines never occur inside a passage.
+    value = value.replace("\t", " ").replace("\r", " ").replace("\n", " ")
+    return '"' + value.replace('"', '""') + '"' if '"' in value else value
+
+
+def passages_tsv(passages: list[tuple[str, str, str]], header: bytes = b"id\ttext\ttitle\n"
+                 ) -> bytes:
+    return header + b"".join("\t".join(map(_tsv_field, p)).encode() + b"\n"
+                             for p in passages)
+
+
+def _corpus_ok(c: Corpus) -> bytes:
+    return passages_tsv(c.passages)
+
+
+def _corpus_line(i: int, fn: Callable[[bytes], bytes]) -> Content:
+    """The corpus with its passage line ``i`` (0-based, after the header) changed."""
+    def f(c: Corpus) -> bytes:
+        lines = _corpus_ok(c).splitlines(keepends=True)
+        lines[1 + i] = fn(lines[1 + i])
+        return b"".join(lines)
+    return f
+
+
+_BM25_INDEX: dict[str, bytes] | None = None
+INDEX_SHARD = 16  # passages per shard: the 48-passage corpus gives 3 shards
+
+
+def bm25_index(c: Corpus) -> dict[str, bytes]:
+    """The files of a BM25 index over the 48 passages, built once (by `nqkit index build`,
+    which the index-build control row checks) and copied into each case that needs it."""
+    global _BM25_INDEX
+    if _BM25_INDEX is None:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            corpus_path = Path(tmp) / "corpus.tsv"
+            corpus_path.write_bytes(_corpus_ok(c))
+            with contextlib.redirect_stderr(io.StringIO()), \
+                    contextlib.redirect_stdout(io.StringIO()):
+                code = main(["index", "build", "--cluster", "none", "--corpus",
+                             str(corpus_path), "--retriever", "bm25", "-o",
+                             str(Path(tmp) / "ix"), "--shard-size", str(INDEX_SHARD)])
+            assert code == 0, "cannot build the BM25 index the retrieve rows need"
+            root = Path(tmp) / "ix"
+            _BM25_INDEX = {str(p.relative_to(root)): p.read_bytes()
+                           for p in sorted(root.rglob("*")) if p.is_file()}
+    return dict(_BM25_INDEX)
+
+
+def _index_tree(fn: Callable[[dict[str, bytes]], dict[str, bytes]] | None = None) -> Tree:
+    return Tree(lambda c: fn(bm25_index(c)) if fn else bm25_index(c))
+
+
+def _params(fn: Callable[[dict[str, Any]], Any]) -> Tree:
+    """The index with its params.json changed (as JSON)."""
+    def f(files: dict[str, bytes]) -> dict[str, bytes]:
+        return {**files, "params.json": js(fn(json.loads(files["params.json"])))}
+    return _index_tree(f)
+
+
+def _params_set(path: str, value: Any) -> Tree:
+    return _params(lambda p: _set(path, value)(p))
+
+
+def _params_drop(key: str) -> Tree:
+    return _params(lambda p: _drop(key)(p))
+
+
+def _shard_file(files: dict[str, bytes]) -> str:
+    return next(k for k in sorted(files) if k.startswith("bm25/"))
+
+
+def _store_missing(files: dict[str, bytes]) -> dict[str, bytes]:
+    files = dict(files)
+    del files[_shard_file(files)]
+    return files
+
+
+def _store_grown(files: dict[str, bytes]) -> dict[str, bytes]:
+    k = _shard_file(files)
+    return {**files, k: files[k] + b"\0" * 8}
+
+
+def _index_cases() -> list[Case]:
+    """`nqkit index build`: bad passage corpora and bad options, over real DPR passages."""
+    ib = ["index", "build", "--cluster", "none", "--corpus", "{d}/corpus.tsv", "--retriever",
+          "bm25", "-o", "{d}/ix", "--shard-size", str(INDEX_SHARD)]
+    bad: dict[str, Content] = {
+        "empty-file": lambda c: b"",
+        "header-only": lambda c: b"id\ttext\ttitle\n",
+        "header-missing": lambda c: passages_tsv(c.passages, header=b""),
+        "header-columns-swapped": lambda c: passages_tsv(c.passages, b"text\tid\ttitle\n"),
+        "title-missing": _corpus_line(4, lambda b: b.rsplit(b"\t", 1)[0] + b"\n"),
+        "extra-column": _corpus_line(4, lambda b: b.rstrip(b"\n") + b"\textra\n"),
+        "id-empty": _corpus_line(7, lambda b: b[b.index(b"\t"):]),
+        "id-duplicate": lambda c: passages_tsv([*c.passages, c.passages[2]]),
+        "quote-unclosed": _corpus_line(3, lambda b: b'3\t"unclosed text\tTitle\n'),
+        "invalid-utf8": _corpus_line(5, lambda b: b.replace(b"\t", b"\t\xff\xfe", 1)),
+        "blank-lines-only": lambda c: b"\n\n",
+        "missing-file": MISSING,
+        "directory": DIR,
+        "symlink-loop": LOOP,
+    }
+    cases = [Case(f"index-build/corpus-{k}", ib, {"corpus.tsv": v}, ("ix",),
+                  names="corpus.tsv") for k, v in bad.items()]
+    gz = [*ib[:5], "{d}/corpus.tsv.gz", *ib[6:]]
+    cases.append(Case("index-build/corpus-gzip-truncated", gz, {
+        "corpus.tsv.gz": lambda c: gzip.compress(_corpus_ok(c), mtime=0)[:-40]}, ("ix",),
+        names="corpus.tsv.gz"))
+    ok: dict[str, Content] = {"corpus.tsv": _corpus_ok}
+    for k, extra, names in [("shard-size-zero", ["--shard-size", "0"], "--shard-size"),
+                            ("k1-negative", ["--k1", "-1"], "--k1"),
+                            ("b-above-one", ["--b", "1.5"], "--b"),
+                            ("bm25-method-unknown", ["--bm25-method", "okapi"],
+                             "--bm25-method"),
+                            ("cluster-unknown", ["--cluster", "kubernetes"], "--cluster"),
+                            ("workers-zero", ["--workers", "0"], "--workers"),
+                            ("retriever-unknown", ["--retriever", "tfidf"], "--retriever")]:
+        cases.append(Case(f"index-build/{k}", [*ib, *extra], dict(ok), ("ix",), names=names))
+    cases.append(Case("index-build/corpus-option-missing", ib[:4] + ib[6:], dict(ok), ("ix",),
+                      names="--corpus"))
+    out = ib.index("{d}/ix")
+    for k, target, files, names in [
+        ("output-is-corpus", "{d}/corpus.tsv", {}, "corpus.tsv"),
+        ("output-not-empty", "{d}/full", {"full/keep.txt": lambda c: b"x"}, "full"),
+        ("output-parent-is-file", "{d}/corpus.tsv/ix", {}, "corpus.tsv"),
+        ("output-is-existing-index", "{d}/old", {"old": _index_tree()}, "old"),
+    ]:
+        cases.append(Case(f"index-build/{k}", [*ib[:out], target, *ib[out + 1:]],
+                          {**ok, **files}, ("ix",), names=names))
+    # A bad corpus must not leave the directories made for -o behind.
+    cases.append(Case("index-build/bad-corpus-leaves-no-parent",
+                      [*ib[:out], "{d}/new/deeper/ix", *ib[out + 1:]],
+                      {"corpus.tsv": lambda c: b""}, ("new",), names="corpus.tsv"))
+    return cases
+
+
+def _questions_tsv(c: Corpus) -> bytes:
+    return b"\n".join(c.qa_tsv) + b"\n"
+
+
+def _retrieve_cases() -> list[Case]:
+    """`nqkit retrieve`: broken index directories, questions files and options."""
+    rt = ["retrieve", "--cluster", "none", "--index", "{d}/ix", "--questions",
+          "{d}/q.qa.tsv", "--topk", "5", "-o", "{d}/out.json"]
+    outs = ("out.json", "run.trec")
+    ok: dict[str, Content] = {"ix": _index_tree(), "q.qa.tsv": _questions_tsv}
+    cases = []
+    broken: dict[str, tuple[Content, str]] = {
+        "index-missing": (MISSING, "ix"),
+        "index-is-file": (lambda c: b"not an index", "ix"),
+        "params-missing": (_index_tree(lambda f: {k: v for k, v in f.items()
+                                                  if k != "params.json"}), "ix"),
+        "params-not-json": (_index_tree(lambda f: {**f, "params.json": b"{not json"}),
+                            "params.json"),
+        "params-invalid-utf8": (_index_tree(lambda f: {**f, "params.json": f["params.json"]
+                                                       .replace(b'"bm25"', b'"bm\xff25"', 1)}),
+                                "params.json"),
+        "params-is-list": (_params(lambda p: [p]), "params.json"),
+        "params-other-format": (_params_set("format", "nqkit-reqa-task"), "params.json"),
+        "params-format-version-2": (_params_set("format_version", 2), "params.json"),
+        "params-shards-missing": (_params_drop("shards"), "params.json"),
+        "params-shards-not-pairs": (_params_set("shards", [5, 6]), "params.json"),
+        "params-shards-gap": (_params_set("shards.1.0", INDEX_SHARD + 1), "params.json"),
+        "params-passages-text": (_params_set("corpus.passages", "many"), "params.json"),
+        "params-retriever-unknown": (_params_set("retriever", "tfidf"), "params.json"),
+        "params-settings-missing": (_params_drop("settings"), "params.json"),
+        "params-bm25s-version": (_params_set("versions.bm25s", "0.0.1"), "params.json"),
+        "store-file-missing": (_index_tree(_store_missing), "ix"),
+        "store-file-grown": (_index_tree(_store_grown), "ix"),
+    }
+    for k, (content, names) in broken.items():
+        cases.append(Case(f"retrieve/{k}", rt, {**ok, "ix": content}, outs, names=names))
+    q = rt.index("{d}/q.qa.tsv")
+    bad_q: dict[str, tuple[str, Content]] = {
+        "missing": ("q.qa.tsv", MISSING),
+        "directory": ("q.qa.tsv", DIR),
+        "empty-file": ("q.qa.tsv", lambda c: b""),
+        "no-tab": ("q.qa.tsv", lambda c: c.qa_tsv[0] + b"\n" + c.qa_tsv[1].replace(b"\t", b" ")
+                   + b"\n"),
+        "answers-not-literal": ("q.qa.tsv", lambda c: c.qa_tsv[0] + b"\n"
+                                + c.qa_tsv[1].split(b"\t")[0] + b"\t['unclosed\n"),
+        "answers-not-strings": ("q.qa.tsv", lambda c: c.qa_tsv[0].split(b"\t")[0]
+                                + b"\t[1, 2]\n"),
+        "invalid-utf8": ("q.qa.tsv", lambda c: b"\xff" + _questions_tsv(c)),
+        "unknown-extension": ("q.txt", _questions_tsv),
+        "jsonl-answer-missing": ("q.jsonl", lambda c: jl(*c.nq_open[:3],
+                                                         {"question": "who?"})),
+        "jsonl-not-json": ("q.jsonl", lambda c: jl(*c.nq_open[:3]) + b"{oops\n"),
+        "ambignq-not-list": ("q.json", lambda c: js({"data": c.ambig})),
+        "ambignq-empty-list": ("q.json", lambda c: b"[]"),
+    }
+    for k, (name, content) in bad_q.items():
+        cases.append(Case(f"retrieve/questions-{k}", [*rt[:q], f"{{d}}/{name}", *rt[q + 1:]],
+                          {"ix": _index_tree(), name: content}, outs, names=name))
+    for k, extra, names in [("topk-zero", ["--topk", "0"], "--topk"),
+                            ("topk-text", ["--topk", "ten"], "--topk"),
+                            ("depth-zero", ["--depth", "0"], "--depth"),
+                            ("alpha-negative", ["--alpha", "-1"], "--alpha"),
+                            ("fusion-unknown", ["--fusion", "max"], "--fusion"),
+                            ("cluster-unknown", ["--cluster", "yarn"], "--cluster"),
+                            ("device-unknown", ["--device", "tpu"], "--device"),
+                            ("three-indexes", ["--index", "{d}/ix", "--index", "{d}/ix"],
+                             "--index")]:
+        cases.append(Case(f"retrieve/{k}", [*rt, *extra], dict(ok), outs, names=names))
+    cases.append(Case("retrieve/hybrid-other-corpus", [*rt, "--index", "{d}/ix2"],
+                      {**ok, "ix2": _params_set("corpus.fingerprint", "0" * 64)}, outs,
+                      names="ix2"))
+    cases.append(Case("retrieve/hybrid-two-bm25", [*rt, "--index", "{d}/ix2"],
+                      {**ok, "ix2": _index_tree()}, outs, names="ix2"))
+    o = rt.index("{d}/out.json")
+    for k, target, files, names in [
+        ("output-over-questions", "{d}/q.qa.tsv", {}, "q.qa.tsv"),
+        ("output-over-index-params", "{d}/ix/params.json", {}, "params.json"),
+        ("output-is-directory", "{d}/outdir", {"outdir": DIR}, "outdir"),
+        ("output-parent-is-file", "{d}/q.qa.tsv/out.json", {}, "q.qa.tsv"),
+    ]:
+        cases.append(Case(f"retrieve/{k}", [*rt[:o], target, *rt[o + 1:]], {**ok, **files},
+                          outs, names=names))
+    cases.append(Case("retrieve/trec-over-output", [*rt, "--trec", "{d}/out.json"], dict(ok),
+                      outs, names="out.json"))
+    cases.append(Case("retrieve/trec-inside-index", [*rt, "--trec", "{d}/ix/run.trec"],
+                      dict(ok), outs, names="ix"))
+    cases.append(Case("retrieve/trec-over-questions", [*rt, "--trec", "{d}/q.qa.tsv"],
+                      dict(ok), outs, names="q.qa.tsv"))
+    cases.append(Case("retrieve/trec-tag-with-space",
+                      [*rt, "--trec", "{d}/run.trec", "--tag", "my run"], dict(ok), outs,
+                      names="--tag"))
+    # A bad questions file must not leave the directories made for -o behind.
+    cases.append(Case("retrieve/bad-questions-leaves-no-parent",
+                      [*rt[:o], "{d}/new/out.json", *rt[o + 1:]],
+                      {**ok, "q.qa.tsv": lambda c: b"no tab here\n"}, ("new",),
+                      names="q.qa.tsv"))
+    return cases
+
+
+# --------------------------------------------------------------------------- data
+
+LAB_URL = "https://data.example.org/lab"  # never fetched: rows use --mirror {d}/mirror
+
+
+def _lab_files(c: Corpus) -> dict[str, bytes]:
+    """The files of the user registry's datasets: real DPR QA lines and NQ-open lines."""
+    return {"nq-dev.qa.tsv": _questions_tsv(c), "open-0.jsonl": jl(*c.nq_open[:10]),
+            "open-1.jsonl": jl(*c.nq_open[10:])}
+
+
+LAB_DATASETS = {"nq-dev.qa.tsv": ("lab/qa", "dpr-qa"), "open-0.jsonl": ("lab/open", "nq-open"),
+                "open-1.jsonl": ("lab/open", "nq-open")}
+
+
+def _lab_registry(checked: bool = True, extra: bytes = b"") -> Callable[[Corpus], bytes]:
+    """A user registry TSV (the official-sources columns) for the lab datasets, with md5 and
+    size of each file (``checked``) or neither (then damaged files count as on disk)."""
+    def f(c: Corpus) -> bytes:
+        rows = [b"dataset\tfile\turl\tmd5\tsize\tformat"]
+        for name, data in _lab_files(c).items():
+            ds, fmt = LAB_DATASETS[name]
+            md5, size = (hashlib.md5(data).hexdigest(), str(len(data))) if checked else ("", "")
+            rows.append("\t".join([ds, name, f"{LAB_URL}/{name}", md5, size, fmt]).encode())
+        return b"\n".join(rows) + b"\n" + extra
+    return f
+
+
+def _lab_home(*names: str, damage: Callable[[bytes], bytes] | None = None
+              ) -> dict[str, Content]:
+    """Files of the lab datasets on disk under NQKIT_HOME={d}/home (``damage`` applied)."""
+    def content(name: str) -> Callable[[Corpus], bytes]:
+        def f(c: Corpus) -> bytes:
+            data = _lab_files(c)[name]
+            return damage(data) if damage else data
+        return f
+    return {f"home/data/{LAB_DATASETS[n][0]}/{n}": content(n) for n in names}
+
+
+def _lab_mirror(damage: dict[str, Callable[[bytes], bytes]] | None = None
+                ) -> dict[str, Content]:
+    """A local mirror laid out like the registry URLs' paths (``/lab/NAME``)."""
+    def content(name: str) -> Callable[[Corpus], bytes]:
+        fn = (damage or {}).get(name)
+        return lambda c: fn(_lab_files(c)[name]) if fn else _lab_files(c)[name]
+    return {f"mirror/lab/{n}": content(n) for n in LAB_DATASETS}
+
+
+def _flip(i: int) -> Callable[[bytes], bytes]:
+    return lambda b: b[:i] + bytes([b[i] ^ 0xFF]) + b[i + 1:]
+
+
+# The data rows read and write only under the case directory: their own registry, their
+# own data home, nothing from the user's NQKIT_REGISTRY.
+DATA_ENV = {"NQKIT_HOME": "{d}/home", "NQKIT_REGISTRY": ""}
+REG = ["--registry", "{d}/lab.tsv"]
+
+
+def _registry_cases() -> list[Case]:
+    """Bad user registries (--registry, NQKIT_REGISTRY), through `nqkit data list`."""
+    def tsv(*lines: str) -> Callable[[Corpus], bytes]:
+        return lambda c: ("\n".join(lines) + "\n").encode()
+
+    head = "dataset\tfile\turl\tmd5\tsize"
+    row = f"lab/qa\tnq-dev.qa.tsv\t{LAB_URL}/nq-dev.qa.tsv"
+    bad: dict[str, Content] = {
+        "missing": MISSING,
+        "directory": DIR,
+        "empty": lambda c: b"",
+        "header-wrong": tsv("name\tfile\turl\tmd5\tsize", f"{row}\t\t"),
+        "column-unknown": tsv(f"{head}\tmirror", f"{row}\t\t\tx"),
+        "too-many-columns": tsv(head, f"{row}\t\t12\textra"),
+        "size-not-number": tsv(head, f"{row}\t\ttwelve"),
+        "size-negative": tsv(head, f"{row}\t\t-5"),
+        "md5-not-hex": tsv(head, f"{row}\tNOT-AN-MD5\t12"),
+        "url-ftp": tsv(head, "lab/qa\tnq-dev.qa.tsv\tftp://data.example.org/q.tsv\t\t"),
+        "file-name-with-directory": tsv(head, f"lab/qa\tsub/q.tsv\t{LAB_URL}/q.tsv\t\t"),
+        "dataset-name-without-group": tsv(head, f"qa\tnq-dev.qa.tsv\t{LAB_URL}/q.tsv\t\t"),
+        "redefines-builtin": tsv(head, f"nq/dev\tnq-dev-00.jsonl.gz\t{LAB_URL}/x.gz\t\t"),
+        "same-file-twice": tsv(head, f"{row}\t\t", f"{row}\t\t"),
+        "invalid-utf8": lambda c: _lab_registry()(c).replace(b"lab/qa", b"lab/q\xff", 1),
+        "json-malformed": lambda c: b'{"datasets": [',
+        "json-not-a-list": lambda c: js({"datasets": 5}),
+        "json-entry-without-files": lambda c: js({"datasets": [{"name": "lab/qa"}]}),
+        "json-format-unknown": lambda c: js([{"name": "lab/qa", "format": "xml", "files": [
+            {"name": "q.xml", "url": f"{LAB_URL}/q.xml"}]}]),
+    }
+    cases = [Case(f"data-list/registry-{k}", ["data", "list", *REG], {"lab.tsv": v},
+                  names="lab.tsv", env=DATA_ENV) for k, v in bad.items()]
+    cases.append(Case("data-list/env-registry-missing", ["data", "list"], {},
+                      names="nope.tsv", env={**DATA_ENV,
+                                             "NQKIT_REGISTRY": "{d}/nope.tsv"}))
+    cases.append(Case("data-list/format-unknown", ["data", "list", *REG, "--format", "xml"],
+                      {"lab.tsv": _lab_registry()}, names="--format", env=DATA_ENV))
+    return cases
+
+
+def _data_cases() -> list[Case]:
+    reg: dict[str, Content] = {"lab.tsv": _lab_registry()}
+    cases: list[Case] = []
+
+    def add(cid: str, argv: list[str], files: dict[str, Content], names: str,
+            outputs: tuple[str, ...] = (), env: dict[str, str] | None = None) -> None:
+        cases.append(Case(cid, argv, files, outputs, names=names,
+                          env={**DATA_ENV, **(env or {})}))
+
+    # info: names, and a bad registry named where it is given
+    info = ["data", "info"]
+    add("data-info/unknown-name", [*info, "lab/nope", *REG], reg, "lab/nope")
+    add("data-info/typo-of-builtin", [*info, "nq/deev"], {}, "nq/deev")
+    add("data-info/name-with-selector", [*info, "lab/open:0", *REG], reg, "lab/open:0")
+    add("data-info/env-registry-broken", [*info, "lab/qa"],
+        {"bad.tsv": lambda c: b"dataset\tfile\n"}, "bad.tsv",
+        env={"NQKIT_REGISTRY": "{d}/bad.tsv"})
+
+    # get: everything checked before a byte is fetched, and verified before a final name
+    get = ["data", "get", "lab/qa", *REG, "--mirror", "{d}/mirror"]
+    ok = {**reg, **_lab_mirror()}
+    for k, extra, names in [("jobs-zero", ["--jobs", "0"], "--jobs"),
+                            ("retries-negative", ["--retries", "-1"], "--retries"),
+                            ("timeout-zero", ["--timeout", "0"], "--timeout"),
+                            ]:
+        add(f"data-get/{k}", [*get, *extra], ok, names)
+    add("data-get/shards-two-names", [*get[:3], "lab/open", *get[3:], "--shards", "0"], ok,
+        "--shards")
+    get_open = ["data", "get", "lab/open", *get[3:]]
+    add("data-get/shards-out-of-range", [*get_open, "--shards", "2"], ok, "--shards")
+    add("data-get/shards-not-numbers", [*get_open, "--shards", "first"], ok, "--shards")
+    add("data-get/unknown-name", ["data", "get", "lab/nope", *get[3:]], ok, "lab/nope")
+    add("data-get/one-unknown-among-known", [*get[:3], "lab/nope", *get[3:]], ok, "lab/nope")
+    add("data-get/mirror-missing", [*get[:-1], "{d}/nope"], reg, "nope")
+    # Failures during a transfer: the data home is a cache outside the case directory (a
+    # download leaves its lock files there by design, and a verified shard stays), and the
+    # failed file must be absent under its final name and as a .part.
+    qa_final = "{home}/data/lab/qa/nq-dev.qa.tsv"
+    qa_out, cache = (qa_final, qa_final + ".part"), {"NQKIT_HOME": "{home}"}
+    add("data-get/mirror-lacks-file", get, {**reg, "mirror": DIR}, "nq-dev.qa.tsv", qa_out, cache)
+    add("data-get/mirror-file-corrupted", get,
+        {**reg, **_lab_mirror({"nq-dev.qa.tsv": _flip(40)})}, "nq-dev.qa.tsv", qa_out, cache)
+    add("data-get/mirror-file-short", get,
+        {**reg, **_lab_mirror({"nq-dev.qa.tsv": lambda b: b[:-10]})}, "nq-dev.qa.tsv", qa_out,
+        cache)
+    shard_final = "{home}/data/lab/open/open-1.jsonl"
+    add("data-get/mirror-shard-corrupted", get_open,
+        {**reg, **_lab_mirror({"open-1.jsonl": _flip(3)})}, "open-1.jsonl",
+        (shard_final, shard_final + ".part"), cache)
+    add("data-get/home-is-a-file", get, {**ok, "home": lambda c: b"not a directory"}, "home")
+    add("data-get/env-registry-broken", ["data", "get", "lab/qa", "--mirror", "{d}/mirror"],
+        {**ok, "bad.tsv": lambda c: b"dataset\tfile\turl\tmd5\tsize\nlab/x\ta\tgopher://x\t\t\n"},
+        "bad.tsv", env={"NQKIT_REGISTRY": "{d}/bad.tsv"})
+
+    # path: only what is on disk, under its final name and size
+    path = ["data", "path"]
+    add("data-path/not-on-disk", [*path, "lab/open", *REG], {**reg, **_lab_home("nq-dev.qa.tsv")},
+        "lab/open")
+    add("data-path/partly-on-disk", [*path, "lab/open", *REG], {**reg, **_lab_home("open-0.jsonl")},
+        "lab/open")
+    add("data-path/wrong-size-on-disk", [*path, "lab/qa", *REG],
+        {**reg, **_lab_home("nq-dev.qa.tsv", damage=lambda b: b[:-1])}, "lab/qa")
+    add("data-path/selector-unknown", [*path, "lab/qa:nope", *REG],
+        {**reg, **_lab_home("nq-dev.qa.tsv")}, "lab/qa:nope")
+    add("data-path/selector-and-shards", [*path, "lab/open:0", "--shards", "1", *REG],
+        {**reg, **_lab_home("open-0.jsonl", "open-1.jsonl")}, "lab/open:0")
+    add("data-path/shards-two-names", [*path, "lab/qa", "lab/open", "--shards", "0", *REG],
+        {**reg, **_lab_home("nq-dev.qa.tsv", "open-0.jsonl")}, "--shards")
+    add("data-path/unknown-name", [*path, "lab/qa", "lab/nope", *REG],
+        {**reg, **_lab_home("nq-dev.qa.tsv")}, "lab/nope")
+
+    # export: no output unless every record was read
+    exp = ["data", "export", "lab/qa", *REG, "-o", "{d}/out.jsonl"]
+    on_disk = {**reg, **_lab_home("nq-dev.qa.tsv")}
+    outs = ("out.jsonl", "out.jsonl.gz", "out.parquet")
+    add("data-export/not-on-disk", ["data", "export", "lab/open", *exp[3:]], on_disk,
+        "lab/open", outs)
+    add("data-export/output-over-input",
+        [*exp[:-1], "{d}/home/data/lab/qa/nq-dev.qa.tsv"], on_disk, "nq-dev.qa.tsv", outs)
+    add("data-export/output-is-directory", [*exp[:-1], "{d}/outdir"],
+        {**on_disk, "outdir": DIR}, "outdir", outs)
+    add("data-export/output-parent-is-file", [*exp[:-1], "{d}/lab.tsv/out.jsonl"], on_disk,
+        "lab.tsv", outs)
+    add("data-export/parquet-to-stdout", [*exp[:-1], "-", "--format", "parquet"], on_disk,
+        "-o -", outs)
+    add("data-export/format-unknown", [*exp, "--format", "csv"], on_disk, "--format", outs)
+    add("data-export/selector-and-shards", ["data", "export", "lab/open:0", *exp[3:],
+                                            "--shards", "1"],
+        {**reg, **_lab_home("open-0.jsonl", "open-1.jsonl")}, "lab/open:0", outs)
+    unchecked: dict[str, Content] = {"lab.tsv": _lab_registry(checked=False)}
+    for k, name, damage, names in [
+        ("qa-no-tab", "nq-dev.qa.tsv", lambda b: b.replace(b"\t", b" ", 1),
+         "nq-dev.qa.tsv:1"),
+        ("qa-answers-not-literal", "nq-dev.qa.tsv", lambda b: b.replace(b"']", b"'", 1),
+         "nq-dev.qa.tsv:1"),
+        ("jsonl-line-not-object", "open-1.jsonl", lambda b: b + b"[1, 2]\n",
+         "open-1.jsonl:11"),
+        ("jsonl-truncated", "open-1.jsonl", lambda b: b[:-25], "open-1.jsonl:10"),
+        ("jsonl-invalid-utf8", "open-0.jsonl", lambda b: b.replace(b'"question": "',
+                                                                   b'"question": "\xff', 1),
+         "open-0.jsonl:1"),
+    ]:
+        ds = LAB_DATASETS[name][0]
+        files = {**unchecked, **_lab_home(*[n for n in LAB_DATASETS if LAB_DATASETS[n][0] == ds
+                                            and n != name]),
+                 **_lab_home(name, damage=damage)}
+        add(f"data-export/{k}", ["data", "export", ds, *exp[3:]], files, names, outs)
+    add("data-export/damaged-to-gzip", ["data", "export", "lab/open", *exp[3:-1],
+                                        "{d}/out.jsonl.gz"],
+        {**unchecked, **_lab_home("open-0.jsonl"),
+         **_lab_home("open-1.jsonl", damage=lambda b: b + b"oops\n")}, "open-1.jsonl:11", outs)
+    add("data-export/damaged-to-parquet", ["data", "export", "lab/open", *exp[3:-1],
+                                           "{d}/out.parquet"],
+        {**unchecked, **_lab_home("open-0.jsonl"),
+         **_lab_home("open-1.jsonl", damage=lambda b: b + b"oops\n")}, "open-1.jsonl:11", outs)
+    return cases
+
+
+def _data_stats_cases() -> list[Case]:
+    """`nqkit data stats` over NQ files: whole-file damage, a few broken examples, options."""
+    argv = ["data", "stats", "{d}/in.jsonl"]
+    # The NQ reader is the one the NQ rows above run through ten commands: here the
+    # whole-file damage that reaches it differently (empty, compressed, not a file) and
+    # one broken example of each kind. A statistics pass counts what it reads, repeated
+    # examples included (as simplify and convert copy them): duplicates are not refused.
+    muts: dict[str, Content] = {k: NQ_FILE[k] for k in (
+        "empty-file", "not-json", "gzip-truncated", "missing-file", "directory")}
+    for k in ("id-missing", "long-swapped-tokens", "tokens-missing", "yes-no-unknown"):
+        muts[k] = _nq_line({**NQ_COMMON, **NQ_PAGE}[k])
+    cases = [Case(f"data-stats/{k}", argv, {"in.jsonl": v}, names="in.jsonl")
+             for k, v in muts.items()]
+    ok: dict[str, Content] = {"in.jsonl": lambda c: jl(c.nq)}
+    for k, extra, names, files in [
+        ("plot-over-input", ["--plot", "{d}/in.jsonl"], "in.jsonl", {}),
+        ("plot-is-directory", ["--plot", "{d}/pics"], "pics", {"pics": DIR}),
+        ("jobs-zero", ["-j", "0"], "--jobs", {}),
+        ("format-unknown", ["--format", "csv"], "--format", {}),
+        ("glob-matches-nothing", ["{d}/none-*.jsonl"], "none-*.jsonl", {}),
+    ]:
+        cases.append(Case(f"data-stats/{k}", [*argv, *extra], {**ok, **files}, ("plot.png",),
+                          names=names))
+    cases.append(Case("data-stats/bad-shard-with-plot",
+                      [*argv, "{d}/in2.jsonl", "--plot", "{d}/plot.png", "-j", "2"],
+                      {**ok, "in2.jsonl": lambda c: b"not json\n"}, ("plot.png",),
+                      names="in2.jsonl"))
+    return cases
+
+
 CASES: list[Case] = [*_nq_cases(), *_compare_cases(), *_simplified_cases(), *_prediction_cases(),
                      *_nq_open_cases(), *_ambig_cases(), *_retrieval_cases(),
                      *_baseline_open_cases(), *_squad_cases(), *_reqa_run_cases(),
-                     *_argument_cases(), *_fifo_cases()]
+                     *_argument_cases(), *_fifo_cases(), *_index_cases(),
+                     *_retrieve_cases(), *_registry_cases(), *_data_cases(),
+                     *_data_stats_cases()]
 assert len({c.id for c in CASES}) == len(CASES), "duplicate case ids"
 assert {c.id for c in CASES} >= FIXED_ELSEWHERE, FIXED_ELSEWHERE - {c.id for c in CASES}
 
@@ -950,6 +1460,24 @@ CONTROLS: list[Case] = [
                                 "4", "--votes", "1", "--no-gold-cache"],
          {"in.jsonl": lambda c: c.nq_reqa}, expect=0),
     Case("demo", ["demo"], {}, expect=0),
+    Case("data-list", ["data", "list", *REG], {"lab.tsv": _lab_registry()}, env=DATA_ENV,
+         expect=0),
+    Case("data-info", ["data", "info", "lab/open", *REG], {"lab.tsv": _lab_registry()},
+         env=DATA_ENV, expect=0),
+    Case("data-get", ["data", "get", "lab/open", *REG, "--mirror", "{d}/mirror"],
+         {"lab.tsv": _lab_registry(), **_lab_mirror()}, env=DATA_ENV, expect=0),
+    Case("data-path", ["data", "path", "lab/open:1", "lab/qa", *REG],
+         {"lab.tsv": _lab_registry(), **_lab_home(*LAB_DATASETS)}, env=DATA_ENV, expect=0),
+    Case("data-export", ["data", "export", "lab/qa", *REG, "-o", "{d}/out.jsonl"],
+         {"lab.tsv": _lab_registry(), **_lab_home("nq-dev.qa.tsv")}, env=DATA_ENV, expect=0),
+    Case("data-export-unchecked", ["data", "export", "lab/open", *REG, "-o", "{d}/out.parquet"],
+         {"lab.tsv": _lab_registry(checked=False), **_lab_home("open-0.jsonl", "open-1.jsonl")},
+         env=DATA_ENV, expect=0),
+    Case("data-stats", _data_stats_cases()[0].argv, {"in.jsonl": lambda c: jl(c.nq)},
+         expect=0),
+    Case("index-build", _index_cases()[0].argv, {"corpus.tsv": _corpus_ok}, expect=0),
+    Case("retrieve", [*_retrieve_cases()[0].argv, "--trec", "{d}/run.trec", "--eval"],
+         {"ix": _index_tree(), "q.qa.tsv": _questions_tsv}, expect=0),
 ]
 
 
@@ -969,6 +1497,10 @@ def _materialize(case: Case, d: Path) -> None:
             os.symlink(path.name, path.with_name(path.name + ".loop"))
         elif isinstance(content, Fifo):
             os.mkfifo(path)
+        elif isinstance(content, Tree):
+            for rel, data in content.content(c).items():
+                (path / rel).parent.mkdir(parents=True, exist_ok=True)
+                (path / rel).write_bytes(data)
         else:
             assert callable(content)
             path.write_bytes(content(c))
@@ -1030,7 +1562,9 @@ def run_case(case: Case, root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[i
         stop = threading.Event()
         feeder = _feed_fifos(case, d, stop)
         env = {**os.environ, "NQKIT_HOME": str(home),
-               "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+               "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               **{k: v.replace("{d}", str(d)).replace("{home}", str(home))
+                  for k, v in case.env.items()}}
         try:
             proc = subprocess.run([sys.executable, "-m", "nqkit", *argv], cwd=cwd, env=env,
                                   capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT)
@@ -1043,8 +1577,8 @@ def run_case(case: Case, root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[i
             feeder.join(5)
     else:
         monkeypatch.setenv("NQKIT_HOME", str(home))
-        for k, v in case.env.items():
-            monkeypatch.setenv(k, v)
+        for k, v in case.env.items():  # "{d}" and "{home}" as in argv
+            monkeypatch.setenv(k, v.replace("{d}", str(d)).replace("{home}", str(home)))
         monkeypatch.chdir(cwd)
         err_buf, out_buf = io.StringIO(), io.StringIO()
         try:
@@ -1064,6 +1598,10 @@ def run_case(case: Case, root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[i
             problems.append(f"inputs changed: {changed}")
         if created:
             problems.append(f"files left behind: {created}")
+        in_home = [o for o in case.outputs
+                   if o.startswith("{home}/") and os.path.lexists(home / o[len("{home}/"):])]
+        if in_home:
+            problems.append(f"outputs left behind: {in_home}")
         if any(cwd.iterdir()):
             problems.append(f"files created in the working directory: {list(cwd.iterdir())}")
         lines = err.splitlines()
@@ -1128,5 +1666,7 @@ def test_every_command_has_rows() -> None:
     needed = {"demo", "eval-nq", "eval-nq-open", "eval-ambigqa", "eval-retrieval",
               "simplify", "convert", "baseline", "baseline-open-nearest",
               "baseline-open-ambigqa-answers", "baseline-open-ambigqa-questions", "predict",
-              "human-bounds", "reqa-build-squad", "reqa-build-nq", "reqa-run", "browse"}
+              "human-bounds", "reqa-build-squad", "reqa-build-nq", "reqa-run", "browse",
+              "data-list", "data-info", "data-get", "data-path", "data-export", "data-stats",
+              "index-build", "retrieve"}
     assert needed <= names, needed - names

@@ -511,3 +511,24 @@ def test_faiss_index_returns_every_passage_of_a_tiny_corpus(small_corpus: Path, 
         order = sorted(range(8), key=lambda j: (-exact[j], j))
         assert [c["id"] for c in ctxs] == [passages[j].id for j in order]
         assert scores == pytest.approx([exact[j] for j in order], rel=1e-5)
+
+
+def test_dense_model_with_corrupt_config_is_one_line(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """A --model directory whose config.json is not JSON: one error line naming it, no
+    traceback from transformers, no index and no half-built directory left (this is a
+    catalogue row kept here, where torch is loaded anyway, to keep the catalogue fast)."""
+    require("sentence_transformers")
+    corpus = tmp_path / "c.tsv"
+    write_passages(corpus, [Passage("1", "a b c", "T"), Passage("2", "d e", "T")])
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_bytes(b"{not json")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    assert main(["index", "build", "--cluster", "none", "--corpus", str(corpus),
+                 "--retriever", "dense", "--model", str(model), "-o", str(tmp_path / "ix")]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [err.rstrip("\n")]
+    assert err.startswith(f"nqkit: error: {model}: cannot load the sentence-transformers "
+                          "model (OSError: ")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before

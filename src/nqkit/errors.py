@@ -32,6 +32,12 @@ class InputError(NqkitError, ValueError):
         self.fix = fix
         super().__init__(self.message)
 
+    def __reduce__(self) -> tuple[type[InputError], tuple[str | None, str, str]]:
+        # Exceptions pickle as cls(*args), and args is the one message here: without this
+        # an InputError raised in a worker process (`data stats -j N`) cannot cross back,
+        # and the pool breaks with a traceback instead of the one-line error.
+        return (self.__class__, (self.where, self.problem, self.fix))
+
     @property
     def message(self) -> str:
         text = f"{self.where}: {self.problem}" if self.where else self.problem

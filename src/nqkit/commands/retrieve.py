@@ -67,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     check_output(args.output, [args.questions], option="-o")
     if args.trec:
         check_output(args.trec, [args.questions, args.output], option="--trec")
+    _outside_indexes(args)
     indexes = [load_index(d) for d in args.index]
     questions = read_questions(args.questions)
     device = args.device
@@ -80,6 +81,25 @@ def run(args: argparse.Namespace) -> int:
                                alpha=args.alpha, depth=args.depth, device=device)
     seconds = time.perf_counter() - t0
     return _write(args, questions, indexes, result, seconds)
+
+
+def _outside_indexes(args: argparse.Namespace) -> None:
+    """Refuse an output inside an --index directory: the index is an input, never
+    modified (results over its params.json would destroy it)."""
+    from pathlib import Path
+
+    from nqkit.errors import InputError
+
+    for option, path in (("-o", args.output), ("--trec", args.trec)):
+        if not path:
+            continue
+        target = Path(path).resolve()
+        for d in args.index:
+            root = Path(d).resolve()
+            if target == root or root in target.parents:
+                raise InputError(f"{option} {path}", f"is inside the index directory {d}",
+                                 "write the results outside the index; an index is never "
+                                 "modified")
 
 
 def _write(args: argparse.Namespace, questions: list[Any], indexes: list[Any], result: Any,

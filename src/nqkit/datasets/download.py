@@ -592,6 +592,8 @@ def fetch(ds: Dataset, files: Sequence[DataFile] | None = None, *,
     :class:`Fetched` per file, in the dataset's order; raises :class:`DownloadError`.
     """
     wanted = list(files) if files is not None else list(ds.files)
+    for f in wanted:  # a bad --mirror is refused before any directory is created
+        mirror_url(f.url, mirror)
     directory = dataset_dir(ds, home)
     try:
         directory.mkdir(parents=True, exist_ok=True)

@@ -103,7 +103,16 @@ class SentenceTransformerEncoder:
                 from transformers.utils import logging as hf_logging
 
                 hf_logging.disable_progress_bar()
-            model = SentenceTransformer(str(self.path), device=self.device)
+            try:
+                model = SentenceTransformer(str(self.path), device=self.device)
+            except (OSError, ValueError, KeyError) as e:
+                # a directory with a missing or corrupt config or weights file: one line
+                # naming it, not a traceback from deep inside transformers
+                found = " ".join(str(e).split())
+                raise InputError(self.path, f"cannot load the sentence-transformers model "
+                                 f"({type(e).__name__}: {found:.150})",
+                                 "give a complete local model directory (config, weights, "
+                                 "tokenizer)") from None
             if self.device.startswith("cuda"):  # pragma: no cover - no GPU in the tests
                 model = model.half()
             self._model = model

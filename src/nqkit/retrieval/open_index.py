@@ -127,12 +127,19 @@ def _prepare_output(out: Path) -> None:
     from nqkit.io import check_output
 
     check_output(out, kind="dir", option="-o")
-    parent = out.resolve().parent
-    if not parent.is_dir():
-        parent.mkdir(parents=True)
-        import sys
 
-        print(f"nqkit: note: created directory {parent}", file=sys.stderr)
+
+def _make_parent(out: Path) -> list[Path]:
+    """Create the missing parents of ``out``; returns them, outermost first (removed again
+    if the build fails, so a failed build leaves nothing behind)."""
+    parent = out.resolve().parent
+    missing = []
+    d = parent
+    while not d.exists() and d != d.parent:
+        missing.append(d)
+        d = d.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    return missing[::-1]
 
 
 def build_index(corpus: PathLike, out: PathLike, retriever: str, cluster: Cluster, *,
@@ -145,8 +152,13 @@ def build_index(corpus: PathLike, out: PathLike, retriever: str, cluster: Cluste
     out = Path(out)
     _prepare_output(out)
     versions = _versions(retriever)  # a missing extra fails before any work
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".building",
-                                dir=out.resolve().parent))
+    created = _make_parent(out)
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".building",
+                                    dir=out.resolve().parent))
+    except BaseException:
+        _remove_dirs(created)
+        raise
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes 0700; an index is shared like any output
@@ -184,8 +196,19 @@ def build_index(corpus: PathLike, out: PathLike, retriever: str, cluster: Cluste
         os.replace(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        _remove_dirs(created)
         raise
+    if created:  # noted only now: an error must stay the one line on stderr
+        import sys
+
+        print(f"nqkit: note: created directory {out.resolve().parent}", file=sys.stderr)
     return params
+
+
+def _remove_dirs(dirs: list[Path]) -> None:
+    for d in reversed(dirs):
+        with contextlib.suppress(OSError):
+            d.rmdir()  # only when empty
 
 
 def load_index(root: PathLike) -> OpenIndex:
