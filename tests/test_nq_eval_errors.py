@@ -239,3 +239,51 @@ def test_pr_curve_refuses_to_overwrite_an_input(capsys, good_preds):
     code, _, err = run_eval(capsys, TOY_PATH, good_preds, "--pr-curve", str(good_preds))
     assert_one_line_error(code, err, "the output path is one of the inputs")
     assert json.loads(good_preds.read_text())["predictions"]
+
+
+def _two_shards(tmp_path: Path) -> list[Path]:
+    """The toy gold as two shards (read by two worker processes on two or more cores)."""
+    lines = TOY_PATH.read_text().splitlines(keepends=True)
+    shards = [tmp_path / "g0.jsonl", tmp_path / "g1.jsonl"]
+    shards[0].write_text("".join(lines[:3]))
+    shards[1].write_text("".join(lines[3:]))
+    return shards
+
+
+def test_a_bad_line_in_a_later_shard_is_one_line(tmp_path, capsys):
+    # the error crosses back from the worker process that read the shard (an InputError
+    # that could not be unpickled broke the pool with a traceback)
+    shards = _two_shards(tmp_path)
+    bad = shards[1].read_text().splitlines(keepends=True)
+    bad[1] = bad[1].replace('"annotations"', '"annotationz"', 1)
+    shards[1].write_text("".join(bad))
+    preds = write_preds(tmp_path, [pred(i) for i in TOY_IDS])
+    code = main(["eval", "nq", "--gold", str(shards[0]), str(shards[1]), "--predictions",
+                 str(preds), "--no-gold-cache"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == (f"nqkit: error: {shards[1]}:2: missing key 'annotations' in example — "
+                   "check the file is in the Natural Questions format\n")
+
+
+def test_bad_predictions_stop_the_gold_workers_without_a_word(tmp_path):
+    # The gold is read by worker processes while the predictions are read; when the
+    # predictions fail, the workers are stopped mid-read (here: blocked on FIFOs nobody
+    # writes) and must end silently, leaving the one error line alone on stderr.
+    import os
+    import subprocess
+    import sys
+
+    from conftest import this_tree_env
+
+    fifos = [tmp_path / "g0.jsonl", tmp_path / "g1.jsonl"]
+    for f in fifos:
+        os.mkfifo(f)
+    preds = tmp_path / "preds.json"
+    preds.write_text("")
+    out = subprocess.run([sys.executable, "-m", "nqkit", "eval", "nq", "--gold", *map(str, fifos),
+                          "--predictions", str(preds)], capture_output=True, text=True,
+                         timeout=60, env=this_tree_env(NQKIT_HOME=str(tmp_path / "home")))
+    assert out.returncode == 2
+    assert out.stderr == (f"nqkit: error: {preds}: the predictions file is empty — give a "
+                          "non-empty JSON file\n")
