@@ -138,3 +138,16 @@ def test_scheduler_address_where_nothing_listens_is_refused_at_once() -> None:
     with pytest.raises(InputError, match="expected a scheduler address"), \
             open_cluster("tcp://127.0.0.1:port"):
         pass
+
+
+def test_questions_without_an_answer_field_name_the_line_shape(tmp_path: Path) -> None:
+    # retrieve has no --answer-field, so the message must not send the user to it
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"question": "who", "answers": ["x"]}\n', encoding="utf-8")
+    with pytest.raises(InputError) as e:
+        read_questions(path)
+    assert e.value.where == f"{path}:1"
+    assert e.value.problem == ("missing answer field 'answer' (found answers, question) "
+                               "(EfficientQA test references use "
+                               "'answer_and_def_correct_predictions')")
+    assert e.value.fix == 'each line must look like {"question": "...", "answer": ["..."]}'

@@ -110,7 +110,7 @@ def test_duplicate_ids_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str
                           Passage("1", "f g", "T")])
     assert main(["index", "build", "--cluster", "none", "--corpus", str(path), *BM25_OPTS,
                  "-o", str(tmp_path / "ix")]) == 2
-    assert "1 passage ids occur more than once ('1')" in capsys.readouterr().err
+    assert "1 passage id occurs more than once ('1')" in capsys.readouterr().err
     assert not (tmp_path / "ix").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".ix.")]  # no half index
 

@@ -75,8 +75,12 @@ def _string_field(obj: dict[str, Any], key: str, where: str, example: str) -> st
     return value
 
 
-def read_nq_open(paths: PathsLike, *, answer_field: str = "answer") -> Iterator[NqOpenExample]:
+def read_nq_open(paths: PathsLike, *, answer_field: str = "answer",
+                 field_option: str | None = "--answer-field") -> Iterator[NqOpenExample]:
     """Lazily read NQ-open reference lines; ``answer_field`` names the answer list.
+
+    ``field_option`` is the caller's option that chooses the field, named in the message
+    for a missing one (``None``: the caller has none, the file must use ``answer_field``).
 
     Raises :class:`InputError` at ``file:line`` for a missing question, a missing answer
     field or an answer field that is not a non-empty list of strings.
@@ -89,7 +93,8 @@ def read_nq_open(paths: PathsLike, *, answer_field: str = "answer") -> Iterator[
             hint = (" (EfficientQA test references use 'answer_and_def_correct_predictions')"
                     if answer_field == "answer" else "")
             raise InputError(where, f"missing answer field {answer_field!r} (found {found})"
-                             + hint, "choose the field with --answer-field")
+                             + hint, f"choose the field with {field_option}" if field_option
+                             else f"each line must look like {example}")
         answers = obj[answer_field]
         if (not isinstance(answers, list) or not answers
                 or not all(isinstance(a, str) for a in answers)):

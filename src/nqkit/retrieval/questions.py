@@ -42,7 +42,9 @@ def read_questions(path: PathLike) -> list[Question]:
     elif name.endswith((".jsonl", ".jsonl.gz")):
         from nqkit.formats.nq_open import read_nq_open
 
-        out = [Question(str(i), ex.question, ex.answers) for i, ex in enumerate(read_nq_open(p))]
+        # retrieve has no --answer-field: the lines must use "answer"
+        out = [Question(str(i), ex.question, ex.answers)
+               for i, ex in enumerate(read_nq_open(p, field_option=None))]
     elif name.endswith((".json", ".json.gz")):
         from nqkit.formats.ambignq import SingleAnswer, read_ambignq
 

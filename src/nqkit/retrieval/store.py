@@ -127,7 +127,8 @@ def _check_unique(hashes: np.ndarray, root: Path, shards: list[Shard], corpus: P
         seen.setdefault(pid, row)
     store.close()
     if repeated:
-        raise InputError(corpus, f"{len(repeated):,} passage ids occur more than once "
+        raise InputError(corpus, f"{len(repeated):,} passage "
+                         f"{'ids occur' if len(repeated) > 1 else 'id occurs'} more than once "
                          f"({examples(repeated, quote=True)})",
                          "give every passage a unique id (runs name passages by id)")
 
