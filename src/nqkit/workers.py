@@ -6,15 +6,52 @@ handling: SIGTERM raising :class:`nqkit.cli.Terminated`, Ctrl-C raising
 command's one-line message, and a worker whose parent was killed outright would keep a
 core busy to the end of its shard. :func:`init_worker` (a pool ``initializer``) undoes
 both: the parent handles Ctrl-C and stops its pool, SIGTERM ends a worker at once, and a
-worker ends when its parent does.
+worker ends when its parent does. :func:`process_pool` gives such a pool, and stops its
+workers at once (:func:`stop_pool`) when the block is left by an exception, instead of
+waiting for tasks nobody will read.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 
-__all__ = ["die_with_parent", "init_worker"]
+__all__ = ["die_with_parent", "init_worker", "new_pool", "process_pool", "stop_pool"]
+
+
+def new_pool(workers: int) -> ProcessPoolExecutor:
+    """A process pool whose workers end quietly with their run (see the module)."""
+    return ProcessPoolExecutor(max_workers=workers, initializer=init_worker,
+                               initargs=(os.getpid(),))
+
+
+def stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Stop the pool's workers now, running tasks included, and shut it down."""
+    # shutdown() alone waits for the running tasks; Python 3.14 has terminate_workers()
+    # for this, older versions only the private process table
+    terminate = getattr(pool, "terminate_workers", None)
+    if terminate is not None:
+        terminate()
+    else:
+        for proc in list((getattr(pool, "_processes", None) or {}).values()):
+            proc.terminate()  # SIGTERM: the default action in our workers, no traceback
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+@contextlib.contextmanager
+def process_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """:func:`new_pool` for a block: shut down normally at its end, stopped at once when
+    an exception (an error, Ctrl-C, SIGTERM) leaves it."""
+    pool = new_pool(workers)
+    try:
+        yield pool
+    except BaseException:
+        stop_pool(pool)
+        raise
+    pool.shutdown(wait=True)
 
 
 def init_worker(parent_pid: int) -> None:

@@ -34,7 +34,6 @@ import types
 import zlib
 from collections import Counter
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -380,7 +379,9 @@ def _build(files: list[Path], dirs: list[Path], todo: list[int], workers: int | 
         for i in progress(todo, desc=desc, unit="file") if show else todo:
             _build_shard(str(files[i]), i, str(dirs[i]))
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    from nqkit.workers import process_pool
+
+    with process_pool(workers) as pool:  # Ctrl-C stops the workers at once, quietly
         futures = [pool.submit(_build_shard, str(files[i]), i, str(dirs[i])) for i in todo]
         done = (f.result() for f in futures)
         for _ in progress(done, desc=desc, total=len(todo), unit="file") if show else done:

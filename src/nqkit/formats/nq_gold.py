@@ -37,7 +37,7 @@ import orjson
 from nqkit.errors import InputError, examples, location
 from nqkit.formats.nq import Annotation, _Parser, tag_type
 from nqkit.io import PathsLike, expand_paths, gc_paused, iter_line_spans, parse_json_line
-from nqkit.workers import init_worker
+from nqkit.workers import new_pool, stop_pool
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,8 +388,7 @@ class PendingGold:
         workers = min(len(self._files), workers or pool_size(len(self._files),
                                                             os.cpu_count() or 1))
         if workers > 1:
-            self._pool = ProcessPoolExecutor(max_workers=workers, initializer=init_worker,
-                                             initargs=(os.getpid(),))
+            self._pool = new_pool(workers)
             self._parts = [self._pool.submit(_read_shard, f, with_types) for f in self._files]
 
     @classmethod
@@ -419,17 +418,10 @@ class PendingGold:
         pool, self._pool = self._pool, None
         if pool is None:
             return
-        if not all(part.done() for part in self._parts):
-            # shutdown() would wait for the shards being read; Python 3.14 has
-            # terminate_workers() for this, older versions only the private process table
-            # (a worker ends on SIGTERM without a word: see nqkit.workers)
-            terminate = getattr(pool, "terminate_workers", None)
-            if terminate is not None:
-                terminate()
-            else:
-                for proc in list(getattr(pool, "_processes", {}).values()):
-                    proc.terminate()
-        pool.shutdown(wait=True, cancel_futures=True)
+        if all(part.done() for part in self._parts):
+            pool.shutdown(wait=True)
+        else:
+            stop_pool(pool)
 
     def __enter__(self) -> PendingGold:
         return self

@@ -1,0 +1,41 @@
+"""nqkit's process pools: workers that end with their run, at once and without a word."""
+
+from __future__ import annotations
+
+import signal
+import time
+
+import pytest
+
+from nqkit.workers import process_pool
+
+
+def _sleep(seconds: float) -> float:
+    time.sleep(seconds)
+    return seconds
+
+
+def _handlers(_: int) -> tuple[object, object]:
+    return signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+
+
+def test_workers_leave_ctrl_c_to_the_parent_and_die_on_sigterm():
+    with process_pool(1) as pool:
+        assert pool.submit(_handlers, 0).result() == (signal.SIG_DFL, signal.SIG_IGN)
+
+
+def test_a_pool_left_by_an_exception_stops_its_running_tasks():
+    # Without stopping them, leaving the block would wait the 30 s for both tasks and they
+    # would end with their result; stopped, none ends with a result.
+    with pytest.raises(RuntimeError), process_pool(2) as pool:
+        futures = [pool.submit(_sleep, 30) for _ in range(2)]
+        workers = list(pool._processes.values())
+        raise RuntimeError
+    assert workers and not any(p.is_alive() for p in workers)
+    assert not any(f.done() and not f.cancelled() and f.exception() is None for f in futures)
+
+
+def test_a_pool_left_normally_finishes_its_tasks():
+    with process_pool(2) as pool:
+        futures = [pool.submit(_sleep, 0.01 * i) for i in range(4)]
+    assert [f.result() for f in futures] == [0.0, 0.01, 0.02, 0.03]
