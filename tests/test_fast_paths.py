@@ -303,3 +303,27 @@ def test_candidate_parents_of_any_candidates_follow_the_definition(pairs, in_ord
                       and s.end_token <= spans[j].end_token]
         expected.append(containers[-1] if containers else -1)
     assert _parents(spans) == tuple(expected)
+
+
+def test_pending_gold_reports_progress_per_shard(tmp_path):
+    seen: list[tuple[int, dict[str, Any]]] = []
+
+    def progress(items, **kw):
+        seen.append((len(items), kw))
+        return items
+
+    lines = b'{"annotations": [], "example_id": %d, "question_text": "q"}\n'
+    files = []
+    for i in range(3):
+        f = tmp_path / f"g{i}.jsonl"
+        f.write_bytes(lines % i)
+        files.append(str(f))
+    for workers in (1, 2):
+        seen.clear()
+        with PendingGold(files, workers=workers) as pending:
+            assert list(pending.result(progress=progress)) == [0, 1, 2]
+        assert seen == [(3, {"desc": "reading the gold", "total": 3, "unit": "shard"})]
+    seen.clear()
+    with PendingGold(files[:1], workers=1) as pending:  # one shard: nothing to show
+        pending.result(progress=progress)
+    assert seen == []

@@ -25,7 +25,7 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -398,14 +398,24 @@ class PendingGold:
         pending._gold = gold
         return pending
 
-    def result(self) -> dict[int | str, GoldExample]:
+    def result(self, progress: Callable[..., Iterable[Any]] | None = None,
+               ) -> dict[int | str, GoldExample]:
+        """The gold by example id. ``progress`` (``nqkit.report.progress`` at the command
+        line) wraps the shards as they are read, with ``desc``, ``total`` and ``unit``:
+        the 50 train shards take minutes."""
         if self._gold is None:
+            def each(items: Sequence[Any]) -> Iterable[Any]:
+                if progress is None or len(items) < 2:
+                    return items
+                return progress(items, desc="reading the gold", total=len(items),
+                                unit="shard")
+
             if self._pool is None:
-                shards = [_read_shard(f, self._with_types) for f in self._files]
+                shards = [_read_shard(f, self._with_types) for f in each(self._files)]
             else:
                 try:
                     with gc_paused():  # the shards' records are unpickled meanwhile
-                        shards = [part.result() for part in self._parts]
+                        shards = [part.result() for part in each(self._parts)]
                 finally:
                     self.close()
             self._gold = _index(self._files, shards)

@@ -17,6 +17,7 @@ from nqkit.formats.nq_gold import GoldExample
 from nqkit.formats.nq_predictions import check_id_types, read_nq_predictions
 from nqkit.io import PathsLike, expand_paths, gc_paused
 from nqkit.metrics.nq import NqResult, check_gold, evaluate_nq
+from nqkit.report import progress
 from nqkit.settings import Param, positive_int
 from nqkit.tasks.base import TASKS, Coverage, Result, Task
 
@@ -72,7 +73,7 @@ def evaluate_files(gold: PathsLike, predictions: str, *, long_threshold: int = 2
             # them still comes first, as before, and stops the workers
             with start_nq_gold(gold_files, with_types=with_types, cache=cache) as pending:
                 preds = read_nq_predictions(predictions)
-                gold_ex = pending.result()
+                gold_ex = pending.result(progress=progress)
         check_id_types(gold_ex, preds, predictions)
         result = evaluate_nq(gold_ex, preds, long_threshold=long_threshold,
                              short_threshold=short_threshold,
