@@ -78,6 +78,16 @@ def shared():
     return shared_file
 
 
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty ``NQKIT_HOME`` for this test (downloads land there), with the shipped
+    dataset registry (``NQKIT_REGISTRY`` unset)."""
+    h = tmp_path / "nqkit-home"
+    monkeypatch.setenv("NQKIT_HOME", str(h))
+    monkeypatch.delenv("NQKIT_REGISTRY", raising=False)
+    return h
+
+
 def _skip_reason(report: pytest.TestReport | pytest.CollectReport) -> str:
     longrepr = report.longrepr
     if isinstance(longrepr, tuple) and len(longrepr) == 3:

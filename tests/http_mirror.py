@@ -20,6 +20,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+# the official URL path of NQ-open dev (the registry's), served by the tests' mirrors
+NQ_OPEN_PATH = "/google-research-datasets/natural-questions/master/nq_open/NQ-open.dev.jsonl"
+
 
 @dataclass
 class Fault:

@@ -169,3 +169,69 @@ def test_every_task_has_an_eval_command_with_the_common_options(capsys):
         if "predictions" in get_task(name).common:
             for option in ("--predictions", "--per-item", "--allow-missing", "--bootstrap"):
                 assert option in text, (name, option)
+
+
+def test_an_output_option_expands_the_inputs_once_and_refuses_an_input(tmp_path, capsys,
+                                                                        monkeypatch):
+    import nqkit.io
+
+    for i, (q, a) in enumerate((("q1", "paris"), ("q2", "rome"))):
+        (tmp_path / f"refs-{i}.jsonl").write_text(json.dumps({"question": q, "answer": [a]})
+                                                  + "\n", encoding="utf-8")
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text('{"question": "q1", "prediction": "Paris"}\n'
+                     '{"question": "q2", "prediction": "milan"}\n', encoding="utf-8")
+    calls = []
+
+    def counting_glob(pattern, *args, **kwargs):
+        calls.append(pattern)
+        return real_glob(pattern, *args, **kwargs)
+
+    real_glob = nqkit.io.glob.glob
+    monkeypatch.setattr(nqkit.io.glob, "glob", counting_glob)
+    per = tmp_path / "per.jsonl"
+    gold = str(tmp_path / "refs-*.jsonl")
+    assert main(["eval", "nq-open", "--gold", gold, "--predictions", str(preds),
+                 "--per-item", str(per), "--format", "json"]) == 0
+    # q1 right (case is normalized away), q2 wrong: 1/2, one item line per question
+    assert json.loads(capsys.readouterr().out)["accuracy"] == 0.5
+    assert len(per.read_text(encoding="utf-8").splitlines()) == 2
+    assert calls == [gold]  # the check's expansion is the one the task reads
+    # an output over a file the pattern matches: one line, before any work
+    before = (tmp_path / "refs-1.jsonl").read_bytes()
+    assert main(["eval", "nq-open", "--gold", gold, "--predictions", str(preds),
+                 "--per-item", str(tmp_path / "refs-1.jsonl")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "the output path is one of the inputs" in err[0]
+    assert (tmp_path / "refs-1.jsonl").read_bytes() == before
+
+
+def test_eval_reqa_per_item_takes_the_task_directory_as_gold(tmp_path, capsys):
+    from nqkit.formats.squad import squad_articles_from_json
+    from nqkit.tasks.reqa import build_from_squad, save_task
+
+    context = "Paris is in France. Berlin is in Germany."
+    doc = {"data": [{"title": "T", "paragraphs": [{"context": context, "qas": [
+        {"id": "1", "question": "Where is Paris?",
+         "answers": [{"text": "France", "answer_start": 12}]}]}]}]}
+    task = tmp_path / "task"
+    save_task(build_from_squad(squad_articles_from_json(doc, "t"), {"source": "squad"}), task)
+    ranks = tmp_path / "ranks.jsonl"
+    ranks.write_text(json.dumps({"query": 0, "question": "Where is Paris?",
+                                 "sentence_rank": 2, "paragraph_rank": 1}) + "\n",
+                     encoding="utf-8")
+    per = tmp_path / "per.jsonl"
+    assert main(["eval", "reqa", "--gold", str(task), "--predictions", str(ranks),
+                 "--per-item", str(per), "--format", "json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["sentence"]["mrr"] == 0.5 and got["paragraph"]["mrr"] == 1.0  # 1/2, 1/1
+    assert [json.loads(x) for x in per.read_text(encoding="utf-8").splitlines()] == [
+        {"question": "Where is Paris?", "sentence_rank": 2.0, "paragraph_rank": 1.0}]
+    # the task's files are inputs: an output over one is refused in one line
+    queries = task / "queries.jsonl"
+    before = queries.read_bytes()
+    assert main(["eval", "reqa", "--gold", str(task), "--predictions", str(ranks),
+                 "--per-item", str(queries)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "the output path is one of the inputs" in err[0]
+    assert queries.read_bytes() == before

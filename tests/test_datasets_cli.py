@@ -12,22 +12,10 @@ import subprocess
 import sys
 import time
 
-import pytest
-
 from nqkit.cli import main
 
 from conftest import require, shared_file, this_tree_env
-from http_mirror import Fault, MirrorServer, refused_url
-
-NQ_OPEN_PATH = "/google-research-datasets/natural-questions/master/nq_open/NQ-open.dev.jsonl"
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    h = tmp_path / "home"
-    monkeypatch.setenv("NQKIT_HOME", str(h))
-    monkeypatch.delenv("NQKIT_REGISTRY", raising=False)
-    return h
+from http_mirror import NQ_OPEN_PATH, Fault, MirrorServer, refused_url
 
 
 def run(*args: str, env: dict[str, str], **kw) -> subprocess.CompletedProcess[str]:

@@ -22,9 +22,8 @@ from nqkit.datasets.store import RECORD, dataset_dir, read_record, resolve
 from nqkit.errors import InputError
 
 from conftest import shared_file
-from http_mirror import Fault, MirrorServer, refused_url
+from http_mirror import NQ_OPEN_PATH, Fault, MirrorServer, refused_url
 
-NQ_OPEN_PATH = "/google-research-datasets/natural-questions/master/nq_open/NQ-open.dev.jsonl"
 SQUAD_PATH = "/SQuAD-explorer/dataset/dev-v1.1.json"
 DPR_TEST_PATH = "/dpr/data/retriever/nq-test.qa.csv"
 # published in ../shared/data/README.md for the official SQuAD dev file
@@ -38,14 +37,6 @@ def md5(data: bytes) -> str:
 def visible(directory: Path) -> list[str]:
     """The files a user sees (not the record or the lock files, which start with '.')."""
     return sorted(p.name for p in directory.iterdir() if not p.name.startswith("."))
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    h = tmp_path / "nqkit-home"
-    monkeypatch.setenv("NQKIT_HOME", str(h))
-    monkeypatch.delenv("NQKIT_REGISTRY", raising=False)
-    return h
 
 
 def write_registry(path: Path, datasets: list[dict]) -> Path:

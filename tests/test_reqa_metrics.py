@@ -346,3 +346,40 @@ def test_golden_metrics_exact_with_the_official_float_rounding() -> None:
     for level in ("sentence", "document"):
         for k, v in official[level].items():
             assert abs(res[level][k] - v) <= 1e-9, (level, k)
+
+
+class _CountingRanks(np.ndarray):
+    """Ranks that count how often they are read (``tolist``)."""
+
+    reads = 0
+
+    def tolist(self):  # type: ignore[override]
+        type(self).reads += 1
+        return super().tolist()
+
+
+def test_ranking_result_reads_each_level_once_and_only_when_asked() -> None:
+    from nqkit.tasks.reqa_eval import ranking_result
+
+    # By hand: q2 is asked twice; its best sentence rank is 1.5 (not 4), paragraph 1;
+    # q1: sentence 3, paragraph 2. Sentence MRR = (1/3 + 1/1.5) / 2 = 0.5; R@1 = 0 (1.5
+    # is a tie across ranks 1-2), R@5 = 1. Paragraph MRR = (1/2 + 1) / 2 = 0.75.
+    sentence = np.array([3.0, 4.0, 1.5]).view(_CountingRanks)
+    document = np.array([2.0, 1.0, 1.0]).view(_CountingRanks)
+    questions = ["q1", "q2", "q2"]
+    ranks = QueryRanks(sentence, document)
+    _CountingRanks.reads = 0
+    out = ranking_result(questions, ranks,
+                         aggregate_ranks(questions, QueryRanks(np.asarray(sentence),
+                                                               np.asarray(document)),
+                                         index_size=5, ks=(1, 5)))
+    assert _CountingRanks.reads == 0  # nothing read until items or headline are asked for
+    assert out.item_list() == [
+        {"question": "q1", "sentence_rank": 3.0, "paragraph_rank": 2.0},
+        {"question": "q2", "sentence_rank": 1.5, "paragraph_rank": 1.0}]
+    stats = out.headline_stats()
+    assert _CountingRanks.reads == 2  # once per level, shared by items and headline
+    assert stats["sentence MRR"].score() == pytest.approx(0.5)
+    assert stats["sentence R@1"].score() == 0.0 and stats["sentence R@5"].score() == 1.0
+    assert stats["paragraph MRR"].score() == pytest.approx(0.75)
+    assert stats["paragraph R@1"].score() == 0.5

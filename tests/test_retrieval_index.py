@@ -370,7 +370,28 @@ def test_trec_run_matches_results(bm25_run: dict[str, Path]) -> None:
             assert fields[:4] == [str(qid), "Q0", c["id"], str(rank)]
             assert float(fields[4]) == c["score"]
             assert np.float32(fields[4]) == np.float32(c["score"])  # exact float32 text
+            assert fields[4] == str(np.float32(c["score"]))  # at float32 length
             assert fields[5] == "nqkit-bm25"
+
+
+def test_trec_run_reads_back_as_the_results_and_scores_alike(
+        bm25_run: dict[str, Path], real_corpus: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from nqkit.formats.trec import ranked, read_trec_run
+
+    run = json.loads(bm25_run["json"].read_text(encoding="utf-8"))
+    groups = ranked(read_trec_run(bm25_run["trec"]))  # by score, as trec_eval orders
+    assert list(groups) == [str(i) for i in range(len(run))]
+    for qid, r in enumerate(run):
+        assert [(x.docid, x.rank, x.score) for x in groups[str(qid)]] == [
+            (c["id"], rank, c["score"]) for rank, c in enumerate(r["ctxs"], 1)]
+    recall = {}
+    for name, extra in (("json", []), ("trec", ["--passages", str(real_corpus)])):
+        assert main(["eval", "retrieval", "--gold", str(bm25_run["qa"]), "--predictions",
+                     str(bm25_run[name]), *extra, "--topk", "1", "5", "20", "100",
+                     "--format", "json"]) == 0
+        recall[name] = json.loads(capsys.readouterr().out)["recall"]
+    assert recall["trec"] == recall["json"]
 
 
 # ----------------------------------------------------------- Dask: byte-for-byte equality
@@ -532,3 +553,15 @@ def test_dense_model_with_corrupt_config_is_one_line(tmp_path: Path,
     assert err.startswith(f"nqkit: error: {model}: cannot load the sentence-transformers "
                           "model (OSError: ")
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_a_run_tag_with_spaces_is_refused_before_any_work(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the tag is checked first: no index or questions are read, no output is written
+    out, trec = tmp_path / "r.json", tmp_path / "r.trec"
+    assert main(["retrieve", "--index", str(tmp_path / "missing"), "--questions",
+                 str(tmp_path / "missing.tsv"), "-o", str(out), "--trec", str(trec),
+                 "--tag", "my run"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "nqkit: error: --tag my run: the run tag must be one word — give a tag without spaces"]
+    assert not out.exists() and not trec.exists()

@@ -24,6 +24,7 @@ from nqkit.formats.squad import squad_articles_from_json
 from nqkit.formats.trec import (
     TrecQrel,
     TrecRunLine,
+    float32_scores,
     ranked,
     read_questions_answers,
     read_trec_qrels,
@@ -133,6 +134,52 @@ def test_top_k_equals_a_full_stable_sort_with_ties():
                                  tag="t"))
     assert [(x.qid, x.docid, x.rank, x.score) for x in lines] == [
         ("q1", "b", 1, 2.0), ("q1", "a", 2, 0.5), ("q2", "c", 1, 3.0), ("q2", "a", 2, 1.0)]
+
+
+def test_float32_scores_are_written_at_float32_length_and_read_back_exactly(tmp_path):
+    # By hand: float32(0.1) = 0.100000001490116..., whose shortest float32 text is "0.1";
+    # the float32 after 1.0 is 1 + 2**-23 = 1.00000011920928955..., shortest "1.0000001"
+    # (1.0000000 and 1.0000002 round to other float32s); 15.17415 has 7 digits and the
+    # float32 spacing there is 2**-20 (about 9.5e-7), so no shorter text reaches it.
+    widened = [float(np.float32(15.17415)), 1 + 2**-23, 1.0, float(np.float32(0.1)), -0.5]
+    want = [15.17415, 1.0000001, 1.0, 0.1, -0.5]
+    assert float32_scores(np.array(widened, dtype=np.float32)) == want
+    assert float32_scores(widened) == want
+    # Pyserini's %.6f would tie the second and third; trec_eval would then order them by
+    # docid (d2 before d1), not as the retriever did
+    assert f"{widened[1]:.6f}" == f"{widened[2]:.6f}"
+    lines = [TrecRunLine("7", f"d{i}", i + 1, v, "t") for i, v in enumerate(want)]
+    run = tmp_path / "run.txt"
+    assert write_trec_run(run, lines) == 5
+    assert run.read_text() == ("7 Q0 d0 1 15.17415 t\n7 Q0 d1 2 1.0000001 t\n"
+                               "7 Q0 d2 3 1.0 t\n7 Q0 d3 4 0.1 t\n7 Q0 d4 5 -0.5 t\n")
+    back = list(read_trec_run(run))
+    assert back == lines  # same scores, ranks, ids
+    assert [x.docid for x in ranked(back)["7"]] == ["d0", "d1", "d2", "d3", "d4"]
+    # a float32 score matrix gives the same floats through run_from_scores
+    got = list(run_from_scores(["q"], ["a", "b"], np.array([[0.1, 1 + 2**-23]], np.float32),
+                               depth=2, tag="t"))
+    assert [(x.docid, x.score) for x in got] == [("b", 1.0000001), ("a", 0.1)]
+
+
+def test_float32_scores_keep_every_order_and_tie_and_the_float32_text():
+    # Brute force over random float32 bit patterns and their neighbours: the written
+    # float reads back (as float32) to the same float32, is strictly ordered like the
+    # float32s, and (where numpy and Python both print positionally) is numpy's text.
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 2**32, size=20_000, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    x = x[np.isfinite(x)]
+    x = np.sort(np.concatenate([x, np.nextafter(x, np.float32(np.inf)), x[:100]]))
+    got = float32_scores(x)
+    assert np.array_equal(np.asarray(got, dtype=np.float32), x)
+    for a, b, fa, fb in zip(got, got[1:], x.tolist(), x[1:].tolist(), strict=False):
+        assert (a < b) == (fa < fb) and (a == b) == (fa == fb)
+    checked = 0
+    for v, f in zip(got, x.tolist(), strict=True):
+        if 1e-4 <= abs(f) < 1e6:
+            assert repr(v) == str(np.float32(f))
+            checked += 1
+    assert checked > 100
 
 
 # --------------------------------------------------------------------------- DPR
@@ -272,6 +319,11 @@ def test_reqa_run_writes_its_ranking_as_a_trec_run(tmp_path, capsys):
     assert "TREC run" in capsys.readouterr().err
     groups = ranked(read_trec_run(run))
     assert list(groups) == [str(i) for i in range(len(queries))]
+    # float32 BM25 scores, written in their shortest float32 text as retrieve writes them
+    # (not the float32 widened to 17 digits)
+    texts = [line.split()[4] for line in run.read_text().splitlines()]
+    assert all(str(np.float32(float(t))) == t for t in texts)
+    assert max(len(t.replace("-", "").replace(".", "").lstrip("0")) for t in texts) <= 9
     per_query = [json.loads(x) for x in ranks.read_text().splitlines()]
     checked = 0
     for i, q in enumerate(queries):

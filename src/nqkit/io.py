@@ -112,6 +112,10 @@ def expand_paths(paths: PathsLike, *, what: str = "input") -> list[Path]:
     symbolic links, or a pattern matches nothing.
     """
     items: Sequence[PathLike] = [paths] if isinstance(paths, str | os.PathLike) else paths
+    memo = _EXPANSIONS.get()
+    key = tuple(os.fspath(item) for item in items)
+    if memo is not None and key in memo:
+        return list(memo[key])
     out: list[Path] = []
     for item in items:
         s = os.fspath(item)
@@ -126,7 +130,26 @@ def expand_paths(paths: PathsLike, *, what: str = "input") -> list[Path]:
             out.append(_check_file(s, what))
     if not out:
         raise InputError(None, f"no {what} files given", "give at least one path or glob")
+    if memo is not None:
+        memo[key] = list(out)
     return out
+
+
+_EXPANSIONS: contextvars.ContextVar[dict[tuple[str, ...], list[Path]] | None] = (
+    contextvars.ContextVar("nqkit_expansions", default=None))
+
+
+@contextlib.contextmanager
+def expansions_reused() -> Iterator[None]:
+    """Inside the block, :func:`expand_paths` answers paths it has already expanded with
+    the files it found then, so a command that checks its inputs before any work (no
+    output over an input) and then reads them expands each once, and both see the same
+    files."""
+    token = _EXPANSIONS.set({})
+    try:
+        yield
+    finally:
+        _EXPANSIONS.reset(token)
 
 
 def _registry_files(name: str) -> list[Path] | None:

@@ -48,29 +48,45 @@ def task_settings(task: Any, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def check_outputs(task: Any, settings: dict[str, Any]) -> None:
-    """Refuse output files that are inputs, before any work."""
+    """Refuse output files that are inputs, before any work.
+
+    Called inside :func:`nqkit.io.expansions_reused` (as :func:`run` does), the task then
+    reads the files expanded here without expanding its paths again. A directory given
+    as gold (a ReQA task) stands for the files in it.
+    """
+    import os
+    from pathlib import Path
+
     from nqkit.io import check_output, expand_paths
 
     outputs = [p for p in task.all_params() if p.output and settings.get(p.name)]
     if not outputs:
         return
-    files = []
+    files: list[Path] = []
     for name in ("gold", "predictions"):
         given = settings.get(name)
-        if given:
-            files += expand_paths(given, what=name)
+        if not given:
+            continue
+        items = [given] if isinstance(given, str | os.PathLike) else list(given)
+        dirs = [Path(g) for g in items if name == "gold" and os.path.isdir(g)]
+        files += [f for d in dirs for f in d.iterdir() if f.is_file()]
+        rest = [g for g in items if Path(g) not in dirs]
+        if rest:
+            files += expand_paths(rest, what=name)
     for p in outputs:
         check_output(settings[p.name], files, option=p.flag)
 
 
 def run(args: argparse.Namespace) -> int:
+    from nqkit.io import expansions_reused
     from nqkit.report import emit_result
     from nqkit.tasks.base import get_task
 
     task = get_task(args.task_name)
     settings = task_settings(task, args)
-    check_outputs(task, settings)
-    result = task.run(**settings)
+    with expansions_reused():
+        check_outputs(task, settings)
+        result = task.run(**settings)
     emit_result(result, format=settings.get("format", "table"),
                 per_item=settings.get("per_item"))
     return 0

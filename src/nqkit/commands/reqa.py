@@ -207,7 +207,7 @@ def run_run(args: argparse.Namespace) -> int:
                                                                    strict=True))))
         print(f"per-question ranks written to {ranks_path}", file=sys.stderr)
     if args.trec:
-        from nqkit.formats.trec import TrecRunLine, write_trec_run
+        from nqkit.formats.trec import TrecRunLine, float32_scores, write_trec_run
 
         docids = ([f"s{i}" for i in range(len(task.index))] if args.level == "sentence"
                   else [f"p{int(d)}" for d in targets.doc_ids])
@@ -216,8 +216,10 @@ def run_run(args: argparse.Namespace) -> int:
         def run_lines() -> Iterator[TrecRunLine]:
             q = 0
             for cols, vals in best:
-                for row_cols, row_vals in zip(cols.tolist(), vals.tolist(), strict=True):
-                    for rank, (c, v) in enumerate(zip(row_cols, row_vals, strict=True), 1):
+                for row_cols, row_vals in zip(cols.tolist(), vals, strict=True):
+                    # float32 scores, written as retrieve writes them
+                    for rank, (c, v) in enumerate(zip(row_cols, float32_scores(row_vals),
+                                                      strict=True), 1):
                         yield TrecRunLine(str(q), docids[c], rank, v, tag)
                     q += 1
 

@@ -64,6 +64,9 @@ def run(args: argparse.Namespace) -> int:
     if len(args.index) > 2:
         raise InputError(None, f"give one or two --index directories, got {len(args.index)}",
                          "one for a bm25 or dense run, two for a hybrid run")
+    if args.tag and args.tag.split() != [args.tag]:  # refused before any work is done
+        raise InputError(f"--tag {args.tag}", "the run tag must be one word",
+                         "give a tag without spaces")
     check_output(args.output, [args.questions], option="-o")
     if args.trec:
         check_output(args.trec, [args.questions, args.output], option="--trec")
@@ -106,24 +109,25 @@ def _write(args: argparse.Namespace, questions: list[Any], indexes: list[Any], r
            seconds: float) -> int:
     import json
     import sys
+    from collections.abc import Iterator
 
-    from nqkit.errors import InputError
+    from nqkit.formats.trec import TrecRunLine, write_trec_run
     from nqkit.report import format_table
-    from nqkit.retrieval._trec import write_trec
-    from nqkit.retrieval.run import score_text, write_dpr_results
+    from nqkit.retrieval.run import score_values, write_dpr_results
 
     _flags, kept = write_dpr_results(args.output, questions, result, indexes[0], keep=args.eval)
     retriever = str(result.settings["retriever"])
     if args.trec:
         tag = args.tag or f"nqkit-{retriever}"
-        rows = []
-        for q, (r, s) in zip(questions, result.hits, strict=True):
-            rows.append((q.qid, [(indexes[0].store.get(row).id, score_text(sc, result.fused))
-                                 for row, sc in zip(r.tolist(), s.tolist(), strict=True)]))
-        try:
-            write_trec(args.trec, rows, tag)
-        except ValueError as e:
-            raise InputError(f"--tag {tag}", str(e), "give a tag without spaces") from None
+        store = indexes[0].store
+
+        def run_lines() -> Iterator[TrecRunLine]:
+            for q, (rows, scores) in zip(questions, result.hits, strict=True):
+                for rank, (row, value) in enumerate(
+                        zip(rows.tolist(), score_values(scores, result.fused), strict=True), 1):
+                    yield TrecRunLine(q.qid, store.get(row).id, rank, value, tag)
+
+        write_trec_run(args.trec, run_lines())
     print(f"{len(questions):,} questions, top-{args.topk}, {retriever}: {seconds:.1f} s; "
           f"results written to {args.output}", file=sys.stderr)
     if not args.eval:

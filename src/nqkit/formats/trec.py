@@ -10,7 +10,9 @@
 
 Readers are lazy iterators with ``file:line`` errors; writers are atomic
 (:func:`nqkit.io.atomic_output`) and write scores with the shortest text that reads back
-to the same float, so a run round-trips exactly.
+to the same float, so a run round-trips exactly; scores computed in float32 are first
+made the floats of their shortest float32 text (:func:`float32_scores`), so every nqkit
+run (``nqkit retrieve --trec``, ``nqkit reqa run --trec``) writes them the same way.
 
 :func:`run_from_scores` turns a query x document score matrix into run lines (top-k,
 deterministic under ties), and :func:`trec_to_dpr_results` turns a run plus a
@@ -35,6 +37,7 @@ from nqkit.io import PathLike, PathsLike, atomic_output, decode_utf8, expand_pat
 __all__ = [
     "TrecQrel",
     "TrecRunLine",
+    "float32_scores",
     "ranked",
     "read_questions_answers",
     "read_trec_qrels",
@@ -129,14 +132,39 @@ def read_trec_qrels(paths: PathsLike) -> Iterator[TrecQrel]:
 
 
 def _token(value: str, name: str) -> str:
-    if not value or any(c.isspace() for c in value):
+    # split() breaks on exactly the characters isspace() accepts, and costs a quarter of
+    # a per-character scan: it runs three times for each of a run's (many) lines
+    if value.split() != [value]:
         raise InputError(None, f"a TREC {name} must be non-empty and without whitespace, "
                          f"found {value!r:.60}", f"replace the whitespace in the {name}s")
     return value
 
 
+def float32_scores(scores: Sequence[float] | np.ndarray) -> list[float]:
+    """Scores a retriever computed in float32 (BM25, dense dot products), as the floats to
+    write: each one the value of the shortest decimal that reads back to the same float32,
+    at most 9 significant digits (``0.72568756`` rather than ``0.7256875634193420``, the
+    float32 widened to a double).
+
+    Rounding to float32 is monotone, so distinct float32 scores stay distinct and in
+    order, and equal ones stay equal: trec_eval, which orders a query's documents by
+    score (not by the rank column), sees the retriever's ranking. Pyserini's fixed
+    ``%.6f`` can merge close scores into ties that trec_eval then breaks by docid.
+    """
+    # astype(str) is numpy's shortest round-trip text for the float32 (Dragon4)
+    return [float(t) for t in np.asarray(scores, dtype=np.float32).reshape(-1)
+            .astype(str).tolist()]
+
+
 def write_trec_run(path: PathLike, lines: Iterable[TrecRunLine]) -> int:
-    """Write run lines atomically (``.gz`` compresses); returns the number written."""
+    """Write run lines atomically (``.gz`` compresses); returns the number written.
+
+    A score is written in one form: Python's ``repr`` of the float, the shortest text that
+    reads back to the same float, so write -> read is exact, and trec_eval, ir_measures
+    and Pyserini read it as that number (C ``atof`` / Python ``float``). Give scores
+    computed in float32 through :func:`float32_scores` so they are written at float32
+    length, as DPR results hold them.
+    """
     n = 0
     with atomic_output(path) as f:
         for ln in lines:
@@ -205,12 +233,14 @@ def top_k(scores: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray]:
 def run_from_scores(qids: Sequence[str], docids: Sequence[str], scores: np.ndarray, *,
                     depth: int, tag: str) -> Iterator[TrecRunLine]:
     """The top ``depth`` documents of each row of ``scores`` (queries x documents) as run
-    lines, in :func:`top_k` order."""
+    lines, in :func:`top_k` order; a float32 matrix's scores through
+    :func:`float32_scores`."""
     scores = np.asarray(scores)
     if scores.shape != (len(qids), len(docids)):
         raise ValueError(f"scores has shape {scores.shape}, expected {(len(qids), len(docids))}")
     cols, vals = top_k(scores, depth)
-    for qid, row_cols, row_vals in zip(qids, cols.tolist(), vals.tolist(), strict=True):
+    rows = (map(float32_scores, vals) if vals.dtype == np.float32 else vals.tolist())
+    for qid, row_cols, row_vals in zip(qids, cols.tolist(), rows, strict=True):
         for rank, (c, v) in enumerate(zip(row_cols, row_vals, strict=True), 1):
             yield TrecRunLine(qid, docids[c], rank, float(v), tag)
 

@@ -26,7 +26,7 @@ from nqkit.retrieval.questions import Question
 from nqkit.retrieval.topk import Hits
 
 __all__ = ["Run", "check_compatible", "memoized_dpr_tokenizer", "run_retrieval",
-           "run_signature_settings", "write_dpr_results"]
+           "run_signature_settings", "score_values", "write_dpr_results"]
 
 _MEMO_LIMIT = 200_000  # passages whose DPR tokens are kept (about 100 MB of token lists)
 
@@ -170,9 +170,13 @@ def run_retrieval(indexes: Sequence[OpenIndex], questions: Sequence[Question], k
     return Run(fused, settings, True, peak)
 
 
-def score_text(score: Any, fused: bool) -> str:
-    """A score as written: float32 scores in their shortest exact form."""
-    return repr(float(score)) if fused else str(np.float32(score))
+def score_values(scores: np.ndarray, fused: bool) -> list[float]:
+    """One question's scores as written to the results and the TREC run: a fused float64
+    score as it is, a single retriever's float32 score as the float of its shortest exact
+    text (:func:`nqkit.formats.trec.float32_scores`)."""
+    from nqkit.formats.trec import float32_scores
+
+    return scores.tolist() if fused else float32_scores(scores)
 
 
 def write_dpr_results(path: PathLike | None, questions: Sequence[Question], run: Run,
@@ -193,7 +197,8 @@ def write_dpr_results(path: PathLike | None, questions: Sequence[Question], run:
             qflags = []
             qkept = []
             answers = check.answers(q.answers)
-            for row, score in zip(rows.tolist(), scores.tolist(), strict=True):
+            for row, value in zip(rows.tolist(), score_values(scores, run.fused),
+                                  strict=True):
                 p = passages.get(row)
                 if p is None:
                     if len(passages) >= _MEMO_LIMIT:
@@ -201,7 +206,6 @@ def write_dpr_results(path: PathLike | None, questions: Sequence[Question], run:
                     p = passages[row] = index.store.get(row)
                 found = check(answers, p.text)
                 qflags.append(found)
-                value = float(score_text(score, run.fused))
                 ctxs.append({"id": p.id, "title": p.title, "text": p.text,
                              "score": value, "has_answer": found})
                 if keep:

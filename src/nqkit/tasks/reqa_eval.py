@@ -8,6 +8,7 @@ A question asked by several queries counts once, with its best rank (the paper's
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +37,10 @@ def ranking_result(questions: Sequence[str], ranks: QueryRanks, r: RankingResult
             official[label] = dict(m)
     headers = ("level", *(k.upper() for k in next(iter(r.levels.values()))))
 
+    @functools.cache
     def best() -> dict[str, dict[str, float]]:
+        # Per level, each distinct question's best rank (first-seen order): computed once,
+        # when the per-item records or the headline statistics are first asked for.
         out: dict[str, dict[str, float]] = {}
         for name, label in LEVELS:
             arr = getattr(ranks, name)
@@ -61,7 +65,7 @@ def ranking_result(questions: Sequence[str], ranks: QueryRanks, r: RankingResult
         out: dict[str, Any] = {}
         ks = [int(k[2:]) for k in next(iter(r.levels.values())) if k.startswith("r@")]
         for label, per in best().items():
-            arr = np.array([per[q] for q in dict.fromkeys(questions)], dtype=float)
+            arr = np.fromiter(per.values(), dtype=float, count=len(per))
             out[f"{label} MRR"] = ItemStats.of(1.0 / arr)
             for k in ks:
                 out[f"{label} R@{k}"] = ItemStats.of((arr <= k).astype(float))
