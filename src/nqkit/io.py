@@ -168,6 +168,8 @@ def decode_utf8(raw: bytes, where: str | None) -> str:
         bad = raw[e.start:e.start + 1].hex()
         raise InputError(where, f"invalid UTF-8 (byte 0x{bad} at column {e.start + 1})",
                          "save the file as UTF-8") from None
+
+
 def _is_regular(path: PathLike) -> bool:
     try:
         return stat.S_ISREG(os.stat(path).st_mode)
