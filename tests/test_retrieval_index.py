@@ -565,3 +565,13 @@ def test_a_run_tag_with_spaces_is_refused_before_any_work(
     assert capsys.readouterr().err.strip().splitlines() == [
         "nqkit: error: --tag my run: the run tag must be one word — give a tag without spaces"]
     assert not out.exists() and not trec.exists()
+
+
+def test_a_trec_run_over_the_results_file_names_both_options(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r.json"
+    assert main(["retrieve", "--index", str(tmp_path / "missing"), "--questions",
+                 str(tmp_path / "missing.tsv"), "-o", str(out), "--trec", str(out)]) == 2
+    assert capsys.readouterr().err == (f"nqkit: error: --trec {out}: is also the -o output — "
+                                       "give the TREC run a file of its own\n")
+    assert not out.exists()

@@ -321,7 +321,7 @@ def test_empty_input_and_output_over_input(tmp_path, capsys):
     before = src.read_bytes()
     assert main(["simplify", str(src), "-o", str(src)]) == 2
     assert capsys.readouterr().err == (
-        f"nqkit: error: {src}: the output path is one of the inputs — choose another output "
+        f"nqkit: error: -o {src}: the output path is one of the inputs — choose another output "
         "file; inputs are never modified\n")
     assert src.read_bytes() == before
 

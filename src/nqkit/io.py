@@ -465,15 +465,17 @@ def _same_file(a: Path, b: Path) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
-def ensure_not_input(output: PathLike, inputs: Iterable[PathLike]) -> None:
+def ensure_not_input(output: PathLike, inputs: Iterable[PathLike], *,
+                     where: str | None = None) -> None:
     """Refuse to write an output over one of the inputs (nothing a user gave is modified).
 
     The same file under another name (a symlink, a hard link) counts as the same.
+    ``where`` names the output in the message (default: its path).
     """
     out = Path(output)
     for p in inputs:
         if _same_file(out, Path(p)):
-            raise InputError(output, "the output path is one of the inputs",
+            raise InputError(where or output, "the output path is one of the inputs",
                              "choose another output file; inputs are never modified")
 
 
@@ -514,7 +516,7 @@ def check_output(path: PathLike, inputs: Iterable[PathLike] = (), *, kind: str =
     if not os.access(ancestor, os.W_OK | os.X_OK):
         raise InputError(where, f"cannot be written: no permission to write in {ancestor}",
                          "choose a writable directory")
-    ensure_not_input(p, inputs)
+    ensure_not_input(p, inputs, where=str(where))
     return p
 
 

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
 
     from nqkit.cluster import open_cluster, validate_spec
     from nqkit.errors import InputError
-    from nqkit.io import check_output
+    from nqkit.io import check_output, ensure_not_input
     from nqkit.retrieval.open_index import load_index
     from nqkit.retrieval.questions import read_questions
     from nqkit.retrieval.run import run_retrieval
@@ -69,7 +69,12 @@ def run(args: argparse.Namespace) -> int:
                          "give a tag without spaces")
     check_output(args.output, [args.questions], option="-o")
     if args.trec:
-        check_output(args.trec, [args.questions, args.output], option="--trec")
+        try:
+            ensure_not_input(args.trec, [args.output])
+        except InputError:
+            raise InputError(f"--trec {args.trec}", "is also the -o output",
+                             "give the TREC run a file of its own") from None
+        check_output(args.trec, [args.questions], option="--trec")
     _outside_indexes(args)
     indexes = [load_index(d) for d in args.index]
     questions = read_questions(args.questions)
