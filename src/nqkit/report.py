@@ -52,12 +52,17 @@ def print_warnings(warnings: Iterable[ResultWarning], file: TextIO | None = None
 def progress(iterable: Iterable[T], *, desc: str, total: int | None = None,
              unit: str = "it", file: TextIO | None = None) -> Iterator[T]:
     """Wrap an iterable in a tqdm progress bar on stderr (hidden when stderr is no terminal)."""
+    out = file or sys.stderr
+    isatty = getattr(out, "isatty", None)
+    if isatty is None or not isatty():  # no bar to draw: not even tqdm's import (0.05 s)
+        yield from iterable
+        return
     try:
         from tqdm.auto import tqdm
     except ImportError:  # pragma: no cover
         yield from iterable
         return
-    yield from tqdm(iterable, desc=desc, total=total, unit=unit, file=file or sys.stderr,
+    yield from tqdm(iterable, desc=desc, total=total, unit=unit, file=out,
                     disable=None, dynamic_ncols=True, leave=False)
 
 

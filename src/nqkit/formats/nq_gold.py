@@ -35,7 +35,7 @@ import msgspec
 import orjson
 
 from nqkit.errors import InputError, examples, location
-from nqkit.formats.nq import Annotation, _Parser, tag_type
+from nqkit.formats.nq import Annotation, Span, _Parser, tag_type
 from nqkit.io import PathsLike, expand_paths, gc_paused, iter_line_spans, parse_json_line
 from nqkit.workers import new_pool, stop_pool
 
@@ -253,19 +253,24 @@ def _check_bounds(p: _Parser, buf: bytes, lo: int, hi: int,
     length of ``document_text``. Exact token checks belong to :func:`nqkit.formats.nq.read_nq`,
     which every command that reads pages uses.
     """
-    spans = [(f"annotations[{i}].long_answer", a.long_answer) for i, a in enumerate(annotations)]
-    spans += [(f"annotations[{i}].short_answers[{j}]", s) for i, a in enumerate(annotations)
-              for j, s in enumerate(a.short_answers)]
-    spans = [(ctx, s) for ctx, s in spans if not s.is_null]
-    if not spans:
-        return
     if d is not None:
-        if isinstance(d.get("document_tokens"), list):
+        spans = _named_spans(annotations)
+        if spans and isinstance(d.get("document_tokens"), list):
             p.check_bounds(spans, len(d["document_tokens"]),
                            d["document_html"] if isinstance(d.get("document_html"), str)
                            else None)
-        elif isinstance(d.get("document_text"), str):
+        elif spans and isinstance(d.get("document_text"), str):
             p.check_bounds(spans, d["document_text"].count(" ") + 1, None)
+        return
+    # the largest ends first (a null span's are -1): spans are named only to report one
+    top_byte = top_token = -1
+    for a in annotations:
+        for s in (a.long_answer, *a.short_answers):
+            if s.end_byte > top_byte:
+                top_byte = s.end_byte
+            if s.end_token > top_token:
+                top_token = s.end_token
+    if top_byte < 0 and top_token < 0:
         return
     last = buf.rfind(b'"html_token"', lo, hi)
     if last >= 0:
@@ -273,7 +278,9 @@ def _check_bounds(p: _Parser, buf: bytes, lo: int, hi: int,
         if m is None:  # another writer's key order: not worth a full parse here
             return
         end = int(m.group(1))
-        for ctx, s in spans:
+        if top_byte <= end and top_token <= end:
+            return
+        for ctx, s in _named_spans(annotations):
             if s.end_byte > end or s.end_token > end:
                 what, value = ("byte", s.end_byte) if s.end_byte > end else ("token",
                                                                              s.end_token)
@@ -285,11 +292,21 @@ def _check_bounds(p: _Parser, buf: bytes, lo: int, hi: int,
     text_pos = _key_value_pos(buf, b"document_text", lo, hi)
     if text_pos >= 0:
         limit = (hi - text_pos) // 2 + 1  # n tokens need at least 2n - 1 characters
-        for ctx, s in spans:
+        if top_token <= limit:
+            return
+        for ctx, s in _named_spans(annotations):
             if s.end_token > limit:
                 raise p.fail(f"{ctx} ends at token {s.end_token:,}, past the end of the "
                              "document", "offsets must index the document; check the file "
                              "is unmodified NQ data")
+
+
+def _named_spans(annotations: tuple[Annotation, ...]) -> list[tuple[str, Span]]:
+    """The non-null spans with their names in messages: long answers, then short ones."""
+    spans = [(f"annotations[{i}].long_answer", a.long_answer) for i, a in enumerate(annotations)]
+    spans += [(f"annotations[{i}].short_answers[{j}]", s) for i, a in enumerate(annotations)
+              for j, s in enumerate(a.short_answers)]
+    return [(ctx, s) for ctx, s in spans if not s.is_null]
 
 
 def _long_types(buf: bytes, lo: int, hi: int, annotations: tuple[Annotation, ...],
