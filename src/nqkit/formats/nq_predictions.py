@@ -27,7 +27,15 @@ from typing import Any
 import orjson
 
 from nqkit.errors import InputError, examples
-from nqkit.formats.nq import INT64_MAX, INT64_MIN, NULL_SPAN, YES_NO_VALUES, Span, _Parser
+from nqkit.formats.nq import (
+    INT64_MAX,
+    INT64_MIN,
+    NULL_SPAN,
+    YES_NO_VALUES,
+    Span,
+    _Parser,
+    _well_formed_span,
+)
 from nqkit.io import PathLike, atomic_output, gc_paused, read_json
 
 
@@ -134,21 +142,10 @@ def predictions_from_json(data: Any, path: str) -> dict[int | str, NqPrediction]
     return out
 
 
-_OFFSETS = ("start_byte", "end_byte", "start_token", "end_token")
-
-
 def _well_formed_offsets(d: Any) -> Span | None:
     """The span of an offsets object with all four offsets that passes every rule of
     :func:`_span`, else ``None`` (and the careful path judges it)."""
-    if type(d) is not dict:
-        return None
-    sb, eb, st, et = d.get("start_byte"), d.get("end_byte"), d.get("start_token"), d.get(
-        "end_token")
-    if (type(sb) is int and type(eb) is int and type(st) is int and type(et) is int
-            and (sb == eb == -1 or 0 <= sb < eb <= INT64_MAX)
-            and (st == et == -1 or 0 <= st < et <= INT64_MAX)):
-        return NULL_SPAN if sb == st == -1 else Span(sb, eb, st, et)
-    return None
+    return _well_formed_span(d, -2) if type(d) is dict else None  # -2: every key required
 
 
 def _well_formed_prediction(d: dict[str, Any]) -> NqPrediction | None:
