@@ -58,11 +58,12 @@ TEST_MAP: dict[str, list[str]] = {
     "formats/dpr.py": ["test_answer_recall.py", "test_open_baselines.py", "test_trec.py"],
     "formats/gold_cache.py": ["test_formats_nq.py", "test_nq_eval_golden.py"],
     "formats/nq.py": ["test_formats_nq.py", "test_nq_baselines.py",
-                      "test_nq_eval_properties.py"],
+                      "test_nq_eval_properties.py", "test_fast_paths.py"],
     "formats/nq_gold.py": ["test_formats_nq.py", "test_nq_eval_golden.py",
-                           "test_nq_eval_errors.py"],
+                           "test_nq_eval_errors.py", "test_fast_paths.py"],
     "formats/nq_open.py": ["test_convert_nq_open.py", "test_nq_open_eval.py"],
-    "formats/nq_predictions.py": ["test_nq_eval_errors.py", "test_nq_eval_golden.py"],
+    "formats/nq_predictions.py": ["test_nq_eval_errors.py", "test_nq_eval_golden.py",
+                                  "test_fast_paths.py"],
     "formats/simplify.py": ["test_simplify.py"],
     "formats/squad.py": ["test_reqa_tasks.py", "test_reqa_run.py"],
     "formats/trec.py": ["test_trec.py"],
@@ -205,7 +206,9 @@ def sample(all_mutants: dict[str, list[Mutant]], texts: dict[str, str], total: i
     return chosen
 
 
-def run_tests(tree: Path, tests: list[str], timeout: float) -> tuple[str, float]:
+def run_tests(tree: Path, tests: list[str], timeout: float, *, show: bool = False
+              ) -> tuple[str, float]:
+    """Run the tests; ``show`` prints pytest's last lines when they fail."""
     env = {**os.environ, "PYTHONPATH": str(tree / "src"), "HF_HUB_OFFLINE": "1",
            "PYTHONDONTWRITEBYTECODE": "1", "NQKIT_REQUIRE_SHARED": "1"}
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
@@ -219,6 +222,8 @@ def run_tests(tree: Path, tests: list[str], timeout: float) -> tuple[str, float]
     dt = time.perf_counter() - t0
     if proc.returncode == 0:
         return "survived", dt
+    if show:
+        print("\n".join(proc.stdout.splitlines()[-15:]), file=sys.stderr)
     if proc.returncode in (1, 2, 3):
         return "killed", dt
     return f"error (pytest exit {proc.returncode})", dt
@@ -264,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
                         ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copy2(args.root / "pyproject.toml", tree / "pyproject.toml")
         for module in sorted({m.module for m in chosen}):
-            status, dt = run_tests(tree, TEST_MAP[module], args.timeout * 3)
+            status, dt = run_tests(tree, TEST_MAP[module], args.timeout * 3, show=True)
             if status != "survived":
                 print(f"{module}: the unmutated tree fails its tests ({status}); fix first",
                       file=sys.stderr)
