@@ -166,13 +166,18 @@ def write_trec_run(path: PathLike, lines: Iterable[TrecRunLine]) -> int:
     length, as DPR results hold them.
     """
     n = 0
+    qid = tag = None  # checked when they change: a query's lines share them
     with atomic_output(path) as f:
         for ln in lines:
             if ln.rank < 1 or not math.isfinite(ln.score):
                 raise InputError(None, f"rank {ln.rank} / score {ln.score} of query {ln.qid} "
                                  "cannot be written", "ranks start at 1; scores are finite")
-            f.write(f"{_token(ln.qid, 'query id')} Q0 {_token(ln.docid, 'document id')} "
-                    f"{ln.rank} {float(ln.score)!r} {_token(ln.tag, 'run tag')}\n")
+            if ln.qid != qid:
+                qid = _token(ln.qid, "query id")
+            if ln.tag != tag:
+                tag = _token(ln.tag, "run tag")
+            f.write(f"{qid} Q0 {_token(ln.docid, 'document id')} {ln.rank} "
+                    f"{float(ln.score)!r} {tag}\n")
             n += 1
     return n
 
