@@ -13,6 +13,7 @@ from nqkit.data.toy import TOY_PATH, build_toy_lines
 from nqkit.errors import InputError
 from nqkit.formats.gold_cache import cache_dir, load_nq_gold
 from nqkit.formats.nq import (
+    Annotation,
     NqExample,
     SimplifiedNqExample,
     Span,
@@ -610,3 +611,18 @@ def test_candidate_depth_counts_the_first_candidate_as_a_container(tmp_path):
     assert spans == [(40, 69), (41, 51), (51, 59)]
     assert ex.candidate_parents == (-1, 0, 0)
     assert [ex.candidate_depth(i) for i in range(3)] == [0, 1, 1]
+
+
+def test_annotation_has_long_and_has_short_follow_the_official_rule():
+    # a short answer is a non-null span or a yes/no answer; a null span is no answer
+    span, null = Span(1, 5, 0, 2), Span(-1, -1, -1, -1)
+    cases = [((span, (), "NONE"), (True, False)),
+             ((null, (), "YES"), (False, True)),
+             ((null, (), "NO"), (False, True)),
+             ((span, (span,), "NONE"), (True, True)),
+             ((span, (null,), "NONE"), (True, False)),
+             ((null, (null, span), "NONE"), (False, True)),
+             ((null, (), "NONE"), (False, False))]
+    for (long_answer, shorts, yes_no), expected in cases:
+        a = Annotation(0, long_answer, 0 if long_answer == span else -1, shorts, yes_no)
+        assert (a.has_long, a.has_short) == expected, (long_answer, shorts, yes_no)
