@@ -70,7 +70,8 @@ def consistent_offsets(draw: st.DrawFn) -> dict[str, Any]:
             d[end] = d[start] + draw(st.integers(1, 5))
     for key in draw(st.sampled_from([(), (), ("start_byte",), ("end_byte",),
                                      ("start_byte", "end_byte"), ("start_byte", "end_byte"),
-                                     ("start_token",), ("end_token",)])):
+                                     ("start_token",), ("end_token",),
+                                     ("start_token", "end_token")])):
         del d[key]
     return d
 
