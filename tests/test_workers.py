@@ -39,3 +39,28 @@ def test_a_pool_left_normally_finishes_its_tasks():
     with process_pool(2) as pool:
         futures = [pool.submit(_sleep, 0.01 * i) for i in range(4)]
     assert [f.result() for f in futures] == [0.0, 0.01, 0.02, 0.03]
+
+
+def test_a_worker_stopped_before_its_initializer_ends_without_a_word():
+    # A pool's worker inherits the command's SIGTERM handler until its initializer runs;
+    # stopped in that moment it must end as SIGTERM ends any process (no "Process
+    # ForkProcess-1:" and a traceback on the command's stderr).
+    import subprocess
+    import sys
+    import textwrap
+
+    from conftest import this_tree_env
+
+    script = textwrap.dedent("""
+        import multiprocessing, os, signal, time
+        from nqkit.cli import _sigterm_unwinds
+        with _sigterm_unwinds():
+            child = multiprocessing.get_context("fork").Process(target=time.sleep, args=(60,))
+            child.start()
+            os.kill(child.pid, signal.SIGTERM)
+            child.join()
+            print(child.exitcode)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=60, env=this_tree_env())
+    assert (out.returncode, out.stdout, out.stderr) == (0, f"{-signal.SIGTERM}\n", "")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import os
 import signal
 import sys
 from collections.abc import Iterator, Sequence
@@ -135,13 +136,25 @@ class _Failed(Exception):
         self.code = code
 
 
+_UNWINDING_PID = 0  # the process whose SIGTERM unwinds (set by _sigterm_unwinds)
+
+
 def _raise_terminated(signum: int, frame: Any) -> None:
+    if os.getpid() != _UNWINDING_PID:
+        # a worker forked from the command, stopped before its pool initializer replaced
+        # this inherited handler (nqkit.workers): it ends as SIGTERM ends any process,
+        # without a traceback of its own
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
     raise Terminated
 
 
 @contextlib.contextmanager
 def _sigterm_unwinds() -> Iterator[None]:
     """Turn SIGTERM into :class:`Terminated` while the block runs (main thread only)."""
+    global _UNWINDING_PID
+    _UNWINDING_PID = os.getpid()
     try:
         previous = signal.signal(signal.SIGTERM, _raise_terminated)
     except ValueError:  # not the main thread: leave signals alone
