@@ -140,15 +140,9 @@ def test_gold_reader_takes_the_fast_path_on_official_files(monkeypatch, name):
     # Official lines are read by seeking the few keys the evaluation needs; parsing the
     # whole line (megabytes of page) is the fallback for odd input only. The result must
     # equal the full reader's, and the full parser must not be called.
-    import nqkit.formats.nq_gold as nq_gold
-
     path = shared_file("data", "nq", name)
     full = {ex.example_id: ex.annotations for ex in read_nq(path)}
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("parsed a whole official line")
-
-    monkeypatch.setattr(nq_gold, "parse_json_line", refuse)
+    _fast_path_only(monkeypatch)
     gold = read_nq_gold(path, workers=1, with_types=name.endswith(".gz"))
     assert {k: g.annotations for k, g in gold.items()} == full
 
@@ -403,13 +397,25 @@ def test_simplified_span_text_leaves_out_tags_only():
 # ---------------------------------------------------------------------------- gold fast path
 
 def _fast_path_only(monkeypatch):
-    """Make the gold reader fail if it parses a whole line (the fallback)."""
+    """Make the gold reader fail if it parses a whole line: the fallback, or a tail that
+    is nearly the whole line (more than 64 KB: the real lines are ~750 KB, the parts the
+    fast path decodes a few KB)."""
+    import types
+
     import nqkit.formats.nq_gold as nq_gold
 
     def refuse(*args, **kwargs):
         raise AssertionError("parsed a whole line")
 
+    keys = nq_gold._KEYS
+
+    def decode(raw):
+        if len(raw) > 64_000:
+            raise AssertionError(f"decoded {len(raw):,} bytes of one line")
+        return keys.decode(raw)
+
     monkeypatch.setattr(nq_gold, "parse_json_line", refuse)
+    monkeypatch.setattr(nq_gold, "_KEYS", types.SimpleNamespace(decode=decode))
 
 
 def _toy(i=0):

@@ -21,7 +21,7 @@ cached on disk keyed by the files' paths, sizes and modification times
 
 from __future__ import annotations
 
-import json
+import contextlib
 import os
 import re
 from collections import Counter
@@ -69,17 +69,6 @@ class GoldExample:
         return Counter(nonnull).most_common(1)[0][0]
 
 
-_DECODER = json.JSONDecoder()
-
-
-class _OriginalTail(msgspec.Struct):
-    """What the evaluation reads of the keys that end an original-format line."""
-
-    example_id: int | str
-    question_text: str
-
-
-_ORIGINAL_TAIL = msgspec.json.Decoder(_OriginalTail)  # other keys are skipped, not built
 
 
 def _key_value_pos(buf: bytes, key: bytes, lo: int, hi: int, *, reverse: bool = False) -> int:
@@ -101,83 +90,70 @@ def _key_value_pos(buf: bytes, key: bytes, lo: int, hi: int, *, reverse: bool = 
 
 def _top_level_values(buf: bytes, lo: int, hi: int) -> tuple[Any, Any, Any]:
     """The annotations, example id and question of the line ``buf[lo:hi]``, each read where
-    its place shows it is a top-level key; ``ValueError`` when that cannot be shown.
+    its place proves it a top-level key; ``ValueError`` when that cannot be shown.
 
-    Original files (sorted keys): ``annotations`` comes first, and the text from the last
-    ``example_id`` to the end of the line (the id, the long-answer candidates, the
-    question and its tokens, ~8 KB) is itself an object, read by a typed decoder that
-    checks the candidates' syntax without building them. Simplified files put
-    ``question_text``, ``annotations``, ``document_url`` and ``example_id`` last: the text
-    from the first of them to the end is one small object holding all three. The text from
-    a key to the end of the line is an object only when the key is top-level: from a nested
-    key, the brackets that close its enclosing values are left over.
+    Two pieces of the line are decoded, each as a JSON object of its own:
+
+    * the head, from the line's start to the first page key (``"document_..."``) closed
+      with ``}``: the keys before the page (the original files' ``annotations``, the
+      simplified files' ``question_text`` and ``example_id``);
+    * the tail, from the last occurrence of the keys still missing to the end of the line
+      (the original files' ``example_id``, candidates and question; the simplified files'
+      ``annotations``), by a typed decoder that skips the values the evaluation does not
+      read (the candidates) without building them.
+
+    Each piece is valid JSON only where its edge is at the top level of the line's
+    object: cut inside a nested value, brackets are left open (head) or left over
+    (tail), so a key nested in some other value is never taken for the line's own.
     """
-    ann_pos = _first_key_value_pos(buf, b"annotations", lo, hi)
-    q_pos = _key_value_pos(buf, b"question_text", lo, hi, reverse=True)
-    id_pos = _key_value_pos(buf, b"example_id", lo, hi, reverse=True)
-    if q_pos < 0 or id_pos < 0:
-        raise ValueError("fast path: no question_text or example_id key")
-    if ann_pos >= 0:
+    head: dict[str, Any] = {}
+    cut = buf.find(b',"document_', lo, hi)  # compact JSON, as the official files
+    if cut < 0:
+        m = _PAGE_KEY_RE.search(buf, lo, hi)
+        cut = m.start() if m else -1
+    if cut >= 0:
+        with contextlib.suppress(orjson.JSONDecodeError):  # a cut inside a value: no head
+            head = orjson.loads(buf[lo:cut] + b"}")
+    annotations = head.get("annotations", _UNSET)
+    example_id = head.get("example_id", _UNSET)
+    question = head.get("question_text", _UNSET)
+    missing = [k for k, v in ((b"annotations", annotations), (b"example_id", example_id),
+                              (b"question_text", question)) if v is _UNSET]
+    if missing:
+        starts = [_key_value_pos(buf, k, lo, hi, reverse=True) for k in missing]
+        if min(starts) < 0:
+            raise ValueError("fast path: a key is missing")
         try:
-            end = _ORIGINAL_TAIL.decode(b"{" + buf[_key_start(buf, id_pos, lo):hi])
+            tail = _KEYS.decode(b"{" + buf[min(_key_start(buf, p, lo) for p in starts):hi])
         except msgspec.DecodeError as e:  # a type error included: the full parse words it
             raise ValueError(f"fast path: {e}") from None
-        return (_decode_at(buf, ann_pos, hi, next_key=b"document_"),  # _html or _text
-                end.example_id, end.question_text)
-    starts = [_key_start(buf, pos, lo) for pos in (
-        q_pos, _key_value_pos(buf, b"annotations", lo, hi, reverse=True), id_pos) if pos >= 0]
-    tail = orjson.loads(b"{" + buf[min(starts):hi])
-    if not {"annotations", "example_id", "question_text"} <= tail.keys():
-        raise ValueError("fast path: the keys are not at the end of the line")
-    return tail["annotations"], tail["example_id"], tail["question_text"]
+        if annotations is _UNSET:
+            annotations = tail.annotations
+        if example_id is _UNSET:
+            example_id = tail.example_id
+        if question is _UNSET:
+            question = tail.question_text
+        if _UNSET in (annotations, example_id, question):
+            raise ValueError("fast path: a key is not where it was looked for")
+    return annotations, example_id, question
+
+
+class _Keys(msgspec.Struct):
+    """The keys the evaluation reads from a piece of a line; other keys are skipped."""
+
+    annotations: list[Any] | msgspec.UnsetType = msgspec.UNSET
+    example_id: int | str | msgspec.UnsetType = msgspec.UNSET
+    question_text: str | msgspec.UnsetType = msgspec.UNSET
+
+
+_KEYS = msgspec.json.Decoder(_Keys)
+_UNSET: Any = msgspec.UNSET
+_PAGE_KEY_RE = re.compile(rb',\s*"document_')  # the first key of the page's text
 
 
 def _key_start(buf: bytes, value_pos: int, lo: int) -> int:
     """Where the key (its opening ``"``) starts whose value starts at ``value_pos``."""
     return buf.rfind(b'"', lo, buf.rfind(b'"', lo, value_pos))
-
-
-def _first_key_value_pos(buf: bytes, key: bytes, lo: int, hi: int) -> int:
-    """Position just after ``"key":`` when it is the first key of the object ``buf[lo:hi]``
-    (which starts with ``{``), or -1."""
-    i = lo
-    while i < hi and buf[i] in b" \t\r\n{":  # the framing was checked: "{" comes first
-        i += 1
-    if not buf.startswith(b'"' + key + b'"', i):
-        return -1
-    i += len(key) + 2
-    while i < hi and buf[i] in b" \t\r\n":
-        i += 1
-    return i + 1 if i < hi and buf[i] == 58 else -1  # ':'
-
-
-def _decode_at(buf: bytes, pos: int, hi: int, window: int = 4096, *,
-               next_key: bytes = b"") -> Any:
-    """Decode the JSON value starting at byte ``pos`` (reading as few bytes as possible).
-
-    ``next_key`` starts the name of the key that follows in the official files (compact,
-    sorted keys): the value is then first read up to ``,"next_key``. Inside a string every ``"`` is
-    escaped, and a JSON value cut short is never valid JSON, so that read either is the
-    whole value or fails and the window below decides.
-    """
-    if next_key:
-        end = buf.find(b',"' + next_key, pos, hi)
-        if end >= 0:
-            try:
-                return orjson.loads(buf[pos:end])
-            except orjson.JSONDecodeError:
-                pass
-    while True:
-        try:
-            # Strict: a window may end inside a character (then it grows), but an invalid
-            # byte reaches the caller, which parses the line in full and reports it.
-            chunk = buf[pos:min(hi, pos + window)].decode("utf-8")
-            value, _ = _DECODER.raw_decode(chunk.lstrip())
-            return value
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            if pos + window >= hi:
-                raise
-            window *= 4
 
 
 def _token_at_byte(buf: bytes, start_byte: int, lo: int, hi: int) -> str | None:
