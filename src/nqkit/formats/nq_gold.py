@@ -8,9 +8,10 @@ script does) spends nearly all its time on bytes that are thrown away.
 Here each line is scanned for the top-level keys and only their values are decoded. Inside
 a JSON string every ``"`` is escaped, so a pattern such as ``,"example_id":`` cannot occur
 within the HTML text; but a custom file may hold the same key names in nested objects, so
-each key is taken only where its place proves it top-level: as the first key of the line,
-or where the text from it to the end of the line is itself one JSON object (it is not when
-the key is nested). See :func:`_top_level_values`. Whenever the fast path does not find
+each key is taken only where its place proves it top-level: in the head of the line
+before the page, or in a tail that runs to the end of the line, each of them one JSON
+object of its own (it is not when cut inside a nested value). See
+:func:`_top_level_values`. Whenever the fast path does not find
 what it expects, the line is parsed in full, so the result never depends on the writer's
 key order, spacing or extra keys.
 
