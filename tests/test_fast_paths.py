@@ -138,6 +138,32 @@ def annotations(draw: st.DrawFn) -> dict[str, Any]:
     return a
 
 
+@st.composite
+def near_valid_annotations(draw: st.DrawFn) -> dict[str, Any]:
+    """A valid annotation (consistent candidate index, spans, yes/no answer), then at most
+    one field changed to a value on a rule's edge: most draws reach the fast path's
+    acceptance, and each edge of its rules is drawn often."""
+    long_answer = draw(consistent_offsets())
+    null = all(long_answer.get(k, -1) == -1 for k in OFFSET_KEYS)
+    a: dict[str, Any] = {
+        "annotation_id": draw(st.integers(0, 2**64 - 1)),
+        "long_answer": {**long_answer, "candidate_index": -1 if null else draw(
+            st.integers(0, 5))},
+        "short_answers": draw(st.lists(consistent_offsets(), max_size=2)),
+        "yes_no_answer": draw(st.sampled_from(["NONE", "YES", "NO"])),
+    }
+    change = draw(st.integers(0, 5))
+    if change == 1:
+        a["long_answer"]["candidate_index"] = draw(st.sampled_from([-2, -1, 0, 1, True]))
+    elif change == 2:
+        a["yes_no_answer"] = draw(st.sampled_from(["yes", "None", "", None]))
+    elif change == 3:
+        a["annotation_id"] = draw(st.sampled_from([None, -1, True, 1.0]))
+    elif change == 4:
+        del a[draw(st.sampled_from(sorted(a)))]
+    return a
+
+
 def careful_annotation(a: dict[str, Any], bytes_required: bool) -> Annotation | None:
     try:
         return _Parser(None).annotation(MappingProxyType(a), 0,
@@ -147,7 +173,7 @@ def careful_annotation(a: dict[str, Any], bytes_required: bool) -> Annotation | 
 
 
 @settings(max_examples=800, deadline=None)
-@given(annotations(), st.booleans())
+@given(st.one_of(annotations(), near_valid_annotations()), st.booleans())
 def test_annotation_fast_path_agrees_with_careful_path(a, bytes_required):
     fast = _well_formed_annotation(a, bytes_required)
     careful = careful_annotation(a, bytes_required)
@@ -191,6 +217,40 @@ def predictions(draw: st.DrawFn) -> dict[str, Any]:
     return d
 
 
+@st.composite
+def near_valid_predictions(draw: st.DrawFn) -> dict[str, Any]:
+    """A valid prediction, then at most one field changed to a value on a rule's edge."""
+    d: dict[str, Any] = {
+        "example_id": draw(st.one_of(st.integers(-(2**63), 2**63 - 1), st.just("e1"))),
+        "long_answer": draw(consistent_offsets()),
+        "long_answer_score": draw(st.sampled_from([0, 1.5, -2.0])),
+        "short_answers": [],
+        "short_answers_score": draw(st.sampled_from([0, 3, 0.25])),
+        "yes_no_answer": "NONE",
+    }
+    if draw(st.booleans()):
+        d["yes_no_answer"] = draw(st.sampled_from(["YES", "NO"]))
+        d["short_answers"] = [{k: -1 for k in OFFSET_KEYS}] * draw(st.integers(0, 1))
+    else:
+        d["short_answers"] = draw(st.lists(consistent_offsets(), max_size=2))
+    change = draw(st.integers(0, 6))
+    if change == 1:
+        d["example_id"] = draw(st.sampled_from([2**63, -(2**63) - 1, True, 5.0, None]))
+    elif change == 2:
+        d["long_answer"] = draw(st.sampled_from([None, {}, {"start_token": 1}]))
+    elif change == 3:
+        d[draw(st.sampled_from(["long_answer_score", "short_answers_score"]))] = draw(
+            st.sampled_from([float("nan"), float("inf"), True, None, "1"]))
+    elif change == 4:
+        d["short_answers"] = draw(st.sampled_from([None, 0, "", [{}], [{"end_token": 2}]]))
+    elif change == 5:
+        d["yes_no_answer"] = draw(st.sampled_from(["no", "x", None]))
+        d["short_answers"] = draw(st.lists(consistent_offsets(), max_size=1))
+    elif change == 6:
+        del d[draw(st.sampled_from(sorted(d)))]
+    return d
+
+
 def careful_prediction(d: dict[str, Any]) -> Any:
     try:
         return prediction_from_json(MappingProxyType(d), None)
@@ -199,7 +259,7 @@ def careful_prediction(d: dict[str, Any]) -> Any:
 
 
 @settings(max_examples=800, deadline=None)
-@given(predictions())
+@given(st.one_of(predictions(), near_valid_predictions()))
 def test_prediction_fast_path_agrees_with_careful_path(d):
     fast = _well_formed_prediction(d)
     careful = careful_prediction(d)
