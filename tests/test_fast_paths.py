@@ -390,6 +390,10 @@ def test_pending_gold_reports_progress_per_shard(tmp_path):
             assert list(pending.result(progress=progress)) == [0, 1, 2]
         assert seen == [(3, {"desc": "reading the gold", "total": 3, "unit": "shard"})]
     seen.clear()
+    with PendingGold(files[:2], workers=2) as pending:  # two shards: a bar
+        pending.result(progress=progress)
+    assert seen == [(2, {"desc": "reading the gold", "total": 2, "unit": "shard"})]
+    seen.clear()
     with PendingGold(files[:1], workers=1) as pending:  # one shard: nothing to show
         pending.result(progress=progress)
     assert seen == []

@@ -526,6 +526,28 @@ def test_gold_fast_path_accepts_a_span_ending_at_the_last_byte(tmp_path, monkeyp
     assert _gold(path) == expected
 
 
+@pytest.mark.parametrize(("end_byte", "end_token", "what"), [
+    (364, 400, "token 400"),  # bytes inside the page, tokens past it
+    (365, 71, "byte 365"),  # tokens inside, bytes past the page's last byte
+])
+def test_gold_fast_path_refuses_either_offset_past_the_document(tmp_path, end_byte,
+                                                                 end_token, what):
+    # Toy example 0: 71 tokens, the last ends at byte 364. A span is refused when either
+    # its byte or its token end lies past that (a token covers at least one byte).
+    d = _toy(0)
+    toks = d["document_tokens"]
+    d["annotations"][0]["short_answers"].append(
+        {"start_byte": toks[69]["start_byte"], "end_byte": end_byte, "start_token": 69,
+         "end_token": end_token})
+    path = tmp_path / "g.jsonl"
+    path.write_text(_compact(d) + "\n")
+    n = len(d["annotations"][0]["short_answers"]) - 1
+    with pytest.raises(InputError, match=re.escape(
+            f"g.jsonl:1: annotations[0].short_answers[{n}] ends at {what}, past the end of "
+            "the document (its last token ends at byte 364)")):
+        read_nq_gold(path, workers=1)
+
+
 def test_gold_fast_path_refuses_a_span_far_past_a_short_document(tmp_path):
     # Simplified, document_text last: after '"document_text":' there are 6 bytes ('"a b"}'),
     # so at most 6 // 2 + 1 = 4 tokens; a span ending at token 5 is refused without a parse.
