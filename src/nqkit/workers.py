@@ -7,8 +7,8 @@ command's one-line message, and a worker whose parent was killed outright would 
 core busy to the end of its shard. :func:`init_worker` (a pool ``initializer``) undoes
 both: the parent handles Ctrl-C and stops its pool, SIGTERM ends a worker at once, and a
 worker ends when its parent does. :func:`process_pool` gives such a pool, and stops its
-workers at once (:func:`stop_pool`) when the block is left by an exception, instead of
-waiting for tasks nobody will read.
+workers at once (:func:`stop_pool`, by SIGKILL) when the block is left by an exception,
+instead of waiting for tasks nobody will read.
 """
 
 from __future__ import annotations
@@ -30,14 +30,17 @@ def new_pool(workers: int) -> ProcessPoolExecutor:
 
 def stop_pool(pool: ProcessPoolExecutor) -> None:
     """Stop the pool's workers now, running tasks included, and shut it down."""
-    # shutdown() alone waits for the running tasks; Python 3.14 has terminate_workers()
-    # for this, older versions only the private process table
-    terminate = getattr(pool, "terminate_workers", None)
-    if terminate is not None:
-        terminate()
+    # shutdown() alone waits for the running tasks; Python 3.14 has kill_workers() for
+    # this, older versions only the private process table. SIGKILL, not SIGTERM: a
+    # SIGTERM that reaches a worker between fork() and Python's after-fork reset is
+    # dropped with the signals pending there, and that worker (here: blocked opening a
+    # FIFO) kept shutdown() waiting forever; SIGKILL cannot be lost and prints nothing.
+    kill = getattr(pool, "kill_workers", None)
+    if kill is not None:
+        kill()
     else:
         for proc in list((getattr(pool, "_processes", None) or {}).values()):
-            proc.terminate()  # SIGTERM: the default action in our workers, no traceback
+            proc.kill()
     pool.shutdown(wait=True, cancel_futures=True)
 
 
