@@ -316,8 +316,7 @@ def _id_kind(example_id: int | str, plural: bool = False) -> str:
     return "integers" if plural else "an integer"
 
 
-def _read_shard(path: str, with_types: bool, threads: int = 0
-                ) -> tuple[list[GoldExample], int]:
+def _read_shard(path: str, with_types: bool) -> tuple[list[GoldExample], int]:
     """The shard's examples and the line number of its first one.
 
     Example ids must be all integers or all strings: a mix would make predictions look
@@ -327,7 +326,7 @@ def _read_shard(path: str, with_types: bool, threads: int = 0
     out: list[GoldExample] = []
     first_line = 0
     with gc_paused():
-        for lineno, buf, lo, hi in iter_line_spans(path, threads=threads):
+        for lineno, buf, lo, hi in iter_line_spans(path):
             ex = _parse_gold(buf, lo, hi, location(path, lineno), with_types)
             if not out:
                 first_line = lineno
