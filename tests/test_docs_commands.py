@@ -1,5 +1,6 @@
 """Every ``nqkit`` command shown in README.md and docs/ parses as written, with no
 deprecation notice: a renamed or removed option fails here, not in a reader's terminal.
+Every Python example there is valid Python whose ``from nqkit... import`` names exist.
 
 Commands are taken from the documents' fenced code blocks (continuation lines joined,
 comments and pipes cut), so a document cannot drift from the command line it shows.
@@ -9,7 +10,9 @@ exits with code 2.
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import importlib
 import io
 import re
 import shlex
@@ -64,3 +67,31 @@ def test_a_documented_command_parses_without_a_notice(parser, line):
         except SystemExit as e:
             pytest.fail(f"argparse refused it (exit {e.code}): {err.getvalue().strip()}")
     assert err.getvalue() == ""
+
+
+def _python_blocks() -> list[tuple[str, str]]:
+    return [(f"{doc.relative_to(ROOT)} #{i}", block) for doc in DOCS
+            for i, block in enumerate(re.findall(r"^```python\n(.*?)^```",
+                                                 doc.read_text(encoding="utf-8"), re.S | re.M))]
+
+
+PYTHON = _python_blocks()
+
+
+def test_the_documents_show_python():
+    assert sum(where.startswith("README.md") for where, _ in PYTHON) >= 1
+
+
+@pytest.mark.parametrize("code", [code for _, code in PYTHON], ids=[w for w, _ in PYTHON])
+def test_a_documented_python_example_imports_what_exists(code):
+    missing = []
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("nqkit"):
+            module = importlib.import_module(str(node.module))
+            for alias in node.names:
+                if not hasattr(module, alias.name):
+                    try:
+                        importlib.import_module(f"{node.module}.{alias.name}")
+                    except ImportError:
+                        missing.append(f"{node.module}.{alias.name}")
+    assert missing == []
