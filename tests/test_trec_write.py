@@ -364,3 +364,19 @@ def test_retrieve_hybrid_trec_is_the_line_paths_run(tmp_path, capsys, corpus):
     texts = [line.split()[4] for line in new.read_text().splitlines()]
     assert len(texts) == 4 * 8
     assert max(len(t) for t in texts) > 12  # float64 text, longer than any float32's
+
+
+def test_misuse_is_a_programming_error_not_a_silent_run(tmp_path):
+    # a negative index would pick a docid from the end of a list: refused
+    with pytest.raises(ValueError, match="document index -1 is outside the 2 docids"):
+        write_trec_matrix(tmp_path / "a", ["q"], ["x", "y"], np.array([[0, -1]]),
+                          np.array([[1.0, 0.5]]), tag="t")
+    with pytest.raises(ValueError, match="document index 2 is outside the 2 docids"):
+        write_trec_matrix(tmp_path / "a", ["q"], ["x", "y"], np.array([[2]]),
+                          np.array([[1.0]]), tag="t")
+    # float32 and float64 rows in one block would be written differently: refused
+    with pytest.raises(ValueError, match="differ in dtype"):
+        write_trec_blocks(tmp_path / "a", [TrecBlock(
+            ["q", "r"], ["x"], [np.array([0]), np.array([0])],
+            [np.array([1.0], np.float32), np.array([1.0])])], tag="t")
+    assert list(tmp_path.iterdir()) == []

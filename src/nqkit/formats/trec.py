@@ -13,6 +13,9 @@ Readers are lazy iterators with ``file:line`` errors; writers are atomic
 to the same float, so a run round-trips exactly; scores computed in float32 are first
 made the floats of their shortest float32 text (:func:`float32_scores`), so every nqkit
 run (``nqkit retrieve --trec``, ``nqkit reqa run --trec``) writes them the same way.
+:func:`write_trec_run` takes any iterable of lines; :func:`write_trec_blocks` and
+:func:`write_trec_matrix` write a ranking held as arrays (top-k columns and scores per
+query, what both commands have) to the same bytes, several times faster.
 
 :func:`run_from_scores` turns a query x document score matrix into run lines (top-k,
 deterministic under ties), and :func:`trec_to_dpr_results` turns a run plus a
@@ -287,11 +290,11 @@ class _BlockWriter:
     def _docids_ok(self, table: Sequence[str], cols: np.ndarray) -> bool:
         if table is not self.table:
             self.table, self.checked = table, np.zeros(len(table), dtype=bool)
-        used = np.unique(cols)
-        if used.shape[0] and (used[0] < 0 or used[-1] >= len(table)):
-            raise ValueError(f"document index {int(used[0] if used[0] < 0 else used[-1])} "
-                             f"is outside the {len(table):,} docids")
-        new = used[~self.checked[used]]
+        low, high = int(cols.min()), int(cols.max())
+        if low < 0 or high >= len(table):
+            raise ValueError(f"document index {low if low < 0 else high} is outside the "
+                             f"{len(table):,} docids")
+        new = np.unique(cols[~self.checked[cols]])  # after the first block, few or none
         if not _tokens_ok([table[i] for i in new.tolist()]):
             return False
         self.checked[new] = True
