@@ -207,23 +207,24 @@ def run_run(args: argparse.Namespace) -> int:
                                                                    strict=True))))
         print(f"per-question ranks written to {ranks_path}", file=sys.stderr)
     if args.trec:
-        from nqkit.formats.trec import TrecRunLine, float32_scores, write_trec_run
+        import numpy as np
+
+        from nqkit.formats.trec import TrecBlock, write_trec_blocks
 
         docids = ([f"s{i}" for i in range(len(task.index))] if args.level == "sentence"
                   else [f"p{int(d)}" for d in targets.doc_ids])
         tag = f"nqkit-{args.retriever}-{args.level}"
 
-        def run_lines() -> Iterator[TrecRunLine]:
+        def blocks() -> Iterator[TrecBlock]:
             q = 0
             for cols, vals in best:
-                for row_cols, row_vals in zip(cols.tolist(), vals, strict=True):
-                    # float32 scores, written as retrieve writes them
-                    for rank, (c, v) in enumerate(zip(row_cols, float32_scores(row_vals),
-                                                      strict=True), 1):
-                        yield TrecRunLine(str(q), docids[c], rank, v, tag)
-                    q += 1
+                # float32 scores (whatever the retriever's dtype), written as retrieve
+                # writes them: the shortest text of the float32
+                yield TrecBlock([str(i) for i in range(q, q + len(cols))], docids, cols,
+                                vals.astype(np.float32, copy=False))
+                q += len(cols)
 
-        n = write_trec_run(args.trec, run_lines())
+        n = write_trec_blocks(args.trec, blocks(), tag=tag)
         print(f"TREC run ({n:,} lines) written to {args.trec}", file=sys.stderr)
     source = task.params.get("source", "?")
     what = "sentences" if args.level == "sentence" else "paragraphs"

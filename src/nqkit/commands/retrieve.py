@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nqkit.settings import float_in, positive_int
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 GROUP = None
 
@@ -114,25 +117,17 @@ def _write(args: argparse.Namespace, questions: list[Any], indexes: list[Any], r
            seconds: float) -> int:
     import json
     import sys
-    from collections.abc import Iterator
 
-    from nqkit.formats.trec import TrecRunLine, write_trec_run
+    from nqkit.formats.trec import write_trec_blocks
     from nqkit.report import format_table
-    from nqkit.retrieval.run import score_values, write_dpr_results
+    from nqkit.retrieval.run import write_dpr_results
 
     _flags, kept = write_dpr_results(args.output, questions, result, indexes[0], keep=args.eval)
     retriever = str(result.settings["retriever"])
     if args.trec:
         tag = args.tag or f"nqkit-{retriever}"
-        store = indexes[0].store
-
-        def run_lines() -> Iterator[TrecRunLine]:
-            for q, (rows, scores) in zip(questions, result.hits, strict=True):
-                for rank, (row, value) in enumerate(
-                        zip(rows.tolist(), score_values(scores, result.fused), strict=True), 1):
-                    yield TrecRunLine(q.qid, store.get(row).id, rank, value, tag)
-
-        write_trec_run(args.trec, run_lines())
+        write_trec_blocks(args.trec, _trec_blocks(questions, result, indexes[0].store),
+                          tag=tag)
     print(f"{len(questions):,} questions, top-{args.topk}, {retriever}: {seconds:.1f} s; "
           f"results written to {args.output}", file=sys.stderr)
     if not args.eval:
@@ -164,3 +159,26 @@ def _write(args: argparse.Namespace, questions: list[Any], indexes: list[Any], r
                            f"{r.num_questions:,} questions"))
         print(f"signature: {signature}")
     return 0
+
+
+TREC_BLOCK = 1024  # questions per block of the TREC run: bounds the writer's memory
+
+
+def _trec_blocks(questions: list[Any], result: Any, store: Any) -> Iterator[Any]:
+    """The run's hits as :class:`nqkit.formats.trec.TrecBlock` s, each passage id read
+    from the store once per block (not once per line), scores as the results file has
+    them (:func:`nqkit.retrieval.run.score_values`): float32 text for one retriever,
+    float64 for a fused run."""
+    import numpy as np
+
+    from nqkit.formats.trec import TrecBlock
+
+    dtype = np.float64 if result.fused else np.float32
+    for lo in range(0, len(questions), TREC_BLOCK):
+        hits = result.hits[lo:lo + TREC_BLOCK]
+        rows = [h[0] for h in hits]
+        distinct = np.unique(np.concatenate(rows)) if rows else np.empty(0, np.int64)
+        yield TrecBlock([q.qid for q in questions[lo:lo + TREC_BLOCK]],
+                        [store.get(r).id for r in distinct.tolist()],
+                        [np.searchsorted(distinct, r) for r in rows],
+                        [s.astype(dtype) for _, s in hits])

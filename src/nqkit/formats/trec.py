@@ -13,6 +13,9 @@ Readers are lazy iterators with ``file:line`` errors; writers are atomic
 to the same float, so a run round-trips exactly; scores computed in float32 are first
 made the floats of their shortest float32 text (:func:`float32_scores`), so every nqkit
 run (``nqkit retrieve --trec``, ``nqkit reqa run --trec``) writes them the same way.
+:func:`write_trec_run` takes any iterable of lines; :func:`write_trec_blocks` and
+:func:`write_trec_matrix` write a ranking held as arrays (top-k columns and scores per
+query, what both commands have) to the same bytes, several times faster.
 
 :func:`run_from_scores` turns a query x document score matrix into run lines (top-k,
 deterministic under ties), and :func:`trec_to_dpr_results` turns a run plus a
@@ -23,9 +26,11 @@ which :func:`nqkit.metrics.answer_recall.score_answer_recall` scores.
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import IO, Any
 
 import numpy as np
 
@@ -35,6 +40,7 @@ from nqkit.formats.nq_open import read_nq_open
 from nqkit.io import PathLike, PathsLike, atomic_output, decode_utf8, expand_paths, iter_lines
 
 __all__ = [
+    "TrecBlock",
     "TrecQrel",
     "TrecRunLine",
     "float32_scores",
@@ -45,6 +51,8 @@ __all__ = [
     "run_from_scores",
     "top_k",
     "trec_to_dpr_results",
+    "write_trec_blocks",
+    "write_trec_matrix",
     "write_trec_qrels",
     "write_trec_run",
 ]
@@ -156,6 +164,23 @@ def float32_scores(scores: Sequence[float] | np.ndarray) -> list[float]:
             .astype(str).tolist()]
 
 
+def _write_lines(f: IO[str], lines: Iterable[TrecRunLine]) -> int:
+    n = 0
+    qid = tag = None  # checked when they change: a query's lines share them
+    for ln in lines:
+        if ln.rank < 1 or not math.isfinite(ln.score):
+            raise InputError(None, f"rank {ln.rank} / score {ln.score} of query {ln.qid} "
+                             "cannot be written", "ranks start at 1; scores are finite")
+        if ln.qid != qid:
+            qid = _token(ln.qid, "query id")
+        if ln.tag != tag:
+            tag = _token(ln.tag, "run tag")
+        f.write(f"{qid} Q0 {_token(ln.docid, 'document id')} {ln.rank} "
+                f"{float(ln.score)!r} {tag}\n")
+        n += 1
+    return n
+
+
 def write_trec_run(path: PathLike, lines: Iterable[TrecRunLine]) -> int:
     """Write run lines atomically (``.gz`` compresses); returns the number written.
 
@@ -163,23 +188,192 @@ def write_trec_run(path: PathLike, lines: Iterable[TrecRunLine]) -> int:
     reads back to the same float, so write -> read is exact, and trec_eval, ir_measures
     and Pyserini read it as that number (C ``atof`` / Python ``float``). Give scores
     computed in float32 through :func:`float32_scores` so they are written at float32
-    length, as DPR results hold them.
+    length, as DPR results hold them. A ranking held as arrays (a score matrix's top-k)
+    is written faster, to the same bytes, by :func:`write_trec_matrix` /
+    :func:`write_trec_blocks`.
     """
-    n = 0
-    qid = tag = None  # checked when they change: a query's lines share them
     with atomic_output(path) as f:
-        for ln in lines:
-            if ln.rank < 1 or not math.isfinite(ln.score):
-                raise InputError(None, f"rank {ln.rank} / score {ln.score} of query {ln.qid} "
-                                 "cannot be written", "ranks start at 1; scores are finite")
-            if ln.qid != qid:
-                qid = _token(ln.qid, "query id")
-            if ln.tag != tag:
-                tag = _token(ln.tag, "run tag")
-            f.write(f"{qid} Q0 {_token(ln.docid, 'document id')} {ln.rank} "
-                    f"{float(ln.score)!r} {tag}\n")
-            n += 1
-    return n
+        return _write_lines(f, lines)
+
+
+@dataclass(frozen=True, slots=True)
+class TrecBlock:
+    """The ranked documents of consecutive queries, as arrays (for
+    :func:`write_trec_blocks`).
+
+    ``cols`` and ``scores`` are either two ``(queries, k)`` arrays or two sequences of
+    1-D arrays, one per query (lists may differ in length, or be empty); each query's
+    documents best first, so the i-th is written with rank i + 1. ``cols`` index
+    ``docids``. A float32 score is written as the shortest text of the float32
+    (:func:`float32_scores`), any other as the float64's ``repr``: give float32 scores as
+    a float32 array and fused (float64) scores as a float64 one.
+    """
+
+    qids: Sequence[str]  # one per query
+    docids: Sequence[str]  # the document ids that ``cols`` index (a list or numpy array)
+    cols: np.ndarray | Sequence[np.ndarray]  # per query: indexes into docids, best first
+    scores: np.ndarray | Sequence[np.ndarray]  # per query: the documents' scores
+
+
+def _flat(rows: np.ndarray | Sequence[np.ndarray], n: int, what: str
+          ) -> tuple[np.ndarray, list[int]]:
+    """One block's per-query arrays as one flat array and the per-query lengths."""
+    if isinstance(rows, np.ndarray) and rows.ndim == 2:
+        if rows.shape[0] != n:
+            raise ValueError(f"{what} has {rows.shape[0]} rows for {n} queries")
+        return rows.reshape(-1), [rows.shape[1]] * n
+    rows = [np.asarray(r) for r in rows]
+    if len(rows) != n or any(r.ndim != 1 for r in rows):
+        raise ValueError(f"{what} must be a matrix or one 1-D array per query ({n})")
+    full = [r for r in rows if r.shape[0]]  # an empty list's dtype may be any
+    if len({r.dtype for r in full}) > 1:
+        # float32 and float64 scores are written differently: no silent widening
+        raise ValueError(f"the arrays of {what} differ in dtype")
+    return (np.concatenate(full) if full else np.empty(0)), [r.shape[0] for r in rows]
+
+
+def _float32_texts(scores: np.ndarray) -> list[str]:
+    """``repr(f)`` for each ``f`` of ``float32_scores(scores)``, the digits made by one
+    numpy cast of the whole array.
+
+    numpy's text of a float32 has the digits Python's ``repr`` gives the float of that
+    text: it is the shortest decimal that reads back to the float32, at most 9 digits, and
+    no other decimal of at most that length lies within a double's ulp of it (they are
+    10^-9 apart, relatively). Only the notation can differ: numpy writes ``1e+07`` and
+    ``1e-04`` where ``repr`` writes ``10000000.0`` and ``0.0001``. So texts in scientific
+    notation, and values outside [1e-3, 1e15) where the two notations' thresholds lie,
+    go through ``repr(float(text))`` (the definition); the rest is numpy's text as it is.
+    """
+    texts = scores.astype(str)
+    codes = texts.view(np.uint32).reshape(texts.shape[0], -1)  # UCS-4 code points
+    mag = np.abs(scores)
+    redo = (codes == ord("e")).any(axis=1) | ~((mag >= 1e-3) & (mag < 1e15))
+    out: list[str] = texts.tolist()
+    for i in np.flatnonzero(redo).tolist():
+        out[i] = repr(float(out[i]))
+    return out
+
+
+def _score_texts(scores: np.ndarray) -> list[str]:
+    """The text :func:`write_trec_run` writes for each score of a flat array."""
+    if scores.dtype == np.float32:
+        return _float32_texts(scores)
+    return list(map(repr, scores.astype(np.float64).tolist()))
+
+
+def _tokens_ok(values: list[str]) -> bool:
+    """Whether every value passes :func:`_token`, tested on all of them at once: joined
+    by a character that is not whitespace, they contain whitespace iff one of them does."""
+    if not values:
+        return True
+    joined = "\x00".join(values)
+    return all(values) and joined.split() == [joined]
+
+
+class _BlockWriter:
+    """Writes :class:`TrecBlock` s to an open text stream, checking each distinct qid,
+    docid and the tag once; a block that fails a check is re-checked line by line with
+    :func:`write_trec_run`'s checks, so the error is the one it gives."""
+
+    _RANKS = 1000  # " r " texts kept for ranks up to this
+
+    def __init__(self, f: Any, tag: str) -> None:
+        self.f = f
+        self.tag = tag
+        self.suffix = f" {tag}\n"
+        self.tag_ok = _tokens_ok([tag])
+        self.ranks = [f" {r} " for r in range(1, self._RANKS + 1)]
+        self.table: Sequence[str] | None = None
+        self.checked = np.zeros(0, dtype=bool)
+        self.n = 0
+
+    def _docids_ok(self, table: Sequence[str], cols: np.ndarray) -> bool:
+        if table is not self.table:
+            self.table, self.checked = table, np.zeros(len(table), dtype=bool)
+        low, high = int(cols.min()), int(cols.max())
+        if low < 0 or high >= len(table):
+            raise ValueError(f"document index {low if low < 0 else high} is outside the "
+                             f"{len(table):,} docids")
+        new = np.unique(cols[~self.checked[cols]])  # after the first block, few or none
+        if not _tokens_ok([table[i] for i in new.tolist()]):
+            return False
+        self.checked[new] = True
+        return True
+
+    def write(self, block: TrecBlock) -> None:
+        qids = list(block.qids)
+        cols, lengths = _flat(block.cols, len(qids), "cols")
+        scores, score_lengths = _flat(block.scores, len(qids), "scores")
+        if lengths != score_lengths:
+            raise ValueError("cols and scores differ in shape")
+        if not cols.shape[0]:
+            return
+        docids_ok = self._docids_ok(block.docids, cols)  # first: it checks the indexes
+        if not (docids_ok and self.tag_ok and np.isfinite(scores).all() and _tokens_ok(qids)):
+            self._raise_first_error(qids, block.docids, cols.tolist(), scores.tolist(),
+                                    lengths)
+        if max(lengths) > len(self.ranks):
+            self.ranks = [f" {r} " for r in range(1, max(lengths) + 1)]
+        docs: Iterator[str] = (iter(block.docids[cols].tolist())
+                               if isinstance(block.docids, np.ndarray)
+                               else map(block.docids.__getitem__, cols.tolist()))
+        texts = iter(_score_texts(scores))
+        suffix = self.suffix
+        parts = []
+        for qid, n in zip(qids, lengths, strict=True):
+            head = f"{qid} Q0 "
+            # the ranks first: zip stops at them without taking a docid or text too many
+            ranks = self.ranks[:n]
+            parts.append("".join([f"{head}{d}{r}{s}{suffix}"
+                                  for r, d, s in zip(ranks, docs, texts, strict=False)]))
+        self.f.write("".join(parts))
+        self.n += cols.shape[0]
+
+    def _raise_first_error(self, qids: list[str], table: Sequence[str], cols: list[int],
+                           scores: list[float], lengths: list[int]) -> None:
+        """Check the block's lines as :func:`write_trec_run` does, raising its error."""
+        it = iter(zip(cols, scores, strict=True))
+        _write_lines(io.StringIO(), (TrecRunLine(q, table[c], rank, v, self.tag)
+                                     for q, n in zip(qids, lengths, strict=True)
+                                     for rank, (c, v) in zip(range(1, n + 1), it,
+                                                             strict=False)))
+        raise AssertionError("a block failed a check that none of its lines fails")
+
+
+def write_trec_blocks(path: PathLike, blocks: Iterable[TrecBlock], *, tag: str) -> int:
+    """Write a run given as blocks of queries (:class:`TrecBlock`) atomically; returns the
+    number of lines written.
+
+    The bytes, and the error for a line that cannot be written, are those of
+    :func:`write_trec_run` given the same lines (qids, docids, rank 1, 2, ... per query,
+    float32 scores through :func:`float32_scores`), at a fraction of its cost: scores are
+    formatted by one numpy cast per block, each distinct qid and docid is checked once,
+    and no object is made per line. Memory is bounded by a block: producers stream
+    blocks of a few thousand queries (``nqkit retrieve --trec`` writes 7.9 M lines for
+    NQ train's 79,168 questions at depth 100).
+    """
+    with atomic_output(path) as f:
+        writer = _BlockWriter(f, tag)
+        for block in blocks:
+            writer.write(block)
+    return writer.n
+
+
+def write_trec_matrix(path: PathLike, qids: Sequence[str], docids: Sequence[str],
+                      cols: np.ndarray | Sequence[np.ndarray],
+                      scores: np.ndarray | Sequence[np.ndarray], *, tag: str,
+                      block_size: int = 2048) -> int:
+    """Write the ranking of every query in ``qids`` atomically: ``cols[i]`` indexes
+    ``docids``, best first, with ``scores[i]`` (the ``(queries, k)`` arrays of
+    :func:`top_k`, or one 1-D array per query); returns the lines written. Same bytes as
+    :func:`write_trec_run` over the equivalent lines; see :func:`write_trec_blocks`
+    (``block_size`` queries are formatted at a time)."""
+    if len(cols) != len(qids) or len(scores) != len(qids):
+        raise ValueError(f"{len(qids)} qids, {len(cols)} rows of cols, {len(scores)} of scores")
+    return write_trec_blocks(path, (
+        TrecBlock(qids[lo:lo + block_size], docids, cols[lo:lo + block_size],
+                  scores[lo:lo + block_size]) for lo in range(0, len(qids), block_size)),
+        tag=tag)
 
 
 def write_trec_qrels(path: PathLike, qrels: Iterable[TrecQrel]) -> int:
