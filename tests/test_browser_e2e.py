@@ -34,10 +34,9 @@ ARTIFACTS = ROOT / "artifacts" / "browser"
 NOBEL_ID = -3290814144789249484
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+# Safety nets only (a hang is the failure): generous, so a loaded 2-core machine where
+# Chromium, uvicorn and pytest share the cores never reaches them.
+TIMEOUT_S = 120
 
 
 @contextlib.contextmanager
@@ -46,12 +45,16 @@ def _serving(ds):
     uvicorn = require("uvicorn")
     from nqkit.browser.app import create_app
 
-    port = _free_port()
-    srv = uvicorn.Server(uvicorn.Config(create_app(ds, port=port), host="127.0.0.1",
-                                        port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
+    # The socket is bound here (port 0) and handed to uvicorn, as `nqkit browse` does:
+    # finding a free port, closing it and binding it again would let another process take
+    # it in between.
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = int(sock.getsockname()[1])
+    srv = uvicorn.Server(uvicorn.Config(create_app(ds, port=port), log_level="warning"))
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + TIMEOUT_S
     while not srv.started:
         if time.monotonic() > deadline or not thread.is_alive():
             pytest.fail("the browser app did not start")
@@ -60,7 +63,8 @@ def _serving(ds):
         yield f"http://127.0.0.1:{port}"
     finally:
         srv.should_exit = True
-        thread.join(timeout=10)
+        thread.join(timeout=TIMEOUT_S)
+        sock.close()
 
 
 @pytest.fixture(scope="module")
@@ -85,14 +89,24 @@ def browser() -> Iterator[object]:
         pytest.skip(msg)
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM if os.path.exists(CHROMIUM)
-                              else shutil.which("chromium"), args=CHROMIUM_ARGS)
+                              else shutil.which("chromium"), args=CHROMIUM_ARGS,
+                              timeout=TIMEOUT_S * 1000)
         yield b
         b.close()
 
 
+def _context(browser, **kw):  # type: ignore[no-untyped-def]
+    """A browser context whose waits (navigation, locators) time out only after
+    TIMEOUT_S, not Playwright's 30 s."""
+    ctx = browser.new_context(**kw)
+    ctx.set_default_timeout(TIMEOUT_S * 1000)
+    ctx.set_default_navigation_timeout(TIMEOUT_S * 1000)
+    return ctx
+
+
 @pytest.fixture
 def page(browser):  # type: ignore[no-untyped-def]
-    ctx = browser.new_context(viewport={"width": 1400, "height": 900})
+    ctx = _context(browser, viewport={"width": 1400, "height": 900})
     pg = ctx.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
