@@ -192,7 +192,11 @@ def test_unknown_id_gives_404_with_search(server: str, page) -> None:  # type: i
 def test_next_previous_follow_the_filter(server: str, page) -> None:  # type: ignore[no-untyped-def]
     page.goto(server + "/?gold=long")
     n = page.locator("table.examples tbody tr").count()
-    page.locator("table.examples tbody tr td.q a").first.click()
+    # Wait for the example page's load, not only for its heading: app.js (deferred) adds
+    # the key handler at DOMContentLoaded, after the heading is parsed, so a "j" pressed
+    # when the heading shows could reach a page that does not listen yet.
+    with page.expect_navigation():
+        page.locator("table.examples tbody tr td.q a").first.click()
     seen = [page.locator("h1.question").inner_text()]
     for _ in range(n - 1):
         # wait for the navigation the key starts, not for the current page's load state
