@@ -674,3 +674,4 @@ def test_cli_serves_on_the_port_it_prints(tmp_path: Path) -> None:
         watchdog.cancel()
         proc.terminate()
         proc.wait(timeout=120)
+        proc.stderr.close()
