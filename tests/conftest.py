@@ -22,6 +22,20 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("NQKIT_SHARED", ROOT.parent / "shared")).resolve()
 REQUIRE_SHARED = os.environ.get("NQKIT_REQUIRE_SHARED", "") not in ("", "0")
 
+# Hypothesis: no per-example deadline and no "too slow" health check. Both measure wall
+# time, so on a loaded machine (a 2-core CI box running Chromium or a JVM beside the
+# suite) one slow example fails a correct test ("Unreliable test timings", "too_slow");
+# what a property test checks is its assertions, never its speed. Loaded here, before any
+# test module is imported, so every @settings(...) inherits it.
+try:
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile("nqkit", deadline=None,
+                              suppress_health_check=[HealthCheck.too_slow])
+    settings.load_profile("nqkit")
+except ImportError:  # pragma: no cover - hypothesis is a dev dependency
+    pass
+
 MISSING_DEPENDENCY = "missing dependency"
 # reasons of skips that come from an absent module: require()'s, pytest.importorskip's
 _MISSING_MODULE_REASONS = (MISSING_DEPENDENCY, "could not import", "No module named")

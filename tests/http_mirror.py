@@ -41,8 +41,14 @@ class MirrorServer:
         self.faults: dict[str, Fault] = {}
         self.log: list[tuple[str, str | None, int]] = []
         self.chunk = chunk
-        self.gate = threading.Barrier(gate, timeout=20) if gate > 1 else None
-        self.release = threading.Event()  # lets stalled responses go on
+        # The gate's timeout only ends a test whose downloads never run concurrently (a
+        # hang is the failure): generous, since on a loaded machine the client's threads
+        # may take long to reach it.
+        self.gate = threading.Barrier(gate, timeout=120) if gate > 1 else None
+        # Lets stalled responses go on; set by the test or when the server stops, never by
+        # a timer: a stall that ended by itself could complete a download the test is
+        # about to interrupt.
+        self.release = threading.Event()
         self._lock = threading.Lock()
         self.in_flight = 0
         self.max_in_flight = 0
@@ -66,6 +72,7 @@ class MirrorServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.release.set()
         self.httpd.shutdown()
         self.httpd.server_close()
         self._thread.join(5)
@@ -126,7 +133,7 @@ class MirrorServer:
                 pos += n
                 if stall is not None and pos == stall:
                     h.wfile.flush()
-                    self.release.wait(30)
+                    self.release.wait()
             h.wfile.flush()
             if drop is not None and end < len(data):
                 with contextlib.suppress(OSError):

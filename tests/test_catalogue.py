@@ -53,7 +53,12 @@ from nqkit.cli import main
 from conftest import ROOT, shared_file
 
 MAX_MESSAGE = 300
-SUBPROCESS_TIMEOUT = 8  # seconds; a row still running then is blocked or far too slow
+# Seconds; a row still running then is blocked (a FIFO opened twice, a huge --bootstrap
+# run). Only a safety net: such a row fails by its timeout whatever the value, and the
+# others end in about a second, so it is generous enough that a loaded machine (a
+# 2-core CI box, the interpreter and numpy imports at a fraction of a core) never
+# reaches it; 8 s left a margin of only ~20x over a normal row.
+SUBPROCESS_TIMEOUT = 120
 
 # Rows whose fixes live on another branch (outputs over inputs, -o naming a directory or an
 # impossible parent, output left behind on error, FIFO input, huge --bootstrap, negative

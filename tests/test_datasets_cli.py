@@ -170,13 +170,15 @@ def test_terminated_mid_file_keeps_the_part_then_resumes(home):
                                  "--mirror", server.url], env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         try:
-            for _ in range(600):  # until the stalled server's bytes are on disk
-                if part.exists() and part.stat().st_size == 250_000:
-                    break
+            # until the stalled server's bytes are on disk (the server holds the rest until
+            # release is set, so the state cannot move on); the deadline is a safety net
+            deadline = time.monotonic() + 120
+            while not (part.exists() and part.stat().st_size == 250_000):
+                assert proc.poll() is None, proc.communicate()
+                assert time.monotonic() < deadline, "the first 250,000 bytes never arrived"
                 time.sleep(0.05)
-            assert part.stat().st_size == 250_000
             proc.send_signal(signal.SIGTERM)
-            _, err = proc.communicate(timeout=20)
+            _, err = proc.communicate(timeout=120)
         finally:
             server.release.set()
             if proc.poll() is None:

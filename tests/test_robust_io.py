@@ -172,8 +172,8 @@ class _Fifo:
             with open(self.path, "wb") as f:
                 f.write(self.data)
                 f.flush()
-                if self.hold:  # keep the reader waiting for more
-                    self.stop.wait(120)
+                if self.hold:  # keep the reader waiting for more, until the test ends
+                    self.stop.wait()
         except (BrokenPipeError, OSError):
             pass
 
@@ -227,7 +227,7 @@ def _alive(pid: int) -> bool:
     return state not in ("Z", "X")  # a zombie has ended; only its parent may reap it
 
 
-def _wait_gone(pids: list[int], timeout: float = 20.0) -> list[int]:
+def _wait_gone(pids: list[int], timeout: float = 120.0) -> list[int]:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         left = [p for p in pids if _alive(p)]
@@ -249,15 +249,17 @@ def _start_stuck_simplify(tmp_path: Path, fifo_factory) -> tuple[subprocess.Pope
     proc = subprocess.Popen([sys.executable, "-m", "nqkit", "simplify", str(tiled), str(pipe),
                              "-o", str(out_dir / "simple.jsonl.gz"), "-j", "2"],
                             env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    kids: list[int] = []
-    while time.monotonic() < deadline:
+    # Until the output and its 2 parts exist and both workers are up (the FIFO holds the
+    # run there until the test ends); the deadline is only a safety net.
+    deadline = time.monotonic() + 120
+    while True:
         assert proc.poll() is None, proc.communicate()
         kids = _children(proc.pid)
-        if len(_temps(out_dir)) >= 3 and len(kids) >= 2:  # output + 2 parts; workers up
+        if len(_temps(out_dir)) >= 3 and len(kids) >= 2:
             break
+        assert time.monotonic() < deadline, (_temps(out_dir), kids)
         time.sleep(0.05)
-    time.sleep(1.0)  # the workers are reading and writing their parts
+    time.sleep(1.0)  # not for correctness: lets the workers get into reading and writing
     kids = _children(proc.pid)
     assert proc.poll() is None and _temps(out_dir)
     return proc, out_dir, kids
@@ -267,7 +269,7 @@ def _start_stuck_simplify(tmp_path: Path, fifo_factory) -> tuple[subprocess.Pope
 def test_sigterm_cleans_up_like_ctrl_c(tmp_path, fifo_factory):
     proc, out_dir, kids = _start_stuck_simplify(tmp_path, fifo_factory)
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=120)
     assert proc.returncode == 143, err
     assert err.decode().strip().splitlines()[-1] == "nqkit: terminated"
     assert os.listdir(out_dir) == []  # no temp file, no partial output
@@ -280,7 +282,7 @@ def test_sigkill_workers_die_and_the_next_run_removes_stale_temps(tmp_path, fifo
     stale = _temps(out_dir)
     assert all(f".{proc.pid}-" in name for name in stale)  # the temp names carry the pid
     proc.kill()
-    proc.communicate(timeout=60)
+    proc.communicate(timeout=120)
     assert _wait_gone(kids) == []  # the workers died with their parent
     assert _temps(out_dir) == stale  # nothing could clean up after SIGKILL
     # A second run to the same output (other inputs) removes the leftovers of the dead run.

@@ -71,6 +71,10 @@ def run(args: argparse.Namespace) -> int:
             return 0
         app = create_app(ds, host=args.host, port=args.port, allow_hosts=args.allow_host)
         host = f"[{args.host}]" if ":" in args.host else args.host
+        # Listening before the URL is printed: a browser (or script) that opens it at once
+        # waits in the backlog until uvicorn accepts, instead of being refused while
+        # uvicorn is still starting.
+        sock.listen(2048)
         print(f"nqkit browse: open http://{host}:{args.port}/  (Ctrl-C to stop)",
               file=sys.stderr)
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
