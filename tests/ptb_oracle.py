@@ -67,7 +67,7 @@ def java_tokenize(strings: Sequence[str], jar: Path | None = None,
             [java, "-Dfile.encoding=UTF-8", "-cp", str(jar),
              "edu.stanford.nlp.process.PTBTokenizer", "-preserveLines", "-lowerCase",
              "-encoding", "utf-8", str(path)],
-            capture_output=True, check=True, env=env).stdout
+            capture_output=True, check=True, env=env, timeout=600).stdout  # a hung JVM fails
     got = out.decode("utf-8").split("\n")
     if got[-1] == "":  # the newline after the last line
         got.pop()

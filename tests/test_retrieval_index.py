@@ -575,3 +575,21 @@ def test_a_trec_run_over_the_results_file_names_both_options(
     assert capsys.readouterr().err == (f"nqkit: error: --trec {out}: is also the -o output — "
                                        "give the TREC run a file of its own\n")
     assert not out.exists()
+
+
+def test_a_store_build_ended_by_a_bad_passage_closes_its_open_shard(tmp_path):
+    # The second passage has two columns: the build ends there with the first shard open;
+    # left to the garbage collector, the file would be closed late, with a ResourceWarning.
+    import gc
+    import warnings
+
+    from nqkit.retrieval.store import write_store
+
+    corpus = tmp_path / "bad.tsv"
+    corpus.write_text("id\ttext\ttitle\n1\tsome text\tA title\n2\tno title\n", encoding="utf-8")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        with pytest.raises(InputError):
+            write_store(corpus, tmp_path / "store", shard_size=10)
+        gc.collect()
+    assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []

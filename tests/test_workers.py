@@ -66,11 +66,11 @@ def test_a_worker_stopped_before_its_initializer_ends_without_a_word():
         with _sigterm_unwinds():
             child = ctx.Process(target=work)
             child.start()
-            assert running.wait(30)
+            assert running.wait(300)
             os.kill(child.pid, signal.SIGTERM)
             child.join()
             print(child.exitcode)
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         timeout=60, env=this_tree_env())
+                         timeout=600, env=this_tree_env())
     assert (out.returncode, out.stdout, out.stderr) == (0, f"{-signal.SIGTERM}\n", "")

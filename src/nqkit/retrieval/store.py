@@ -87,23 +87,28 @@ def write_store(corpus: PathLike, root: PathLike, shard_size: int) -> StoreInfo:
         out, offsets = None, []
 
     row = 0
-    for p in read_passages(corpus):
-        assert isinstance(p, Passage)
-        if out is None:
-            start = row
-            out = open(_shard_paths(root, Shard(len(shards), row, row))[0], "wb")  # noqa: SIM115
-        offsets.append(out.tell())
-        out.write(format_passage_line(p).encode("utf-8"))
-        fp.update(p)
-        buf.append(hash(p.id))
-        if len(buf) >= 1 << 20:
-            hashes.append(np.asarray(buf, dtype=np.int64))
-            buf = []
-        row += 1
-        if row - start == shard_size:
+    try:
+        for p in read_passages(corpus):
+            assert isinstance(p, Passage)
+            if out is None:
+                start = row
+                out = open(_shard_paths(root, Shard(len(shards), row, row))[0],  # noqa: SIM115
+                           "wb")
+            offsets.append(out.tell())
+            out.write(format_passage_line(p).encode("utf-8"))
+            fp.update(p)
+            buf.append(hash(p.id))
+            if len(buf) >= 1 << 20:
+                hashes.append(np.asarray(buf, dtype=np.int64))
+                buf = []
+            row += 1
+            if row - start == shard_size:
+                close_shard(row)
+        if out is not None:
             close_shard(row)
-    if out is not None:
-        close_shard(row)
+    finally:  # a bad passage ends the build: its open shard is closed, not left to the GC
+        if out is not None:
+            out.close()
     hashes.append(np.asarray(buf, dtype=np.int64))
     _check_unique(np.concatenate(hashes), root, shards, corpus)
     return StoreInfo(fp.hexdigest(), row, tuple(shards))
