@@ -645,12 +645,11 @@ def test_port_in_use_is_one_error_line(tmp_path: Path,
 
 
 def test_cli_serves_on_the_port_it_prints(tmp_path: Path) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    # --port 0: the system chooses a free port (no other process can take it between a
+    # test's choice and the server's bind) and the printed URL names it
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
     proc = subprocess.Popen([sys.executable, "-m", "nqkit", "browse", "--gold", str(TOY_PATH),
-                             "--port", str(port), "--cache-dir", str(tmp_path / "cache")],
+                             "--port", "0", "--cache-dir", str(tmp_path / "cache")],
                             env=env, stderr=subprocess.PIPE, text=True)
     # Only a safety net: a server that never prints its lines is killed (its stderr then
     # ends) instead of blocking the test forever.
@@ -659,7 +658,11 @@ def test_cli_serves_on_the_port_it_prints(tmp_path: Path) -> None:
     try:
         assert proc.stderr is not None
         lines = [proc.stderr.readline(), proc.stderr.readline()]
-        assert lines[1].startswith(f"nqkit browse: open http://127.0.0.1:{port}/"), lines
+        url = re.fullmatch(r"nqkit browse: open http://127\.0\.0\.1:(\d+)/  \(Ctrl-C to stop\)\n",
+                           lines[1])
+        assert url, lines
+        port = int(url[1])
+        assert port > 0
         # The URL works as soon as it is printed: the port already listens (a request made
         # before uvicorn runs waits in the backlog), so no retry on a refused connection.
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)

@@ -831,7 +831,7 @@ def _argument_cases() -> list[Case]:
          "--jobs"),
         ("convert/max-tokens-zero", ["convert", "nq-open", "{d}/gold.jsonl", "-o",
                                      "{d}/o.jsonl", "--max-tokens", "0"], "--max-tokens"),
-        ("browse/port-zero", ["browse", "--gold", "{d}/gold.jsonl", "--port", "0",
+        ("browse/port-negative", ["browse", "--gold", "{d}/gold.jsonl", "--port", "-1",
                               "--index-only", "--cache-dir", "{home}/browse"], "--port"),
         ("browse/port-huge", ["browse", "--gold", "{d}/gold.jsonl", "--port", "70000",
                               "--index-only", "--cache-dir", "{home}/browse"], "--port"),

@@ -27,7 +27,8 @@ def register(sub: Any) -> None:
                    help="predictions JSON in the official format (optional)")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int_in(1, 65535), default=8080, help="port (default 8080)")
+    p.add_argument("--port", type=int_in(0, 65535), default=8080,
+                   help="port (default 8080; 0: any free port, the URL printed shows which)")
     p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                    help="also answer requests addressed to NAME (a host name or address "
                    "this machine is reached under, e.g. with --host 0.0.0.0); repeatable. "
@@ -56,8 +57,8 @@ def run(args: argparse.Namespace) -> int:
     from nqkit.browser.app import create_app
     from nqkit.browser.model import load_dataset
 
-    if not 0 < args.port < 65536:
-        raise InputError(None, f"--port {args.port} is not a valid port", "use 1-65535")
+    if not 0 <= args.port < 65536:
+        raise InputError(None, f"--port {args.port} is not a valid port", "use 0-65535")
     # Take the port before the (possibly long) load, so a port in use fails at once, with
     # one line and before any "open http://..." is printed.
     sock = None if args.index_only else _listen(args.host, args.port)
@@ -69,13 +70,14 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         if sock is None:
             return 0
-        app = create_app(ds, host=args.host, port=args.port, allow_hosts=args.allow_host)
+        port = sock.getsockname()[1]  # the one the system chose for --port 0
+        app = create_app(ds, host=args.host, port=port, allow_hosts=args.allow_host)
         host = f"[{args.host}]" if ":" in args.host else args.host
         # Listening before the URL is printed: a browser (or script) that opens it at once
         # waits in the backlog until uvicorn accepts, instead of being refused while
         # uvicorn is still starting.
         sock.listen(2048)
-        print(f"nqkit browse: open http://{host}:{args.port}/  (Ctrl-C to stop)",
+        print(f"nqkit browse: open http://{host}:{port}/  (Ctrl-C to stop)",
               file=sys.stderr)
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
         server.run(sockets=[sock])
