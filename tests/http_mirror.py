@@ -146,12 +146,20 @@ class MirrorServer:
                 self.in_flight -= 1
 
 
+_REFUSING: list[socket.socket] = []  # bound for the whole run, never listening
+
+
 def refused_url() -> str:
-    """A URL on 127.0.0.1 where nothing listens (connection refused)."""
-    with socket.socket() as s:
+    """A URL on 127.0.0.1 where nothing listens (connection refused).
+
+    Its port stays bound by this process without listening, so connections are refused
+    (Linux answers them with a reset) and no other process can take the port meanwhile.
+    """
+    if not _REFUSING:
+        s = socket.socket()
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
+        _REFUSING.append(s)
+    return f"http://127.0.0.1:{_REFUSING[0].getsockname()[1]}"
 
 
 @contextlib.contextmanager

@@ -128,12 +128,14 @@ def test_scheduler_address_where_nothing_listens_is_refused_at_once() -> None:
     require("dask.distributed")
     import socket
 
-    with socket.socket() as s:  # a port that was free a moment ago: nothing listens there
+    # a port this test holds bound without listening: connections to it are refused, and
+    # no other process can start listening there meanwhile
+    with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    with pytest.raises(InputError, match="no Dask scheduler listens there") as e, \
-            open_cluster(f"tcp://127.0.0.1:{port}"):
-        pass
+        with pytest.raises(InputError, match="no Dask scheduler listens there") as e, \
+                open_cluster(f"tcp://127.0.0.1:{port}"):
+            pass
     assert e.value.where == f"--cluster tcp://127.0.0.1:{port}"
     with pytest.raises(InputError, match="expected a scheduler address"), \
             open_cluster("tcp://127.0.0.1:port"):
