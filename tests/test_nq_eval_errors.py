@@ -283,7 +283,7 @@ def test_bad_predictions_stop_the_gold_workers_without_a_word(tmp_path):
     preds.write_text("")
     out = subprocess.run([sys.executable, "-m", "nqkit", "eval", "nq", "--gold", *map(str, fifos),
                           "--predictions", str(preds)], capture_output=True, text=True,
-                         timeout=60, env=this_tree_env(NQKIT_HOME=str(tmp_path / "home")))
+                         timeout=600, env=this_tree_env(NQKIT_HOME=str(tmp_path / "home")))
     assert out.returncode == 2
     assert out.stderr == (f"nqkit: error: {preds}: the predictions file is empty — give a "
                           "non-empty JSON file\n")

@@ -608,7 +608,7 @@ def test_missing_dependency_message_matches_how_nqkit_runs(installed, tmp_path):
     code = ("from nqkit.errors import MissingDependencyError as E; "
             "print(E('bm25s', 'bm25'))")
     r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
-                       text=True, env=dict(os.environ, PYTHONPATH=str(path)), timeout=60)
+                       text=True, env=dict(os.environ, PYTHONPATH=str(path)), timeout=600)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == f"bm25s is needed, which is not installed — {want}"
     assert str(MissingDependencyError("x", "bm25")).endswith(install_hint("bm25"))
