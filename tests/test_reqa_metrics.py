@@ -290,9 +290,10 @@ def test_default_metrics_are_the_same_on_every_blas_kernel() -> None:
         env["PYTHONPATH"] = str(ROOT / "src")
         if coretype:
             env["OPENBLAS_CORETYPE"] = coretype
-        out = json.loads(subprocess.run([sys.executable, "-c", _KERNEL_SCRIPT, str(d),
-                                         str(chunk)], env=env, check=True,
-                                        capture_output=True, text=True).stdout)
+        run = subprocess.run([sys.executable, "-c", _KERNEL_SCRIPT, str(d), str(chunk)],
+                             env=env, capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr  # the child's traceback, if it failed
+        out = json.loads(run.stdout)
         if coretype:
             assert [k.lower() for k in out["kernels"]] == [coretype.lower()]
         results.append(out["result"])
@@ -337,15 +338,16 @@ def test_golden_metrics_exact_with_the_official_float_rounding() -> None:
         pytest.skip("the CPU has no AVX2: OpenBLAS's Haswell kernel cannot run")
     official = json.loads((d / "hashed-bow-64.official.json").read_text())
     env = this_tree_env(OPENBLAS_CORETYPE="Haswell")
-    out = subprocess.run([sys.executable, "-c", _EXACT_SCRIPT, str(d)], env=env, check=True,
-                         capture_output=True, text=True).stdout
-    got = json.loads(out)
+    run = subprocess.run([sys.executable, "-c", _EXACT_SCRIPT, str(d)], env=env,
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr  # the child's traceback, if it failed
+    got = json.loads(run.stdout)
     assert [k.lower() for k in got["kernels"]] == ["haswell"]
     assert_this_tree(got["module"])
     res = got["result"]
     for level in ("sentence", "document"):
         for k, v in official[level].items():
-            assert abs(res[level][k] - v) <= 1e-9, (level, k)
+            assert abs(res[level][k] - v) <= 1e-9, (level, k, res[level][k], v, run.stderr)
 
 
 class _CountingRanks(np.ndarray):
