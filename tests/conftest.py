@@ -86,6 +86,22 @@ def assert_this_tree(module_file: str) -> None:
         f"the subprocess imported {path}, not this tree's {ROOT / 'src'}")
 
 
+def small_reqa_task(dest: Path) -> Path:
+    """A ReQA task directory built from the first four paragraphs of the first article of
+    the real SQuAD 1.1 dev sample (what the TREC tests of ``reqa run`` rank)."""
+    import json
+
+    from nqkit.formats.squad import squad_articles_from_json
+    from nqkit.tasks.reqa import build_from_squad, save_task
+
+    doc = json.loads(shared_file("data", "squad", "dev-v1.1.json").read_text())
+    art = doc["data"][0]
+    small = {"data": [{"title": art["title"], "paragraphs": art["paragraphs"][:4]}]}
+    save_task(build_from_squad(squad_articles_from_json(small, "small"), {"source": "squad"}),
+              dest)
+    return dest
+
+
 @pytest.fixture
 def shared():
     """The ``shared_file`` helper as a fixture."""

@@ -20,7 +20,6 @@ import pytest
 from nqkit.cli import main
 from nqkit.errors import InputError
 from nqkit.formats.dpr import DprContext, DprResult, read_dpr_passages
-from nqkit.formats.squad import squad_articles_from_json
 from nqkit.formats.trec import (
     TrecQrel,
     TrecRunLine,
@@ -36,9 +35,8 @@ from nqkit.formats.trec import (
     write_trec_run,
 )
 from nqkit.metrics.answer_recall import score_answer_recall
-from nqkit.tasks.reqa import build_from_squad, save_task
 
-from conftest import require, shared_file
+from conftest import require, shared_file, small_reqa_task
 
 RUN = """\
 3 Q0 d7 1 12.5 bm25
@@ -305,12 +303,7 @@ def test_trec_to_dpr_errors(tmp_path):
 
 def test_reqa_run_writes_its_ranking_as_a_trec_run(tmp_path, capsys):
     require("bm25s")
-    doc = json.loads(shared_file("data", "squad", "dev-v1.1.json").read_text())
-    art = doc["data"][0]
-    small = {"data": [{"title": art["title"], "paragraphs": art["paragraphs"][:4]}]}
-    task = tmp_path / "task"
-    save_task(build_from_squad(squad_articles_from_json(small, "small"), {"source": "squad"}),
-              task)
+    task = small_reqa_task(tmp_path / "task")
     index = [json.loads(x)["sentence"] for x in (task / "index.jsonl").read_text().splitlines()]
     queries = [json.loads(x) for x in (task / "queries.jsonl").read_text().splitlines()]
     run, ranks = tmp_path / "bm25.trec", tmp_path / "ranks.jsonl"

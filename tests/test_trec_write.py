@@ -32,7 +32,7 @@ from nqkit.formats.trec import (
     write_trec_run,
 )
 
-from conftest import require, shared_file
+from conftest import require, small_reqa_task
 
 
 def f32_text(x: float) -> str:
@@ -212,7 +212,7 @@ def test_an_unwritable_docid_never_retrieved_is_no_error(tmp_path):
 def test_the_nan_cli_error_is_one_line(tmp_path, capsys, monkeypatch):
     # through the CLI's error handler: one line, exit 2 (reqa run with a NaN score)
     require("bm25s")
-    task = _reqa_task(tmp_path)
+    task = small_reqa_task(tmp_path / "task")
     real = trec.write_trec_blocks
 
     def poisoned(path, blocks, *, tag):  # type: ignore[no-untyped-def]
@@ -236,19 +236,6 @@ def test_the_nan_cli_error_is_one_line(tmp_path, capsys, monkeypatch):
 
 # ------------------------------------------------------------------------- the commands
 
-def _reqa_task(tmp_path: Path) -> Path:
-    from nqkit.formats.squad import squad_articles_from_json
-    from nqkit.tasks.reqa import build_from_squad, save_task
-
-    doc = json.loads(shared_file("data", "squad", "dev-v1.1.json").read_text())
-    art = doc["data"][0]
-    small = {"data": [{"title": art["title"], "paragraphs": art["paragraphs"][:4]}]}
-    task = tmp_path / "task"
-    save_task(build_from_squad(squad_articles_from_json(small, "small"), {"source": "squad"}),
-              task)
-    return task
-
-
 def _old_writer(path, blocks, *, tag):  # type: ignore[no-untyped-def]
     """What the commands wrote before: one TrecRunLine per line, float32 scores through
     float32_scores, others as Python floats, written by write_trec_run."""
@@ -266,7 +253,7 @@ def _old_writer(path, blocks, *, tag):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("level", ["sentence", "paragraph"])
 def test_reqa_run_trec_is_the_line_paths_run(tmp_path, capsys, monkeypatch, level):
     require("bm25s")
-    task = _reqa_task(tmp_path)
+    task = small_reqa_task(tmp_path / "task")
     new, old = tmp_path / "new.trec", tmp_path / "old.trec"
     argv = ["reqa", "run", str(task), "--level", level, "--trec-depth", "7",
             "--chunk-size", "5", "--no-per-item", "--format", "json"]
