@@ -70,8 +70,6 @@ class GoldExample:
         return Counter(nonnull).most_common(1)[0][0]
 
 
-
-
 def _key_value_pos(buf: bytes, key: bytes, lo: int, hi: int, *, reverse: bool = False) -> int:
     """Position just after ``"key":`` at the top level of ``buf[lo:hi]``, or -1."""
     pat = b'"' + key + b'"'
