@@ -4,26 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from nqkit.settings import positive_int
-
-GROUP = "convert"
-
-
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = subparsers.add_parser(
-        "nq-open",
-        help="NQ original format -> NQ-open {question, answer} lines",
-        description="Convert NQ examples (original format, with document_html; shards and "
-        "globs, plain or gzipped) to NQ-open as ORQA's convert_to_nq_open.py does: short "
-        "answers of at most --max-tokens tokens, answer text = visible text of the HTML "
-        "bytes of the span, examples without such an answer dropped, answers deduplicated. "
-        "Output order follows the input (the original shuffles).",
-    )
-    p.add_argument("inputs", nargs="+", help="NQ JSONL files or globs (e.g. 'dev/*.jsonl.gz')")
-    p.add_argument("-o", "--output", required=True, help="output JSONL (.gz to compress)")
-    p.add_argument("--max-tokens", type=positive_int, default=5,
-                   help="longest short answer kept, in tokens (default: 5)")
-    p.set_defaults(func=run)
+from nqkit.commands.base import Command, output_param
+from nqkit.settings import Param, positive_int
 
 
 def run(args: argparse.Namespace) -> int:
@@ -64,3 +46,19 @@ def run(args: argparse.Namespace) -> int:
     print(f"nqkit: {counts['kept']:,} of {counts['read']:,} examples have a short answer of "
           f"at most {args.max_tokens} tokens; wrote {args.output}", file=sys.stderr)
     return 0
+
+
+COMMANDS = (Command(
+    "nq-open", "NQ original format -> NQ-open {question, answer} lines",
+    "Convert NQ examples (original format, with document_html; shards and globs, plain or "
+    "gzipped) to NQ-open as ORQA's convert_to_nq_open.py does: short answers of at most "
+    "--max-tokens tokens, answer text = visible text of the HTML bytes of the span, "
+    "examples without such an answer dropped, answers deduplicated. Output order follows "
+    "the input (the original shuffles).",
+    run, group="convert", params=(
+        Param("inputs", "inputs", "NQ JSONL files or globs (e.g. 'dev/*.jsonl.gz')",
+              nargs="+"),
+        output_param("output JSONL (.gz to compress)", metavar=None),
+        Param("max_tokens", "--max-tokens", "longest short answer kept, in tokens "
+              "(default: 5)", default=5, type=positive_int),
+    )),)

@@ -11,28 +11,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nqkit.settings import positive_int
-
-GROUP = "data"
-
-
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "stats", help="statistics of NQ files: Figure 2 decision paths, Figure 4 agreement, "
-        "long-answer types, lengths",
-        description="Count, over NQ files (original or simplified; 1-way train or 5-way "
-        "dev annotations), the annotation decision paths of the NQ paper's Figure 2 (null, "
-        "long answer only, yes/no, short answer) with the long-answer types of §3.3, the gold "
-        "paths by the evaluation's 2-of-5 rule and the annotator agreement of Figure 4 on "
-        "5-way data, and lengths in words. Streams with bounded memory; the paper's train "
-        "figures are shown beside.")
-    p.add_argument("inputs", nargs="+", metavar="PATH",
-                   help="NQ .jsonl or .jsonl.gz files (globs allowed)")
-    p.add_argument("--format", choices=("table", "json"), default="table")
-    p.add_argument("--plot", metavar="FILE.png", help="also draw the statistics (PNG)")
-    p.add_argument("-j", "--jobs", type=positive_int, default=1, metavar="N",
-                   help="shards read in parallel (processes; default 1)")
-    p.set_defaults(func=run)
+from nqkit.commands.base import Command, format_param
+from nqkit.settings import Param, positive_int
 
 
 def _file_stats(path: str) -> Any:
@@ -82,3 +62,22 @@ def run(args: argparse.Namespace) -> int:
           "answer 37%) and §3.3")
     print(f"signature: {stats.signature}")
     return 0
+
+
+COMMANDS = (Command(
+    "stats", "statistics of NQ files: Figure 2 decision paths, Figure 4 agreement, "
+    "long-answer types, lengths",
+    "Count, over NQ files (original or simplified; 1-way train or 5-way dev annotations), "
+    "the annotation decision paths of the NQ paper's Figure 2 (null, long answer only, "
+    "yes/no, short answer) with the long-answer types of §3.3, the gold paths by the "
+    "evaluation's 2-of-5 rule and the annotator agreement of Figure 4 on 5-way data, and "
+    "lengths in words. Streams with bounded memory; the paper's train figures are shown "
+    "beside.",
+    run, group="data", params=(
+        Param("inputs", "inputs", "NQ .jsonl or .jsonl.gz files (globs allowed)", nargs="+",
+              metavar="PATH"),
+        format_param("table", "json"),
+        Param("plot", "--plot", "also draw the statistics (PNG)", metavar="FILE.png"),
+        Param("jobs", "--jobs", "shards read in parallel (processes; default 1)", default=1,
+              type=positive_int, metavar="N", short="-j"),
+    )),)
