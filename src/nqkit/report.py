@@ -1,4 +1,9 @@
-"""Plain-text tables and result output shared by the CLI commands."""
+"""Plain-text tables, result output and the stderr lines shared by the CLI commands.
+
+Every line nqkit writes to stderr for the user goes through :func:`say`, :func:`note`
+or :func:`warn` (errors through :class:`nqkit.errors.NqkitError` in :mod:`nqkit.cli`), so
+the three kinds read the same everywhere.
+"""
 
 from __future__ import annotations
 
@@ -43,10 +48,27 @@ def format_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *, digit
     return "\n".join(out)
 
 
+def say(message: str, *, file: TextIO | None = None) -> None:
+    """One ``nqkit: ...`` line on stderr: what a command did (counts, files written)."""
+    print(f"nqkit: {message}", file=file or sys.stderr)
+
+
+def note(message: str, *, file: TextIO | None = None) -> None:
+    """One ``nqkit: note: ...`` line on stderr: worth knowing, nothing is wrong
+    (a deprecated spelling, a directory created, an option ignored)."""
+    say(f"note: {message}", file=file)
+
+
+def warn(message: str, *, file: TextIO | None = None) -> None:
+    """One ``nqkit: warning: ...`` line on stderr: the result may not mean what the user
+    thinks (printed before the result)."""
+    say(f"warning: {message}", file=file)
+
+
 def print_warnings(warnings: Iterable[ResultWarning], file: TextIO | None = None) -> None:
     """One ``nqkit: warning:`` line per warning on stderr, before any result is printed."""
     for w in warnings:
-        print(f"nqkit: warning: {w.message}", file=file or sys.stderr)
+        warn(w.message, file=file)
 
 
 def progress(iterable: Iterable[T], *, desc: str, total: int | None = None,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -90,8 +89,10 @@ class DeprecatedOption(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: Any, option_string: str | None = None) -> None:
-        print(f"nqkit: note: {option_string or 'this spelling'} is deprecated and will be "
-              f"removed in the next release; use {self.new}", file=sys.stderr)
+        from nqkit.report import note
+
+        note(f"{option_string or 'this spelling'} is deprecated and will be removed in the "
+             f"next release; use {self.new}")
         setattr(namespace, self.dest, self.const if self.nargs == 0 else values)
 
 

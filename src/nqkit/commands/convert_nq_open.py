@@ -9,13 +9,11 @@ from nqkit.settings import Param, positive_int
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
-
     from nqkit.errors import InputError, examples, location
     from nqkit.formats.nq import validate_nq_json
     from nqkit.formats.nq_open import nq_open_from_nq, nq_open_to_json
     from nqkit.io import check_output, expand_paths, iter_lines, parse_json_line, write_jsonl
-    from nqkit.report import progress
+    from nqkit.report import progress, say
 
     if args.max_tokens < 1:
         raise InputError(None, f"--max-tokens must be positive, found {args.max_tokens}",
@@ -43,8 +41,8 @@ def run(args: argparse.Namespace) -> int:
                              "give non-empty NQ files")
 
     write_jsonl(args.output, converted())
-    print(f"nqkit: {counts['kept']:,} of {counts['read']:,} examples have a short answer of "
-          f"at most {args.max_tokens} tokens; wrote {args.output}", file=sys.stderr)
+    say(f"{counts['kept']:,} of {counts['read']:,} examples have a short answer of at most "
+        f"{args.max_tokens} tokens; wrote {args.output}")
     return 0
 
 

@@ -130,7 +130,6 @@ def run_info(args: argparse.Namespace) -> int:
 
 
 def run_get(args: argparse.Namespace) -> int:
-    import sys
     import time
 
     import orjson
@@ -138,6 +137,7 @@ def run_get(args: argparse.Namespace) -> int:
     from nqkit.datasets.download import fetch, human_bytes
     from nqkit.datasets.store import RECORD, dataset_dir
     from nqkit.errors import InputError
+    from nqkit.report import note, say
 
     if args.shards and len(args.names) > 1:
         raise InputError(f"--shards {args.shards}", "applies to one dataset, "
@@ -156,9 +156,8 @@ def run_get(args: argparse.Namespace) -> int:
         received = sum(f.received for f in fetched)
         rate = f" ({human_bytes(received / seconds)}/s)" if received and seconds > 0 else ""
         n_new = sum(f.status != "present" for f in fetched)
-        print(f"nqkit: {ds.name}: {n_new} of {len(fetched)} file(s) fetched, "
-              f"{human_bytes(received)} in {seconds:.1f} s{rate}; under {dataset_dir(ds)}",
-              file=sys.stderr)
+        say(f"{ds.name}: {n_new} of {len(fetched)} file(s) fetched, "
+            f"{human_bytes(received)} in {seconds:.1f} s{rate}; under {dataset_dir(ds)}")
         for item in fetched:
             shown = item.sha256 if item.file.md5 is None else "-"
             if item.file.md5 is None:
@@ -171,8 +170,8 @@ def run_get(args: argparse.Namespace) -> int:
                         "published_md5": item.file.md5, "resumed_from": item.resumed_from,
                         "received": item.received, "members": list(item.members)})
     if unchecked:
-        print(f"nqkit: note: no checksum is published for {len(unchecked)} file(s); their "
-              f"sha256 is shown and recorded in {RECORD} beside them", file=sys.stderr)
+        note(f"no checksum is published for {len(unchecked)} file(s); their sha256 is shown "
+             f"and recorded in {RECORD} beside them")
     if args.format == "json":
         print(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode())
     else:
@@ -202,12 +201,11 @@ def run_path(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    import sys
-
     from nqkit.datasets.export import export_dataset
     from nqkit.datasets.store import local_paths, split_name
     from nqkit.errors import InputError
     from nqkit.io import check_output
+    from nqkit.report import say
 
     name, selector = split_name(args.name)
     if args.shards:
@@ -223,8 +221,7 @@ def run_export(args: argparse.Namespace) -> int:
         check_output(args.output, paths, option="-o")
     n = export_dataset(ds, paths, args.output, fmt)
     where = "standard output" if args.output == "-" else args.output
-    print(f"nqkit: exported {n:,} records of {args.name} ({len(paths)} file(s)) as {fmt} "
-          f"to {where}", file=sys.stderr)
+    say(f"exported {n:,} records of {args.name} ({len(paths)} file(s)) as {fmt} to {where}")
     return 0
 
 

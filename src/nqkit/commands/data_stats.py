@@ -25,12 +25,11 @@ def _file_stats(path: str) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     import json
-    import sys
 
     from nqkit.formats.nq import read_nq
     from nqkit.io import atomic_output, check_output, expand_paths
     from nqkit.metrics.nq_data_stats import NqDataStats
-    from nqkit.report import format_table, progress
+    from nqkit.report import format_table, progress, say
 
     files = expand_paths(args.inputs, what="NQ")
     if args.plot:
@@ -51,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
                              else f"{files[0].name} (+{len(files) - 1} files)")
         with atomic_output(args.plot, "wb") as f:
             f.write(png)
-        print(f"picture written to {args.plot}", file=sys.stderr)
+        say(f"picture written to {args.plot}")
     if args.format == "json":
         print(json.dumps({"files": [str(f) for f in files], **stats.to_json()}, indent=1))
         return 0
