@@ -21,19 +21,6 @@ def _registry(args: argparse.Namespace) -> Any:
     return load_registry(args.registry)
 
 
-def _table(headers: list[str], rows: list[list[Any]], right: set[int]) -> str:
-    """Aligned text: columns in ``right`` (numbers, sizes) right-aligned, text left."""
-    cells = [[str(c) for c in row] for row in rows]
-    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
-
-    def line(row: list[str]) -> str:
-        return "  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i])
-                         for i, c in enumerate(row)).rstrip()
-
-    return "\n".join([line(headers), "  ".join("-" * w for w in widths),
-                      *(line(r) for r in cells)])
-
-
 def _disk_label(state: Any) -> str:
     n, m = len(state.present), len(state.files)
     return "yes" if n == m else "no" if n == 0 else f"{n}/{m}"
@@ -44,6 +31,7 @@ def run_list(args: argparse.Namespace) -> int:
 
     from nqkit.datasets.download import human_bytes
     from nqkit.datasets.store import dataset_dir, on_disk
+    from nqkit.report import format_table
 
     reg = _registry(args)
     rows = []
@@ -60,7 +48,8 @@ def run_list(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(orjson.dumps(items, option=orjson.OPT_INDENT_2).decode())
         return 0
-    print(_table(["name", "what", "files", "size", "licence", "on disk"], rows, {2, 3}))
+    print(format_table(["name", "what", "files", "size", "licence", "on disk"], rows,
+                       right={2, 3}))
     return 0
 
 
@@ -137,7 +126,7 @@ def run_get(args: argparse.Namespace) -> int:
     from nqkit.datasets.download import fetch, human_bytes
     from nqkit.datasets.store import RECORD, dataset_dir
     from nqkit.errors import InputError
-    from nqkit.report import note, say
+    from nqkit.report import format_table, note, say
 
     if args.shards and len(args.names) > 1:
         raise InputError(f"--shards {args.shards}", "applies to one dataset, "
@@ -175,8 +164,8 @@ def run_get(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode())
     else:
-        print(_table(["file", "size", "status", "checked", "sha256 (no published md5)"], rows,
-                     {1}))
+        print(format_table(["file", "size", "status", "checked", "sha256 (no published md5)"],
+                           rows, right={1}))
     return 0
 
 
