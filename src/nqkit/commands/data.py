@@ -214,8 +214,8 @@ def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
-REGISTRY = Param("registry", "--registry", "also read datasets from this registry file (JSON "
-                 "like nqkit's registry.json, or a TSV: dataset file url md5 size); "
+REGISTRY = Param("registry", "--registry", "also read datasets from this registry file (nqkit's "
+                 "registry JSON, see docs/data.md, or a TSV: dataset file url md5 size); "
                  "repeatable; NQKIT_REGISTRY lists more (':'-separated)", default=[],
                  action="append", metavar="FILE")
 NAMES = Param("names", "names", "registry names, e.g. nq/dev", nargs="+", metavar="NAME")
