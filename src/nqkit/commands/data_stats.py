@@ -1,7 +1,7 @@
 """``nqkit data stats``: statistics of Natural Questions files (the NQ paper's Figures 2
 and 4, long-answer types, lengths), streaming, with an optional picture.
 
-The numbers are :class:`nqkit.metrics.nq_data_stats.NqDataStats`; files are read one
+The numbers are :class:`nqkit.analysis.nq_data_stats.NqDataStats`; files are read one
 example at a time with :func:`nqkit.formats.nq.read_nq` (original or simplified format,
 detected per line), several shards in parallel with ``-j``.
 """
@@ -17,8 +17,8 @@ from nqkit.settings import Param, positive_int
 
 def _file_stats(path: str) -> Any:
     """The statistics of one file (a worker's job)."""
+    from nqkit.analysis.nq_data_stats import nq_data_stats
     from nqkit.formats.nq import read_nq
-    from nqkit.metrics.nq_data_stats import nq_data_stats
 
     return nq_data_stats(read_nq(path))
 
@@ -26,9 +26,9 @@ def _file_stats(path: str) -> Any:
 def run(args: argparse.Namespace) -> int:
     import json
 
+    from nqkit.analysis.nq_data_stats import NqDataStats
     from nqkit.formats.nq import read_nq
     from nqkit.io import atomic_output, check_output, expand_paths
-    from nqkit.metrics.nq_data_stats import NqDataStats
     from nqkit.report import format_table, progress, say
 
     files = expand_paths(args.inputs, what="NQ")
