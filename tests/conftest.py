@@ -155,7 +155,8 @@ def pytest_make_collect_report(collector: pytest.Collector):  # type: ignore[no-
 TIERS = ("unit", "golden", "property", "cli", "browser")
 _CLI_MODULES = {"test_catalogue", "test_cli_demo", "test_baseline_cli", "test_robust_io",
                 "test_dead_ends", "test_datasets_cli", "test_input_validation",
-                "test_nq_eval_errors", "test_contract", "test_compare", "test_packaging"}
+                "test_nq_eval_errors", "test_contract", "test_compare", "test_packaging",
+                "test_outputs_unchanged"}
 _TIER_CACHE: dict[str, str] = {}
 
 
