@@ -48,11 +48,11 @@ TEST_MAP: dict[str, list[str]] = {
     "metrics/human.py": ["test_human_bounds.py"],
     "metrics/nq.py": ["test_nq_eval_golden.py", "test_nq_eval_properties.py",
                       "test_nq_eval_errors.py", "test_nq_analysis.py", "test_human_bounds.py"],
-    "metrics/nq_analysis.py": ["test_nq_analysis.py"],
-    "metrics/nq_bayes.py": ["test_nq_bayes.py"],
+    "analysis/nq_breakdown.py": ["test_nq_analysis.py"],
+    "analysis/nq_bayes.py": ["test_nq_bayes.py"],
     "metrics/nq_open.py": ["test_nq_open_eval.py", "test_open_properties.py",
                            "test_open_baselines.py"],
-    "metrics/plots.py": ["test_nq_analysis.py"],
+    "analysis/plots.py": ["test_nq_analysis.py"],
     "metrics/ranking.py": ["test_reqa_metrics.py", "test_reqa_run.py"],
     "formats/ambignq.py": ["test_ambigqa_eval.py", "test_open_properties.py"],
     "formats/dpr.py": ["test_answer_recall.py", "test_open_baselines.py", "test_trec.py"],
@@ -68,7 +68,7 @@ TEST_MAP: dict[str, list[str]] = {
     "formats/squad.py": ["test_reqa_tasks.py", "test_reqa_run.py"],
     "formats/trec.py": ["test_trec.py"],
     "metrics/em_conventions.py": ["test_em_conventions.py", "test_nq_open_eval.py"],
-    "metrics/nq_data_stats.py": ["test_nq_data_stats.py"],
+    "analysis/nq_data_stats.py": ["test_nq_data_stats.py"],
     "browser/render.py": ["test_browser_render.py", "test_browser_server.py"],
 }
 # the frozen-records check covers every module of formats/ and metrics/; the dead-end

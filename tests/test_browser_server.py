@@ -30,12 +30,12 @@ require("httpx")
 
 from fastapi.testclient import TestClient
 
+from nqkit.analysis.nq_breakdown import question_word
 from nqkit.browser.app import create_app
 from nqkit.browser.model import OUTCOMES, Dataset, load_dataset
 from nqkit.data.toy import TOY_EXAMPLES, TOY_PATH, ToyAnnotation, ToyExample, build_example
 from nqkit.errors import InputError
 from nqkit.formats.nq_gold import read_nq_gold
-from nqkit.metrics.nq_analysis import question_word
 
 NOBEL_ID = -3290814144789249484
 ID_RE = re.compile(r'<div class="id">(-?\d+) ·')

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nqkit.analysis.nq_breakdown import best_f1_stacks, question_word, stat_rows
 from nqkit.cli import main
 from nqkit.data.toy import TOY_PATH
 from nqkit.metrics.nq import AnswerStat, Sweep, sweep
-from nqkit.metrics.nq_analysis import best_f1_stacks, question_word, stat_rows
 
 
 def _demo_predictions(tmp_path):
@@ -47,10 +47,10 @@ def test_breakdown_of_the_demo_derived_by_hand(tmp_path, capsys):
 
 def test_group_labels_must_align_with_the_examples():
     # one label per scored example: a shorter list would silently drop examples from "all"
+    from nqkit.analysis.nq_breakdown import group_scores
     from nqkit.formats.nq import Annotation, Span
     from nqkit.formats.nq_predictions import NqPrediction
     from nqkit.metrics.nq import evaluate_nq
-    from nqkit.metrics.nq_analysis import group_scores
 
     a = Annotation(0, Span(-1, -1, 1, 5), 0, (), "NONE")
     r = evaluate_nq({1: (a,) * 5, 2: (a,) * 5},
@@ -153,7 +153,7 @@ _CURVES = {
 
 
 def test_pr_curve_figure_draws_the_finite_points_and_marks_the_best():
-    from nqkit.metrics.plots import pr_curve_figure, pr_curve_png
+    from nqkit.analysis.plots import pr_curve_figure, pr_curve_png
 
     fig = pr_curve_figure(_CURVES, "T")
     (ax,) = fig.axes

@@ -7,9 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from nqkit.errors import InputError
-from nqkit.formats.nq import NULL_SPAN, Span
-from nqkit.metrics.nq_bayes import (
+from nqkit.analysis.nq_bayes import (
     answer_margin,
     bayes_prediction,
     null_threshold,
@@ -17,6 +15,8 @@ from nqkit.metrics.nq_bayes import (
     prob_null_correct,
     should_answer,
 )
+from nqkit.errors import InputError
+from nqkit.formats.nq import NULL_SPAN, Span
 
 
 def brute_force(gamma: float, gamma_null: float, n: int, beta: int) -> tuple[float, float]:

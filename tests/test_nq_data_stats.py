@@ -1,4 +1,4 @@
-"""NQ data statistics (nqkit.metrics.nq_data_stats, ``nqkit data stats``).
+"""NQ data statistics (nqkit.analysis.nq_data_stats, ``nqkit data stats``).
 
 A tiny inline fixture with every count worked out by hand, then the real dev sample
 (original and simplified) against numbers computed here with plain json loops.
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from nqkit.analysis.nq_data_stats import NqDataStats, nearest_rank, nq_data_stats
 from nqkit.cli import main
 from nqkit.formats.nq import read_nq
-from nqkit.metrics.nq_data_stats import NqDataStats, nearest_rank, nq_data_stats
 
 from conftest import shared_file
 

@@ -36,7 +36,8 @@ def test_wheel_and_sdist_carry_the_package_data(dist: Path) -> None:
     (wheel,) = dist.glob("nqkit-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("nqkit/data/toy-nq-dev.jsonl", "nqkit/data/toy-nq-train.jsonl",
-                   "nqkit/datasets/registry.json", "nqkit/browser/templates/example.html",
+                   "nqkit/datasets/official-sources.tsv",
+                   "nqkit/datasets/catalog.json", "nqkit/browser/templates/example.html",
                    "nqkit/py.typed", "nqkit/data/split-fingerprints.json"):
         assert needed in names, needed
     (sdist,) = dist.glob("nqkit-*.tar.gz")

@@ -1,7 +1,9 @@
 """The ``nqkit`` command line: one entry point, subcommands, clear errors.
 
-Each subcommand lives in a module of :mod:`nqkit.commands` that defines
-``GROUP`` (``None`` for a top-level command, or a group such as ``"eval"``) and
+Each subcommand lives in a module of :mod:`nqkit.commands` that declares ``COMMANDS``,
+a tuple of :class:`nqkit.commands.base.Command` (name, group, help, declared settings,
+``run``), or, for commands whose parsers are not yet declarations, defines ``GROUP``
+(``None`` for a top-level command, or a group such as ``"eval"``) and
 ``register(subparsers)``, which adds its parser and sets ``func`` to a callable taking the
 parsed arguments and returning an exit code. Those modules import only ``argparse`` at top
 level so that ``nqkit --help`` stays instant; heavy work is imported inside ``func``.
@@ -104,12 +106,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     group_subs: dict[str, argparse._SubParsersAction[NqkitArgumentParser]] = {}
     modules = [importlib.import_module(name) for name in COMMAND_MODULES]
+    used = {c.group for m in modules for c in getattr(m, "COMMANDS", ())}
+    used |= {getattr(m, "GROUP", None) for m in modules if not hasattr(m, "COMMANDS")}
     for group, help_text in GROUPS.items():
-        if any(getattr(m, "GROUP", None) == group for m in modules):
+        if group in used:
             gp = sub.add_parser(group, help=help_text, description=help_text)
             group_subs[group] = gp.add_subparsers(dest=f"{group}_command", metavar="TASK")
             gp.set_defaults(func=lambda _args, _gp=gp: _print_help(_gp))
     for module in modules:
+        if hasattr(module, "COMMANDS"):  # declared (nqkit.commands.base.Command)
+            for command in module.COMMANDS:
+                command.add_to(group_subs[command.group] if command.group else sub)
+            continue
         module_group: str | None = getattr(module, "GROUP", None)
         module.register(group_subs[module_group] if module_group else sub)
     return parser

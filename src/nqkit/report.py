@@ -1,9 +1,14 @@
-"""Plain-text tables and result output shared by the CLI commands."""
+"""Plain-text tables, result output and the stderr lines shared by the CLI commands.
+
+Every line nqkit writes to stderr for the user goes through :func:`say`, :func:`note`
+or :func:`warn` (errors through :class:`nqkit.errors.NqkitError` in :mod:`nqkit.cli`), so
+the three kinds read the same everywhere.
+"""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 if TYPE_CHECKING:
@@ -21,17 +26,24 @@ def fmt_value(v: Any, digits: int = 4) -> str:
 
 
 def format_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *, digits: int = 4,
-                 title: str | None = None) -> str:
-    """Render an aligned text table (first column left-aligned, the rest right-aligned)."""
+                 title: str | None = None, right: Container[int] | None = None) -> str:
+    """Render an aligned text table: the columns in ``right`` right-aligned (by default
+    every column but the first, the layout of a metrics table), the others left-aligned.
+
+    Kept by hand rather than taken from a table library: 20 lines whose exact bytes users'
+    scripts parse, and ``nqkit --help`` must not import more.
+    """
     cells = [[fmt_value(v, digits) for v in row] for row in rows]
     widths = [len(h) for h in headers]
     for row in cells:
         for i, c in enumerate(row):
             widths[i] = max(widths[i], len(c))
+    if right is None:
+        right = range(1, len(widths))
 
     def line(row: Sequence[str]) -> str:
         return "  ".join(
-            c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(row)
+            c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(row)
         ).rstrip()
 
     out = []
@@ -43,10 +55,27 @@ def format_table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *, digit
     return "\n".join(out)
 
 
+def say(message: str, *, file: TextIO | None = None) -> None:
+    """One ``nqkit: ...`` line on stderr: what a command did (counts, files written)."""
+    print(f"nqkit: {message}", file=file or sys.stderr)
+
+
+def note(message: str, *, file: TextIO | None = None) -> None:
+    """One ``nqkit: note: ...`` line on stderr: worth knowing, nothing is wrong
+    (a deprecated spelling, a directory created, an option ignored)."""
+    say(f"note: {message}", file=file)
+
+
+def warn(message: str, *, file: TextIO | None = None) -> None:
+    """One ``nqkit: warning: ...`` line on stderr: the result may not mean what the user
+    thinks (printed before the result)."""
+    say(f"warning: {message}", file=file)
+
+
 def print_warnings(warnings: Iterable[ResultWarning], file: TextIO | None = None) -> None:
     """One ``nqkit: warning:`` line per warning on stderr, before any result is printed."""
     for w in warnings:
-        print(f"nqkit: warning: {w.message}", file=file or sys.stderr)
+        warn(w.message, file=file)
 
 
 def progress(iterable: Iterable[T], *, desc: str, total: int | None = None,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +29,7 @@ class Param:
     default: Any = None
     type: Callable[[str], Any] | None = None
     choices: tuple[Any, ...] | None = None
-    action: str | None = None  # "store_true", or "boolean" for --FLAG / --no-FLAG
+    action: str | None = None  # "store_true", "append", or "boolean" for --FLAG / --no-FLAG
     nargs: str | int | None = None
     metavar: str | None = None
     required: bool = False
@@ -44,17 +43,22 @@ class Param:
             parser.add_argument(self.name, nargs=self.nargs, help=self.help,
                                 metavar=self.metavar)
             return
+        shown = f"{self.short}/{self.flag}" if self.short else self.flag
         for old in self.deprecated:
             if self.action == "boolean":  # the old spelling is the negative one
                 add_deprecated(parser, old, f"--no-{self.flag[2:]}", self.name, const=False)
             elif self.action == "store_true":
-                add_deprecated(parser, old, self.flag, self.name, const=True)
+                add_deprecated(parser, old, shown, self.name, const=True)
             else:
-                add_deprecated(parser, old, self.flag, self.name, nargs=self.nargs,
+                add_deprecated(parser, old, shown, self.name, nargs=self.nargs,
                                type=self.type)
         kwargs: dict[str, Any] = {"dest": self.name, "help": self.help}
         if self.action == "boolean":
             kwargs.update(action=argparse.BooleanOptionalAction, default=self.default)
+        elif self.action == "append":  # a repeatable option: each value typed and named
+            kwargs.update(action="append", default=self.default, type=self.type,
+                          choices=self.choices, metavar=self.metavar)
+            kwargs = {k: v for k, v in kwargs.items() if v is not None or k == "default"}
         elif self.action:
             kwargs.update(action=self.action, default=self.default)
         else:
@@ -85,8 +89,10 @@ class DeprecatedOption(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: Any, option_string: str | None = None) -> None:
-        print(f"nqkit: note: {option_string or 'this spelling'} is deprecated and will be "
-              f"removed in the next release; use {self.new}", file=sys.stderr)
+        from nqkit.report import note
+
+        note(f"{option_string or 'this spelling'} is deprecated and will be removed in the "
+             f"next release; use {self.new}")
         setattr(namespace, self.dest, self.const if self.nargs == 0 else values)
 
 

@@ -201,7 +201,7 @@ def create_app(ds: Dataset, *, host: str = "127.0.0.1", port: int = 8080,
         if ds.result is None:
             raise StarletteHTTPException(404, "no predictions loaded")
         if not pr_png:
-            from nqkit.metrics.plots import pr_curve_png
+            from nqkit.analysis.plots import pr_curve_png
 
             pr_png.append(pr_curve_png({"long": ds.result.long, "short": ds.result.short},
                                        title=ds.predictions_name or "Natural Questions"))

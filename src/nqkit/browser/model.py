@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nqkit.analysis.nq_breakdown import question_word
 from nqkit.browser.store import ExampleStore, ExampleSummary, open_store
 from nqkit.formats.nq_predictions import NqPrediction, check_id_types, read_nq_predictions
 from nqkit.io import PathsLike
 from nqkit.metrics.nq import AnswerStat, NqResult, evaluate_nq, gold_has_long, gold_has_short
-from nqkit.metrics.nq_analysis import question_word
 
 OUTCOMES: tuple[str, ...] = ("correct", "wrong", "missed", "false positive", "null")
 GOLD_FILTERS: dict[str, str] = {

@@ -6,39 +6,9 @@ import argparse
 import errno
 import socket
 import sys
-from typing import Any
 
-from nqkit.settings import int_in
-
-GROUP = None
-
-
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "browse", help="browse NQ examples, annotations and predictions in a web browser",
-        description="Start a local web app over NQ files (original or simplified format): "
-        "an index with search, filters and the official metrics, one page per example "
-        "with its five annotations, candidate tree and prediction, and the full page "
-        "with gold and predicted spans highlighted. The first run over a file builds an "
-        "on-disk index (once, with a progress bar); later runs start in seconds.")
-    p.add_argument("--gold", required=True, nargs="+", metavar="GLOB",
-                   help="NQ files (original or simplified; .jsonl or .jsonl.gz; globs)")
-    p.add_argument("--predictions", metavar="FILE",
-                   help="predictions JSON in the official format (optional)")
-    p.add_argument("--host", default="127.0.0.1",
-                   help="address to listen on (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int_in(0, 65535), default=8080,
-                   help="port (default 8080; 0: any free port, the URL printed shows which)")
-    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
-                   help="also answer requests addressed to NAME (a host name or address "
-                   "this machine is reached under, e.g. with --host 0.0.0.0); repeatable. "
-                   "Requests for any other host get 400 (DNS-rebinding protection)")
-    p.add_argument("--cache-dir", metavar="DIR",
-                   help="where the example index lives (default $NQKIT_HOME/cache/browse, "
-                   "else ~/.cache/nqkit/browse); never inside the data directories")
-    p.add_argument("--index-only", action="store_true",
-                   help="build the on-disk index and exit without serving")
-    p.set_defaults(func=run)
+from nqkit.commands.base import Command
+from nqkit.settings import Param, int_in
 
 
 def run(args: argparse.Namespace) -> int:
@@ -111,3 +81,31 @@ def _listen(host: str, port: int) -> socket.socket:
         raise InputError(None, f"cannot listen on {where}: {e.strerror or e}",
                          "choose another --host or --port") from None
     return sock
+
+
+COMMANDS = (Command(
+    "browse", "browse NQ examples, annotations and predictions in a web browser",
+    "Start a local web app over NQ files (original or simplified format): an index with "
+    "search, filters and the official metrics, one page per example with its five "
+    "annotations, candidate tree and prediction, and the full page with gold and predicted "
+    "spans highlighted. The first run over a file builds an on-disk index (once, with a "
+    "progress bar); later runs start in seconds.",
+    run, params=(
+        Param("gold", "--gold", "NQ files (original or simplified; .jsonl or .jsonl.gz; "
+              "globs)", required=True, nargs="+", metavar="GLOB"),
+        Param("predictions", "--predictions", "predictions JSON in the official format "
+              "(optional)", metavar="FILE"),
+        Param("host", "--host", "address to listen on (default 127.0.0.1: this machine "
+              "only)", default="127.0.0.1"),
+        Param("port", "--port", "port (default 8080; 0: any free port, the URL printed "
+              "shows which)", default=8080, type=int_in(0, 65535)),
+        Param("allow_host", "--allow-host", "also answer requests addressed to NAME (a host "
+              "name or address this machine is reached under, e.g. with --host 0.0.0.0); "
+              "repeatable. Requests for any other host get 400 (DNS-rebinding protection)",
+              default=[], action="append", metavar="NAME"),
+        Param("cache_dir", "--cache-dir", "where the example index lives (default "
+              "$NQKIT_HOME/cache/browse, else ~/.cache/nqkit/browse); never inside the data "
+              "directories", metavar="DIR"),
+        Param("index_only", "--index-only", "build the on-disk index and exit without "
+              "serving", default=False, action="store_true"),
+    )),)

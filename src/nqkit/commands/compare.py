@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
 
     import orjson
 
-    from nqkit.report import format_table
+    from nqkit.report import format_table, warn
     from nqkit.tasks.base import get_task
 
     task = get_task(args.task_name)
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     out = compare(task, settings, args.system_a, args.system_b, test=args.test,
                   resamples=args.resamples, trials=args.trials, seed=settings.get("seed", 0))
     for w in out["warnings"]:
-        print(f"nqkit: warning: {w}", file=sys.stderr)
+        warn(w)
     if args.format == "json":
         sys.stdout.write(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode() + "\n")
         return 0

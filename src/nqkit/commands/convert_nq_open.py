@@ -4,36 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-from nqkit.settings import positive_int
-
-GROUP = "convert"
-
-
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = subparsers.add_parser(
-        "nq-open",
-        help="NQ original format -> NQ-open {question, answer} lines",
-        description="Convert NQ examples (original format, with document_html; shards and "
-        "globs, plain or gzipped) to NQ-open as ORQA's convert_to_nq_open.py does: short "
-        "answers of at most --max-tokens tokens, answer text = visible text of the HTML "
-        "bytes of the span, examples without such an answer dropped, answers deduplicated. "
-        "Output order follows the input (the original shuffles).",
-    )
-    p.add_argument("inputs", nargs="+", help="NQ JSONL files or globs (e.g. 'dev/*.jsonl.gz')")
-    p.add_argument("-o", "--output", required=True, help="output JSONL (.gz to compress)")
-    p.add_argument("--max-tokens", type=positive_int, default=5,
-                   help="longest short answer kept, in tokens (default: 5)")
-    p.set_defaults(func=run)
+from nqkit.commands.base import Command, output_param
+from nqkit.settings import Param, positive_int
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
-
     from nqkit.errors import InputError, examples, location
     from nqkit.formats.nq import validate_nq_json
     from nqkit.formats.nq_open import nq_open_from_nq, nq_open_to_json
     from nqkit.io import check_output, expand_paths, iter_lines, parse_json_line, write_jsonl
-    from nqkit.report import progress
+    from nqkit.report import progress, say
 
     if args.max_tokens < 1:
         raise InputError(None, f"--max-tokens must be positive, found {args.max_tokens}",
@@ -61,6 +41,22 @@ def run(args: argparse.Namespace) -> int:
                              "give non-empty NQ files")
 
     write_jsonl(args.output, converted())
-    print(f"nqkit: {counts['kept']:,} of {counts['read']:,} examples have a short answer of "
-          f"at most {args.max_tokens} tokens; wrote {args.output}", file=sys.stderr)
+    say(f"{counts['kept']:,} of {counts['read']:,} examples have a short answer of at most "
+        f"{args.max_tokens} tokens; wrote {args.output}")
     return 0
+
+
+COMMANDS = (Command(
+    "nq-open", "NQ original format -> NQ-open {question, answer} lines",
+    "Convert NQ examples (original format, with document_html; shards and globs, plain or "
+    "gzipped) to NQ-open as ORQA's convert_to_nq_open.py does: short answers of at most "
+    "--max-tokens tokens, answer text = visible text of the HTML bytes of the span, "
+    "examples without such an answer dropped, answers deduplicated. Output order follows "
+    "the input (the original shuffles).",
+    run, group="convert", params=(
+        Param("inputs", "inputs", "NQ JSONL files or globs (e.g. 'dev/*.jsonl.gz')",
+              nargs="+"),
+        output_param("output JSONL (.gz to compress)", metavar=None),
+        Param("max_tokens", "--max-tokens", "longest short answer kept, in tokens "
+              "(default: 5)", default=5, type=positive_int),
+    )),)

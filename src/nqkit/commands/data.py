@@ -11,107 +11,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nqkit.settings import float_in, int_in
-
-GROUP = "data"
-
-
-def _registry_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--registry", action="append", default=[], metavar="FILE",
-                   help="also read datasets from this registry file (JSON like nqkit's "
-                   "registry.json, or a TSV: dataset file url md5 size); repeatable; "
-                   "NQKIT_REGISTRY lists more (':'-separated)")
-
-
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = subparsers.add_parser(
-        "list", help="list the datasets nqkit knows, with size, licence and whether on disk",
-        description="List every registry dataset: name, what it is, size, licence, and "
-        "whether it is on disk (under $NQKIT_HOME/data, default ~/.cache/nqkit/data).")
-    p.add_argument("--format", choices=("table", "json"), default="table")
-    _registry_option(p)
-    p.set_defaults(func=run_list)
-
-    p = subparsers.add_parser(
-        "info", help="everything about one dataset: files, checksums, licence, citation, "
-        "relations to other splits",
-        description="Describe a dataset: what it is, its files with URL, size and md5 "
-        "(or 'not published'), licence, citation, how it relates to other splits, and "
-        "what is on disk (with the recorded sha256).")
-    p.add_argument("name", metavar="NAME", help="a registry name, e.g. nq/dev")
-    p.add_argument("--format", choices=("table", "json"), default="table")
-    _registry_option(p)
-    p.set_defaults(func=run_info)
-
-    p = subparsers.add_parser(
-        "get", help="download datasets (resumable, verified, atomic)",
-        description="Download the official files of datasets into $NQKIT_HOME/data/NAME "
-        "(default ~/.cache/nqkit/data): several files at once, resumed after an "
-        "interruption, size and md5 verified before a file takes its final name; the "
-        "sha256 of every file is recorded (and shown where no checksum is published). "
-        "Files already on disk are not fetched again.")
-    p.add_argument("names", nargs="+", metavar="NAME", help="registry names, e.g. nq/dev")
-    p.add_argument("--shards", metavar="SPEC",
-                   help="only these files of a sharded dataset, numbered from 0 like the "
-                   "official names: 0-1, 0,3, 5-7")
-    p.add_argument("--mirror", metavar="URL",
-                   help="fetch from a copy laid out like the official URLs' paths: each "
-                   "URL's scheme and host are replaced by URL (a base URL or a directory)")
-    p.add_argument("--jobs", type=int_in(1, 32), default=4,
-                   help="files downloaded at once (default 4)")
-    p.add_argument("--retries", type=int_in(0, 100), default=3,
-                   help="retries of a file after a dropped connection (default 3; an "
-                   "attempt that brings 1 MB resets the count; 0 never retries)")
-    p.add_argument("--timeout", type=float_in(0.1, 3600), default=60.0, metavar="SECONDS",
-                   help="network timeout (default 60)")
-    p.add_argument("--format", choices=("table", "json"), default="table")
-    _registry_option(p)
-    p.set_defaults(func=run_get)
-
-    p = subparsers.add_parser(
-        "path", help="print the local path of each file of a dataset, one per line",
-        description="Print the local files of datasets, one per line (the extracted files "
-        "for an archive). NAME:SEL picks shards (nq/dev:0-1) or one file by name or stem "
-        "(ambignq/light:dev_light). A dataset not on disk is an error naming the "
-        "`nqkit data get` command.")
-    p.add_argument("names", nargs="+", metavar="NAME", help="registry names, e.g. nq/dev")
-    p.add_argument("--shards", metavar="SPEC", help="only these files (0-1, 0,3)")
-    _registry_option(p)
-    p.set_defaults(func=run_path)
-
-    p = subparsers.add_parser(
-        "export", help="export a dataset as JSON lines or Parquet, streaming",
-        description="Export the records of a downloaded dataset: JSON lines (verbatim "
-        "lines for JSONL sources; one record per question for SQuAD; one per row for TSV "
-        "files) or Parquet (pyarrow, written in batches). `-o -` streams JSON lines to "
-        "standard output.")
-    p.add_argument("name", metavar="NAME", help="a registry name (NAME:SEL for part of it)")
-    p.add_argument("-o", "--output", required=True, metavar="FILE",
-                   help="output file (.gz compresses JSON lines), or - for standard output")
-    p.add_argument("--format", choices=("jsonl", "parquet"), default=None,
-                   help="output format (default: parquet for a .parquet name, else jsonl)")
-    p.add_argument("--shards", metavar="SPEC", help="only these files (0-1, 0,3)")
-    _registry_option(p)
-    p.set_defaults(func=run_export)
+from nqkit.commands.base import Command, format_param, output_param
+from nqkit.settings import Param, float_in, int_in
 
 
 def _registry(args: argparse.Namespace) -> Any:
     from nqkit.datasets.registry import load_registry
 
     return load_registry(args.registry)
-
-
-def _table(headers: list[str], rows: list[list[Any]], right: set[int]) -> str:
-    """Aligned text: columns in ``right`` (numbers, sizes) right-aligned, text left."""
-    cells = [[str(c) for c in row] for row in rows]
-    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
-
-    def line(row: list[str]) -> str:
-        return "  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i])
-                         for i, c in enumerate(row)).rstrip()
-
-    return "\n".join([line(headers), "  ".join("-" * w for w in widths),
-                      *(line(r) for r in cells)])
 
 
 def _disk_label(state: Any) -> str:
@@ -124,6 +31,7 @@ def run_list(args: argparse.Namespace) -> int:
 
     from nqkit.datasets.download import human_bytes
     from nqkit.datasets.store import dataset_dir, on_disk
+    from nqkit.report import format_table
 
     reg = _registry(args)
     rows = []
@@ -140,7 +48,8 @@ def run_list(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(orjson.dumps(items, option=orjson.OPT_INDENT_2).decode())
         return 0
-    print(_table(["name", "what", "files", "size", "licence", "on disk"], rows, {2, 3}))
+    print(format_table(["name", "what", "files", "size", "licence", "on disk"], rows,
+                       right={2, 3}))
     return 0
 
 
@@ -210,7 +119,6 @@ def run_info(args: argparse.Namespace) -> int:
 
 
 def run_get(args: argparse.Namespace) -> int:
-    import sys
     import time
 
     import orjson
@@ -218,6 +126,7 @@ def run_get(args: argparse.Namespace) -> int:
     from nqkit.datasets.download import fetch, human_bytes
     from nqkit.datasets.store import RECORD, dataset_dir
     from nqkit.errors import InputError
+    from nqkit.report import format_table, note, say
 
     if args.shards and len(args.names) > 1:
         raise InputError(f"--shards {args.shards}", "applies to one dataset, "
@@ -236,9 +145,8 @@ def run_get(args: argparse.Namespace) -> int:
         received = sum(f.received for f in fetched)
         rate = f" ({human_bytes(received / seconds)}/s)" if received and seconds > 0 else ""
         n_new = sum(f.status != "present" for f in fetched)
-        print(f"nqkit: {ds.name}: {n_new} of {len(fetched)} file(s) fetched, "
-              f"{human_bytes(received)} in {seconds:.1f} s{rate}; under {dataset_dir(ds)}",
-              file=sys.stderr)
+        say(f"{ds.name}: {n_new} of {len(fetched)} file(s) fetched, "
+            f"{human_bytes(received)} in {seconds:.1f} s{rate}; under {dataset_dir(ds)}")
         for item in fetched:
             shown = item.sha256 if item.file.md5 is None else "-"
             if item.file.md5 is None:
@@ -251,13 +159,13 @@ def run_get(args: argparse.Namespace) -> int:
                         "published_md5": item.file.md5, "resumed_from": item.resumed_from,
                         "received": item.received, "members": list(item.members)})
     if unchecked:
-        print(f"nqkit: note: no checksum is published for {len(unchecked)} file(s); their "
-              f"sha256 is shown and recorded in {RECORD} beside them", file=sys.stderr)
+        note(f"no checksum is published for {len(unchecked)} file(s); their sha256 is shown "
+             f"and recorded in {RECORD} beside them")
     if args.format == "json":
         print(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode())
     else:
-        print(_table(["file", "size", "status", "checked", "sha256 (no published md5)"], rows,
-                     {1}))
+        print(format_table(["file", "size", "status", "checked", "sha256 (no published md5)"],
+                           rows, right={1}))
     return 0
 
 
@@ -282,12 +190,11 @@ def run_path(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    import sys
-
     from nqkit.datasets.export import export_dataset
     from nqkit.datasets.store import local_paths, split_name
     from nqkit.errors import InputError
     from nqkit.io import check_output
+    from nqkit.report import say
 
     name, selector = split_name(args.name)
     if args.shards:
@@ -303,6 +210,73 @@ def run_export(args: argparse.Namespace) -> int:
         check_output(args.output, paths, option="-o")
     n = export_dataset(ds, paths, args.output, fmt)
     where = "standard output" if args.output == "-" else args.output
-    print(f"nqkit: exported {n:,} records of {args.name} ({len(paths)} file(s)) as {fmt} "
-          f"to {where}", file=sys.stderr)
+    say(f"exported {n:,} records of {args.name} ({len(paths)} file(s)) as {fmt} to {where}")
     return 0
+
+
+REGISTRY = Param("registry", "--registry", "also read datasets from this registry file (nqkit's "
+                 "registry JSON, see docs/data.md, or a TSV: dataset file url md5 size); "
+                 "repeatable; NQKIT_REGISTRY lists more (':'-separated)", default=[],
+                 action="append", metavar="FILE")
+NAMES = Param("names", "names", "registry names, e.g. nq/dev", nargs="+", metavar="NAME")
+FORMAT = format_param("table", "json")
+
+COMMANDS = (
+    Command("list", "list the datasets nqkit knows, with size, licence and whether on disk",
+            "List every registry dataset: name, what it is, size, licence, and whether it "
+            "is on disk (under $NQKIT_HOME/data, default ~/.cache/nqkit/data).",
+            run_list, group="data", params=(FORMAT, REGISTRY)),
+    Command("info", "everything about one dataset: files, checksums, licence, citation, "
+            "relations to other splits",
+            "Describe a dataset: what it is, its files with URL, size and md5 (or 'not "
+            "published'), licence, citation, how it relates to other splits, and what is on "
+            "disk (with the recorded sha256).",
+            run_info, group="data", params=(
+                Param("name", "name", "a registry name, e.g. nq/dev", metavar="NAME"),
+                FORMAT, REGISTRY)),
+    Command("get", "download datasets (resumable, verified, atomic)",
+            "Download the official files of datasets into $NQKIT_HOME/data/NAME (default "
+            "~/.cache/nqkit/data): several files at once, resumed after an interruption, "
+            "size and md5 verified before a file takes its final name; the sha256 of every "
+            "file is recorded (and shown where no checksum is published). Files already on "
+            "disk are not fetched again.",
+            run_get, group="data", params=(
+                NAMES,
+                Param("shards", "--shards", "only these files of a sharded dataset, "
+                      "numbered from 0 like the official names: 0-1, 0,3, 5-7",
+                      metavar="SPEC"),
+                Param("mirror", "--mirror", "fetch from a copy laid out like the official "
+                      "URLs' paths: each URL's scheme and host are replaced by URL (a base "
+                      "URL or a directory)", metavar="URL"),
+                Param("jobs", "--jobs", "files downloaded at once (default 4)", default=4,
+                      type=int_in(1, 32)),
+                Param("retries", "--retries", "retries of a file after a dropped connection "
+                      "(default 3; an attempt that brings 1 MB resets the count; 0 never "
+                      "retries)", default=3, type=int_in(0, 100)),
+                Param("timeout", "--timeout", "network timeout (default 60)", default=60.0,
+                      type=float_in(0.1, 3600), metavar="SECONDS"),
+                FORMAT, REGISTRY)),
+    Command("path", "print the local path of each file of a dataset, one per line",
+            "Print the local files of datasets, one per line (the extracted files for an "
+            "archive). NAME:SEL picks shards (nq/dev:0-1) or one file by name or stem "
+            "(ambignq/light:dev_light). A dataset not on disk is an error naming the `nqkit "
+            "data get` command.",
+            run_path, group="data", params=(
+                NAMES,
+                Param("shards", "--shards", "only these files (0-1, 0,3)", metavar="SPEC"),
+                REGISTRY)),
+    Command("export", "export a dataset as JSON lines or Parquet, streaming",
+            "Export the records of a downloaded dataset: JSON lines (verbatim lines for "
+            "JSONL sources; one record per question for SQuAD; one per row for TSV files) "
+            "or Parquet (pyarrow, written in batches). `-o -` streams JSON lines to standard "
+            "output.",
+            run_export, group="data", params=(
+                Param("name", "name", "a registry name (NAME:SEL for part of it)",
+                      metavar="NAME"),
+                output_param("output file (.gz compresses JSON lines), or - for standard "
+                             "output"),
+                format_param("jsonl", "parquet", default=None, help="output format "
+                             "(default: parquet for a .parquet name, else jsonl)"),
+                Param("shards", "--shards", "only these files (0-1, 0,3)", metavar="SPEC"),
+                REGISTRY)),
+)

@@ -1,7 +1,7 @@
 """``nqkit data stats``: statistics of Natural Questions files (the NQ paper's Figures 2
 and 4, long-answer types, lengths), streaming, with an optional picture.
 
-The numbers are :class:`nqkit.metrics.nq_data_stats.NqDataStats`; files are read one
+The numbers are :class:`nqkit.analysis.nq_data_stats.NqDataStats`; files are read one
 example at a time with :func:`nqkit.formats.nq.read_nq` (original or simplified format,
 detected per line), several shards in parallel with ``-j``.
 """
@@ -11,46 +11,25 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nqkit.settings import positive_int
-
-GROUP = "data"
-
-
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "stats", help="statistics of NQ files: Figure 2 decision paths, Figure 4 agreement, "
-        "long-answer types, lengths",
-        description="Count, over NQ files (original or simplified; 1-way train or 5-way "
-        "dev annotations), the annotation decision paths of the NQ paper's Figure 2 (null, "
-        "long answer only, yes/no, short answer) with the long-answer types of §3.3, the gold "
-        "paths by the evaluation's 2-of-5 rule and the annotator agreement of Figure 4 on "
-        "5-way data, and lengths in words. Streams with bounded memory; the paper's train "
-        "figures are shown beside.")
-    p.add_argument("inputs", nargs="+", metavar="PATH",
-                   help="NQ .jsonl or .jsonl.gz files (globs allowed)")
-    p.add_argument("--format", choices=("table", "json"), default="table")
-    p.add_argument("--plot", metavar="FILE.png", help="also draw the statistics (PNG)")
-    p.add_argument("-j", "--jobs", type=positive_int, default=1, metavar="N",
-                   help="shards read in parallel (processes; default 1)")
-    p.set_defaults(func=run)
+from nqkit.commands.base import Command, format_param
+from nqkit.settings import Param, positive_int
 
 
 def _file_stats(path: str) -> Any:
     """The statistics of one file (a worker's job)."""
+    from nqkit.analysis.nq_data_stats import nq_data_stats
     from nqkit.formats.nq import read_nq
-    from nqkit.metrics.nq_data_stats import nq_data_stats
 
     return nq_data_stats(read_nq(path))
 
 
 def run(args: argparse.Namespace) -> int:
     import json
-    import sys
 
+    from nqkit.analysis.nq_data_stats import NqDataStats
     from nqkit.formats.nq import read_nq
     from nqkit.io import atomic_output, check_output, expand_paths
-    from nqkit.metrics.nq_data_stats import NqDataStats
-    from nqkit.report import format_table, progress
+    from nqkit.report import format_table, progress, say
 
     files = expand_paths(args.inputs, what="NQ")
     if args.plot:
@@ -71,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
                              else f"{files[0].name} (+{len(files) - 1} files)")
         with atomic_output(args.plot, "wb") as f:
             f.write(png)
-        print(f"picture written to {args.plot}", file=sys.stderr)
+        say(f"picture written to {args.plot}")
     if args.format == "json":
         print(json.dumps({"files": [str(f) for f in files], **stats.to_json()}, indent=1))
         return 0
@@ -82,3 +61,22 @@ def run(args: argparse.Namespace) -> int:
           "answer 37%) and §3.3")
     print(f"signature: {stats.signature}")
     return 0
+
+
+COMMANDS = (Command(
+    "stats", "statistics of NQ files: Figure 2 decision paths, Figure 4 agreement, "
+    "long-answer types, lengths",
+    "Count, over NQ files (original or simplified; 1-way train or 5-way dev annotations), "
+    "the annotation decision paths of the NQ paper's Figure 2 (null, long answer only, "
+    "yes/no, short answer) with the long-answer types of §3.3, the gold paths by the "
+    "evaluation's 2-of-5 rule and the annotator agreement of Figure 4 on 5-way data, and "
+    "lengths in words. Streams with bounded memory; the paper's train figures are shown "
+    "beside.",
+    run, group="data", params=(
+        Param("inputs", "inputs", "NQ .jsonl or .jsonl.gz files (globs allowed)", nargs="+",
+              metavar="PATH"),
+        format_param("table", "json"),
+        Param("plot", "--plot", "also draw the statistics (PNG)", metavar="FILE.png"),
+        Param("jobs", "--jobs", "shards read in parallel (processes; default 1)", default=1,
+              type=positive_int, metavar="N", short="-j"),
+    )),)

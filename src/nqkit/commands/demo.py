@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
-GROUP = None
+from nqkit.commands.base import Command, output_param
 
 NEXT_STEPS = """\
 Where to go next:
@@ -14,18 +13,6 @@ Where to go next:
   nqkit simplify 'nq-dev-*.jsonl.gz' -o simplified-dev.jsonl.gz        the simplified format
   nqkit --help                                                          every command
   docs/ in the repository                                               guides per task"""
-
-
-def register(sub: Any) -> None:
-    p = sub.add_parser("demo", help="run a baseline on the built-in toy NQ data and score it",
-                       description="Run the first-paragraph baseline on nqkit's toy NQ "
-                       "examples and score it with the official NQ metrics.")
-    from nqkit.settings import add_deprecated
-
-    p.add_argument("-o", "--output", metavar="DIR", dest="out",
-                   help="also write the toy gold and the predictions here, to try the CLI on")
-    add_deprecated(p, "--out", "-o/--output", "out")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,3 +55,13 @@ def run(args: argparse.Namespace) -> int:
               f"--predictions {out}/first_paragraph.predictions.json --breakdown")
     print("\n" + NEXT_STEPS)
     return 0
+
+
+COMMANDS = (Command(
+    "demo", "run a baseline on the built-in toy NQ data and score it",
+    "Run the first-paragraph baseline on nqkit's toy NQ examples and score it with the "
+    "official NQ metrics.",
+    run, params=(
+        output_param("also write the toy gold and the predictions here, to try the CLI on",
+                     metavar="DIR", required=False, dest="out", deprecated=("--out",)),
+    )),)

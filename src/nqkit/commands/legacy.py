@@ -7,7 +7,6 @@ SUB ...`` is ``nqkit baseline SUB ...``. Hidden from ``nqkit --help``.
 from __future__ import annotations
 
 import argparse
-import sys
 
 GROUP = None
 
@@ -25,8 +24,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             param.add_to(p)
 
         def run(args: argparse.Namespace, _old: str = old, _new: str = new) -> int:
-            print(f"nqkit: note: `nqkit {_old}` is deprecated and will be removed in the "
-                  f"next release; use `nqkit {_new}`", file=sys.stderr)
+            from nqkit.report import note
+
+            note(f"`nqkit {_old}` is deprecated and will be removed in the next release; "
+                 f"use `nqkit {_new}`")
             return run_eval(args)
 
         p.set_defaults(func=run, task_name=task.name)
@@ -40,9 +41,10 @@ def _add_open_systems(p: argparse.ArgumentParser) -> None:
     from nqkit.commands.baseline import run as run_baseline
 
     def run_open(args: argparse.Namespace) -> int:
-        print(f"nqkit: note: `nqkit baseline-open {args.system_name}` is deprecated and will "
-              f"be removed in the next release; use `nqkit baseline {args.system_name}`",
-              file=sys.stderr)
+        from nqkit.report import note
+
+        note(f"`nqkit baseline-open {args.system_name}` is deprecated and will be removed "
+             f"in the next release; use `nqkit baseline {args.system_name}`")
         return run_baseline(args)
 
     add_systems(p, tasks=("nq-open", "ambigqa"))

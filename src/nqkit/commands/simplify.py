@@ -5,26 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterator
-from typing import Any
 
-from nqkit.settings import positive_int
-
-GROUP = None
-
-
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "simplify", help="convert original NQ files to the simplified format",
-        description="Write the simplified NQ format (document_text of space-joined tokens, "
-        "no HTML, no byte offsets), byte-identical to the official simplification. "
-        "Several shards are simplified in parallel; the output keeps the input order.")
-    p.add_argument("inputs", nargs="+", metavar="IN",
-                   help="original-format NQ files (.jsonl or .jsonl.gz; globs allowed)")
-    p.add_argument("-o", "--output", required=True, metavar="OUT",
-                   help="output file (.jsonl, or .jsonl.gz to compress); written atomically")
-    p.add_argument("-j", "--jobs", type=positive_int, default=None, metavar="N",
-                   help="processes, one shard each (default: one per core)")
-    p.set_defaults(func=run)
+from nqkit.commands.base import Command, output_param
+from nqkit.settings import Param, positive_int
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,3 +38,18 @@ def run(args: argparse.Namespace) -> int:
     print(f"simplified {result.examples:,} examples from {n_files:,} "
           f"file{'s' if n_files != 1 else ''} into {result.output}", file=sys.stdout)
     return 0
+
+
+COMMANDS = (Command(
+    "simplify", "convert original NQ files to the simplified format",
+    "Write the simplified NQ format (document_text of space-joined tokens, no HTML, no byte "
+    "offsets), byte-identical to the official simplification. Several shards are "
+    "simplified in parallel; the output keeps the input order.",
+    run, params=(
+        Param("inputs", "inputs", "original-format NQ files (.jsonl or .jsonl.gz; globs "
+              "allowed)", nargs="+", metavar="IN"),
+        output_param("output file (.jsonl, or .jsonl.gz to compress); written atomically",
+                     metavar="OUT"),
+        Param("jobs", "--jobs", "processes, one shard each (default: one per core)",
+              type=positive_int, metavar="N", short="-j"),
+    )),)

@@ -8,9 +8,14 @@ needs to use it correctly: what it is, its licence, its citation and how it rela
 other splits ("dpr/nq-test.qa has the questions of nq-open/dev"), because "which split is
 this?" is the most common source of wrong comparisons in this field.
 
-The built-in registry is ``registry.json`` beside this module, built by
-``tools/make_registry.py`` from the table of official sources. Users add their own
-datasets in the same format — that JSON, or a TSV with the columns ``dataset file url md5
+The built-in registry is data inside the package, beside this module: the facts in
+``official-sources.tsv`` (where each file is officially published, with md5 and size where
+a public download registry publishes them; the table as published, never edited by hand)
+and the prose in ``catalog.json`` (title, format, count, licence, citation, homepage,
+description and relations of each dataset). Users add their own datasets as a registry
+JSON (``{"format": "nqkit-registry", "version": 1, "datasets": [{"name", "title",
+"format", "licence", ..., "files": [{"name", "url", "md5", "size"}]}]}``, see
+docs/data.md) or a TSV with the columns ``dataset file url md5
 size`` (optionally ``format``, ``licence``, ``description``, ``archive``) — given with
 ``--registry FILE`` or listed in ``NQKIT_REGISTRY`` (paths separated by ``:``). A name is
 defined once: a user registry cannot silently redefine a built-in dataset (fetch the
@@ -48,6 +53,8 @@ __all__ = [
 ]
 
 REGISTRY_ENV = "NQKIT_REGISTRY"
+SOURCES = "official-sources.tsv"  # the built-in files: URL, md5, size (as published)
+CATALOG = "catalog.json"  # the built-in datasets: what each is, licence, citation, ...
 
 # What each format is, for `data list` and for export (see nqkit.datasets.export).
 FORMATS: dict[str, str] = {
@@ -269,7 +276,8 @@ def _parse_json_registry(data: bytes, source: str) -> list[Dataset]:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as e:
         raise InputError(source, f"malformed JSON ({e})",
-                         "a registry is JSON like nqkit's registry.json, or a TSV") from None
+                         "a registry is nqkit's registry JSON (docs/data.md), or a TSV"
+                         ) from None
     items = doc.get("datasets") if isinstance(doc, dict) else doc
     if not isinstance(items, list):
         raise InputError(source, "expected {\"datasets\": [...]} or a list of datasets",
@@ -348,14 +356,36 @@ def read_registry_file(path: str | os.PathLike[str]) -> list[Dataset]:
     return _parse_tsv_registry(text, source)
 
 
+def _official_files(text: str) -> dict[str, list[dict[str, Any]]]:
+    """``dataset -> [file facts]`` of the official-sources table, in its order."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    rows = csv.reader((line for line in text.splitlines() if not line.startswith("#")),
+                      delimiter="\t")
+    next(rows)  # the header: dataset file url md5 size
+    for row in rows:
+        if row:
+            dataset, name, url, md5, size = (row + [""] * 5)[:5]
+            out.setdefault(dataset, []).append({"name": name, "url": url, "md5": md5 or None,
+                                                "size": int(size) if size else None})
+    return out
+
+
 @functools.lru_cache(maxsize=1)
 def _builtin() -> tuple[Dataset, ...]:
-    data = resources.files("nqkit.datasets").joinpath("registry.json").read_bytes()
-    return tuple(_parse_json_registry(data, "built-in"))
+    here = resources.files("nqkit.datasets")
+    files = _official_files(here.joinpath(SOURCES).read_text(encoding="utf-8"))
+    catalog = orjson.loads(here.joinpath(CATALOG).read_bytes())["datasets"]
+    if set(files) != set(catalog):  # a packaging mistake, never the user's
+        raise RuntimeError(f"{SOURCES} and {CATALOG} disagree on "
+                           f"{sorted(set(files) ^ set(catalog))}")
+    return tuple(_dataset_from_json({"name": name, **catalog[name], "files": facts},
+                                    f"built-in {name}", "built-in")
+                 for name, facts in files.items())
 
 
 def builtin_registry() -> DatasetRegistry:
-    """The datasets nqkit knows by itself (``registry.json``)."""
+    """The datasets nqkit knows by itself: the files of ``official-sources.tsv`` with what
+    ``catalog.json`` says of each dataset (both beside this module)."""
     return DatasetRegistry(_builtin())
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -152,8 +151,9 @@ def start_nq_gold(paths: PathsLike, *, with_types: bool = False, cache: bool = T
         try:
             return PendingGold.done(_decode(blob, key))
         except _BadEntry as e:
-            print(f"nqkit: note: ignored the gold cache entry {entry} ({e}); rebuilding it",
-                  file=sys.stderr)
+            from nqkit.report import note
+
+            note(f"ignored the gold cache entry {entry} ({e}); rebuilding it")
             with contextlib.suppress(OSError):
                 entry.unlink()
 

@@ -2,7 +2,7 @@
 
 ``nqkit eval nq --gold 'nq-dev-*.jsonl.gz' --predictions preds.json`` and the browser call
 this; the scoring itself is :func:`nqkit.metrics.nq.evaluate_nq`, the breakdowns and the
-PR curve are :mod:`nqkit.metrics.nq_analysis` and :mod:`nqkit.metrics.plots`, the
+PR curve are :mod:`nqkit.analysis.nq_breakdown` and :mod:`nqkit.analysis.plots`, the
 intervals :mod:`nqkit.stats` (the threshold re-tuned in every resample).
 """
 
@@ -22,7 +22,7 @@ from nqkit.settings import Param, positive_int
 from nqkit.tasks.base import TASKS, Coverage, Result, Task
 
 if TYPE_CHECKING:
-    from nqkit.metrics.nq_analysis import GroupScore
+    from nqkit.analysis.nq_breakdown import GroupScore
 
 TYPE_ORDER = ("paragraph", "table", "table row", "list", "list item", "other", "null")
 WORD_ORDER = ("who", "when", "where", "what", "how", "which", "other")
@@ -108,7 +108,7 @@ def nq_result(r: NqResult, gold: dict[int | str, GoldExample] | None = None, *,
                 for i, ls, ss in zip(r.example_ids, r.long_stats, r.short_stats, strict=True)]
 
     def headline() -> dict[str, Any]:
-        from nqkit.metrics.nq_analysis import best_f1_stacks, stat_rows
+        from nqkit.analysis.nq_breakdown import best_f1_stacks, stat_rows
         from nqkit.stats import ItemStats
 
         # column 1 of the rows is "gold has an answer": a resample without any counts as 0
@@ -124,7 +124,7 @@ def nq_result(r: NqResult, gold: dict[int | str, GoldExample] | None = None, *,
 
 def _breakdown(r: NqResult, gold: dict[int | str, GoldExample], long_threshold: int,
                ) -> tuple[dict[str, Any], list[str]]:
-    from nqkit.metrics.nq_analysis import group_scores, question_word
+    from nqkit.analysis.nq_breakdown import group_scores, question_word
     from nqkit.report import format_table
 
     types = [gold[i].long_type(long_threshold) or "null" for i in r.example_ids]
@@ -157,7 +157,7 @@ def score(s: dict[str, Any]) -> Result:
         allow_extra=s["allow_extra"], with_types=s["breakdown"], cache=s["gold_cache"])
     result = nq_result(r, gold, breakdown=s["breakdown"], long_threshold=s["long_threshold"])
     if s["pr_curve"]:
-        from nqkit.metrics.plots import write_pr_curve
+        from nqkit.analysis.plots import write_pr_curve
 
         write_pr_curve(s["pr_curve"], {"long": r.long, "short": r.short})
         result.notes.append(f"precision-recall curve written to {s['pr_curve']}")
