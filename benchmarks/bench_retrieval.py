@@ -4,9 +4,9 @@ Dask workers, and a projection to DPR's 21,015,324 passages.
 Everything is measured side by side in one run, each command in a fresh subprocess
 (wall time and its peak RSS from ``wait4``; Dask workers report their own peak RSS):
 
-1. a corpus of ``--size`` passages (default 1,000,000) tiled from the 3,349 real passages
-   (benchmarks/make_passages.py, new ids), written under ``bench-data/retrieval/``
-   (gitignored);
+1. a corpus of ``--size`` passages (default 1,000,000) with distinct texts and a vocabulary
+   that grows as real text's does (benchmarks/make_passages.py; ``--tiled`` repeats the
+   3,349 real texts instead), written under ``bench-data/retrieval/`` (gitignored);
 2. ``nqkit index build --retriever bm25`` in one process, and on a LocalCluster of 1 and
    of 2 workers (the speed-up and the peak memory per worker);
 3. ``nqkit retrieve --topk 100`` for the 3,610 NQ-open dev questions (DPR nq-test.qa.tsv)
@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from make_passages import SHARED, tiled_passages  # noqa: E402
+from make_passages import SHARED, distinct_passages, tiled_passages  # noqa: E402
 from nqkit.retrieval.corpus import write_passages  # noqa: E402
 
 FULL = 21_015_324
@@ -110,6 +110,8 @@ def dir_bytes(d: Path) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser(description="open-domain retrieval benchmark")
     ap.add_argument("--size", type=int, default=1_000_000)
+    ap.add_argument("--tiled", action="store_true",
+                    help="repeat the 3,349 real texts (the old, flattering corpus)")
     ap.add_argument("--dense-size", type=int, default=512)
     ap.add_argument("--batch-size", type=int, default=64)
     ap.add_argument("--shard-size", type=int, default=131072)
@@ -117,10 +119,11 @@ def main() -> int:
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    corpus = out / f"tiled-{args.size}.tsv"
+    kind = "tiled" if args.tiled else "distinct"
+    corpus = out / f"{kind}-{args.size}.tsv"
     if not corpus.exists():
         t0 = time.perf_counter()
-        write_passages(corpus, tiled_passages(args.size))
+        write_passages(corpus, (tiled_passages if args.tiled else distinct_passages)(args.size))
         print(f"corpus: {args.size:,} passages in {time.perf_counter() - t0:.1f} s",
               file=sys.stderr)
     corpus_mb = corpus.stat().st_size / 2**20
@@ -169,7 +172,7 @@ def main() -> int:
     n = args.size
     one = builds["1 process (--cluster none)"]
     w1, w2 = builds["Dask, 1 worker"], builds["Dask, 2 workers"]
-    print(f"\n## BM25 on {n:,} tiled passages ({corpus_mb:,.0f} MB corpus), "
+    print(f"\n## BM25 on {n:,} {kind} passages ({corpus_mb:,.0f} MB corpus), "
           f"shard size {args.shard_size:,}\n")
     print("| run | build s | build peak MB (main) | peak MB per worker/job | "
           "search 3,610 q top-100 s | whole retrieve s |")
