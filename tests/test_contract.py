@@ -173,7 +173,7 @@ def test_every_task_has_an_eval_command_with_the_common_options(capsys):
 
 def test_an_output_option_expands_the_inputs_once_and_refuses_an_input(tmp_path, capsys,
                                                                         monkeypatch):
-    import nqkit.io
+    import nqkit.io.paths
 
     for i, (q, a) in enumerate((("q1", "paris"), ("q2", "rome"))):
         (tmp_path / f"refs-{i}.jsonl").write_text(json.dumps({"question": q, "answer": [a]})
@@ -187,8 +187,8 @@ def test_an_output_option_expands_the_inputs_once_and_refuses_an_input(tmp_path,
         calls.append(pattern)
         return real_glob(pattern, *args, **kwargs)
 
-    real_glob = nqkit.io.glob.glob
-    monkeypatch.setattr(nqkit.io.glob, "glob", counting_glob)
+    real_glob = nqkit.io.paths.glob.glob
+    monkeypatch.setattr(nqkit.io.paths.glob, "glob", counting_glob)
     per = tmp_path / "per.jsonl"
     gold = str(tmp_path / "refs-*.jsonl")
     assert main(["eval", "nq-open", "--gold", gold, "--predictions", str(preds),

@@ -11,6 +11,10 @@ level so that ``nqkit --help`` stays instant; heavy work is imported inside ``fu
 Results go to stdout; diagnostics and progress bars go to stderr. Bad input
 (:class:`nqkit.errors.InputError`) becomes one line on stderr and exit code 2.
 
+Registry names (``--gold nq-open/dev``) are resolved wherever a path is read: :func:`main`
+installs the resolver of :mod:`nqkit.datasets` in :mod:`nqkit.io` (worker processes
+forked from the command inherit it).
+
 Every command runs inside :func:`nqkit.io.output_transaction`: its output files appear
 only when the whole command succeeds. SIGTERM (what ``timeout`` and cluster schedulers
 send) unwinds like Ctrl-C, so temporary files are removed and worker processes stopped;
@@ -26,10 +30,13 @@ import os
 import signal
 import sys
 from collections.abc import Iterator, Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from nqkit import __version__
 from nqkit.errors import NqkitError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # Subcommand modules, in the order `nqkit --help` lists them. Add a module here to add a
 # command; a module that cannot be imported is a bug, so it is not silently skipped.
@@ -174,8 +181,18 @@ def _sigterm_unwinds() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _registry_paths(text: str) -> list[Path] | None:
+    """Registry names wherever a path is read (nqkit.datasets.store.lookup_paths), the
+    datasets layer imported only when a text that may be a name is read."""
+    from nqkit.datasets.store import lookup_paths
+
+    return lookup_paths(text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    from nqkit.io import output_transaction
+    from nqkit.io import output_transaction, set_name_resolver
+
+    set_name_resolver(_registry_paths)
 
     parser = build_parser()
     try:
