@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 GROUP = "eval"
+ORDER = 20  # where `nqkit --help` lists it
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -10,18 +10,18 @@ bootstrap intervals of the headline metrics and paired significance tests
 (``get_task("nq-open").run(gold=[...], predictions=..., bootstrap=1000).to_table()``) go
 through it; the ``nqkit eval`` commands move onto it next.
 
-Tasks register themselves in :data:`TASKS` when their module is imported; the modules are
-listed in :data:`TASK_MODULES` and imported on first use, so ``nqkit --help`` stays fast.
+Tasks register themselves in :data:`TASKS` when their module is imported; every module of
+:mod:`nqkit.tasks` is imported on first use (:func:`nqkit.registry.discover`), so adding a
+task is adding a module.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from nqkit.registry import Registry
+from nqkit.registry import Registry, discover
 from nqkit.settings import Param, int_in
 from nqkit.signature import ResultWarning
 
@@ -272,22 +272,16 @@ class Task:
 
 
 TASKS: Registry[Task] = Registry("task")
-TASK_MODULES: tuple[str, ...] = (
-    "nqkit.tasks.nq",
-    "nqkit.tasks.nq_open",
-    "nqkit.tasks.ambigqa",
-    "nqkit.tasks.retrieval",
-    "nqkit.tasks.reqa_eval",
-    "nqkit.tasks.human_bounds",
-)
+# Modules of nqkit.tasks that declare no task: this one, and the ReQA data builder (which
+# imports the sentence splitter, kept out of start-up).
+NOT_TASKS = ("base", "reqa")
 _loaded = False
 
 
 def _load() -> None:
     global _loaded
     if not _loaded:
-        for name in TASK_MODULES:
-            importlib.import_module(name)
+        discover("nqkit.tasks", skip=NOT_TASKS)
         _loaded = True
 
 
