@@ -198,3 +198,46 @@ def test_the_io_floor_imports_nothing_above_it():
                          check=True, env=this_tree_env(), timeout=600).stdout
     assert ast.literal_eval(out) == ["nqkit.errors", "nqkit.io", "nqkit.io.paths",
                                      "nqkit.io.reading", "nqkit.io.writing"]
+
+
+def test_registry_names_work_for_library_callers_and_the_cli(tmp_path):
+    """Without the command line: nqkit.datasets installs the names, and so does the task
+    registry; a program that imports neither reads a name as a (missing) path."""
+    import subprocess
+    import sys
+
+    from conftest import this_tree_env
+
+    home = tmp_path / "home"
+    (home / "data" / "nq-open" / "dev").mkdir(parents=True)
+    (home / "data" / "nq-open" / "dev" / "NQ-open.dev.jsonl").write_text(
+        '{"question": "q1", "answer": ["paris"]}\n{"question": "q2", "answer": ["rome"]}\n',
+        encoding="utf-8")
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text('{"question": "q1", "prediction": "Paris"}\n'
+                     '{"question": "q2", "prediction": "milan"}\n', encoding="utf-8")
+    env = this_tree_env(NQKIT_HOME=str(home), NQKIT_REGISTRY="")
+    programs = {
+        "floor": "from nqkit.formats.nq_open import read_nq_open\n"
+                 "print(len(list(read_nq_open('nq-open/dev'))))",
+        "datasets": "import nqkit.datasets\n"
+                    "from nqkit.formats.nq_open import read_nq_open\n"
+                    "print(len(list(read_nq_open('nq-open/dev'))))",
+        "tasks": "from nqkit.tasks.base import get_task\n"
+                 f"r = get_task('nq-open').run(gold=['nq-open/dev'], predictions={str(preds)!r})\n"
+                 "print(r.official['accuracy'])",
+    }
+    got = {}
+    for name, code in programs.items():
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=env, timeout=600)
+        got[name] = (p.returncode, p.stdout.strip(), p.stderr.strip().splitlines()[-1:])
+    assert got["floor"][0] == 1
+    assert got["floor"][2] == ["nqkit.errors.InputError: nq-open/dev: references file does not "
+                               "exist — check the path"]
+    assert got["datasets"] == (0, "2", [])
+    assert got["tasks"] == (0, "0.5", [])  # q1 right (case is normalized away), q2 wrong
+    p = subprocess.run([sys.executable, "-m", "nqkit", "eval", "nq-open", "--gold",
+                        "nq-open/dev", "--predictions", str(preds), "--format", "json"],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode == 0 and '"accuracy": 0.5' in p.stdout

@@ -21,6 +21,7 @@ from nqkit.io.paths import (
     PathsLike,
     expand_paths,
     is_regular_file,
+    name_resolver,
     set_name_resolver,
 )
 from nqkit.io.reading import (
@@ -68,6 +69,7 @@ __all__ = [
     "iter_line_spans",
     "iter_lines",
     "make_temp",
+    "name_resolver",
     "open_binary",
     "output_transaction",
     "parse_json_line",

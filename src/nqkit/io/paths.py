@@ -1,9 +1,11 @@
 """Inputs: paths, globs, standard input and registry names, expanded into files.
 
-Registry names (``nq/dev``) are not known here: the datasets layer installs a resolver
-with :func:`set_name_resolver` when :mod:`nqkit.datasets` is imported, and the command
-line installs one at its boundary (:func:`nqkit.cli.main`), so this floor never imports
-upwards. Without a resolver a name that is no path is reported as a missing file.
+Registry names (``nq/dev``) are not known here, so this floor never imports upwards: a
+resolver is installed with :func:`set_name_resolver` by the datasets layer when
+:mod:`nqkit.datasets` is imported, by the command line at its boundary
+(:func:`nqkit.cli.main`) and by the task registry on first use
+(:func:`nqkit.tasks.base.get_task`); worker processes forked from any of these inherit
+it. Without a resolver a name that is no path is reported as a missing file.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ __all__ = [
     "PathsLike",
     "expand_paths",
     "is_regular_file",
+    "name_resolver",
     "set_name_resolver",
 ]
 
@@ -40,6 +43,11 @@ _STDIN_COPY: list[Path] = []
 # text -> the local files of a registry name, or None when the text is no registry name
 NameResolver = Callable[[str], "list[Path] | None"]
 _name_resolver: NameResolver | None = None
+
+
+def name_resolver() -> NameResolver | None:
+    """The installed registry-name resolver (see :func:`set_name_resolver`), or None."""
+    return _name_resolver
 
 
 def set_name_resolver(resolver: NameResolver | None) -> NameResolver | None:
