@@ -1,11 +1,10 @@
 """Inputs: paths, globs, standard input and registry names, expanded into files.
 
 Registry names (``nq/dev``) are not known here, so this floor never imports upwards: a
-resolver is installed with :func:`set_name_resolver` by the datasets layer when
-:mod:`nqkit.datasets` is imported, by the command line at its boundary
-(:func:`nqkit.cli.main`) and by the task registry on first use
-(:func:`nqkit.tasks.base.get_task`); worker processes forked from any of these inherit
-it. Without a resolver a name that is no path is reported as a missing file.
+resolver is installed with :func:`set_name_resolver` by the layers above, namely the
+datasets package when it is imported, the command line at its boundary (``main``) and the
+task registry on first use (``get_task``); worker processes forked from any of these
+inherit it. Without a resolver a name that is no path is reported as a missing file.
 """
 
 from __future__ import annotations
