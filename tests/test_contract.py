@@ -44,7 +44,7 @@ def registered():
     yield
     for r in (SYSTEMS, RETRIEVERS):
         r._items = before[id(r)]
-    for name in ("doc_overlap", "doc_constant"):
+    for name in ("doc_overlap", "nqkit.baselines.constant_answer"):
         sys.modules.pop(name, None)
 
 
@@ -86,8 +86,19 @@ def test_worked_example_retriever(tmp_path, capsys, registered):
     assert "--min-length" in capsys.readouterr().out
 
 
-def test_worked_example_baseline(tmp_path, capsys, registered):
-    _load(_blocks()[1], "doc_constant")
+def test_worked_example_baseline(tmp_path, capsys, registered, monkeypatch):
+    """The module, saved in the baselines package, is found with no registration."""
+    import nqkit.baselines
+    import nqkit.baselines.systems as systems
+
+    package = tmp_path / "package"
+    package.mkdir()
+    (package / "constant_answer.py").write_text(_blocks()[1], encoding="utf-8")
+    monkeypatch.setattr(nqkit.baselines, "__path__", [*nqkit.baselines.__path__, str(package)])
+    monkeypatch.setattr(systems, "_loaded", False)  # search the package again
+    monkeypatch.delitem(sys.modules, "nqkit.baselines.constant_answer", raising=False)
+    assert "constant-answer" not in systems.SYSTEMS
+    assert "constant-answer" in systems.system_names()
     questions = tmp_path / "q.jsonl"
     questions.write_text("".join(json.dumps(r) + "\n" for r in [
         {"question": "who won", "answer": ["The United States"]},
@@ -173,7 +184,7 @@ def test_every_task_has_an_eval_command_with_the_common_options(capsys):
 
 def test_an_output_option_expands_the_inputs_once_and_refuses_an_input(tmp_path, capsys,
                                                                         monkeypatch):
-    import nqkit.io
+    import nqkit.io.paths
 
     for i, (q, a) in enumerate((("q1", "paris"), ("q2", "rome"))):
         (tmp_path / f"refs-{i}.jsonl").write_text(json.dumps({"question": q, "answer": [a]})
@@ -187,8 +198,8 @@ def test_an_output_option_expands_the_inputs_once_and_refuses_an_input(tmp_path,
         calls.append(pattern)
         return real_glob(pattern, *args, **kwargs)
 
-    real_glob = nqkit.io.glob.glob
-    monkeypatch.setattr(nqkit.io.glob, "glob", counting_glob)
+    real_glob = nqkit.io.paths.glob.glob
+    monkeypatch.setattr(nqkit.io.paths.glob, "glob", counting_glob)
     per = tmp_path / "per.jsonl"
     gold = str(tmp_path / "refs-*.jsonl")
     assert main(["eval", "nq-open", "--gold", gold, "--predictions", str(preds),
@@ -235,3 +246,33 @@ def test_eval_reqa_per_item_takes_the_task_directory_as_gold(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "the output path is one of the inputs" in err[0]
     assert queries.read_bytes() == before
+
+
+def test_a_command_module_is_found_and_listed_in_its_order(tmp_path, monkeypatch, capsys):
+    """A new module in nqkit.commands is a new command, listed where its ORDER says:
+    between `demo` (10) and `simplify` (40) here, and a helper module `_*` is not
+    imported at all."""
+    import nqkit.commands
+    from nqkit.cli import build_parser, command_modules
+
+    package = tmp_path / "package"
+    package.mkdir()
+    (package / "hello.py").write_text(
+        "GROUP = None\nORDER = 15\n\n\n"
+        "def register(sub):\n"
+        "    p = sub.add_parser('hello', help='say hello')\n"
+        "    p.set_defaults(func=lambda args: print('hello') or 0)\n", encoding="utf-8")
+    (package / "_helper.py").write_text("raise AssertionError('imported')\n",
+                                        encoding="utf-8")
+    monkeypatch.setattr(nqkit.commands, "__path__", [*nqkit.commands.__path__, str(package)])
+    monkeypatch.delitem(sys.modules, "nqkit.commands.hello", raising=False)
+    try:
+        names = [m.__name__.rsplit(".", 1)[1] for m in command_modules()]
+        assert names[:4] == ["demo", "hello", "eval", "compare"]
+        assert main(["hello"]) == 0
+        assert capsys.readouterr().out == "hello\n"
+        listed = [line.split()[0] for line in build_parser().format_help().splitlines()
+                  if line.startswith("    ") and not line.startswith("      ")]
+        assert listed.index("demo") + 1 == listed.index("hello") < listed.index("simplify")
+    finally:
+        sys.modules.pop("nqkit.commands.hello", None)

@@ -84,3 +84,160 @@ def test_iter_line_spans_truncated_gzip(tmp_path):
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(InputError, match=r"t\.jsonl\.gz:\d+: the compressed file is truncated"):
         list(iter_line_spans(path))
+
+
+def test_atomic_directory_appears_whole_with_the_umask_mode(tmp_path, capsys):
+    from nqkit.io import atomic_directory
+
+    out = tmp_path / "new" / "index"
+    old = os.umask(0o022)
+    try:
+        with atomic_directory(out) as tmp:
+            assert tmp.parent == out.parent and tmp != out
+            (tmp / "a.npy").write_bytes(b"x")
+            assert not out.exists()  # nothing at the target until the block succeeds
+    finally:
+        os.umask(old)
+    assert [p.name for p in out.iterdir()] == ["a.npy"]
+    assert stat.S_IMODE(out.stat().st_mode) == 0o755
+    assert sorted(p.name for p in out.parent.iterdir()) == ["index"]  # no temp left
+    assert capsys.readouterr().err == f"nqkit: note: created directory {out.parent}\n"
+
+
+def test_atomic_directory_failure_removes_the_temp_and_the_parents_it_made(tmp_path, capsys):
+    from nqkit.io import atomic_directory
+
+    out = tmp_path / "a" / "b" / "index"
+    with pytest.raises(KeyboardInterrupt), atomic_directory(out) as tmp:
+        (tmp / "half.npy").write_bytes(b"x")
+        raise KeyboardInterrupt
+    assert list(tmp_path.iterdir()) == []
+    assert capsys.readouterr().err == ""  # no note for a directory that is gone again
+
+
+def test_atomic_directory_refuses_a_file_or_a_non_empty_directory(tmp_path):
+    from nqkit.io import atomic_directory
+
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "keep").write_text("mine")
+    (tmp_path / "file").write_text("mine")
+    with pytest.raises(InputError, match=r"-o .*full: is not empty — give a new or empty "
+                       r"directory \(an index is never overwritten in place\)"), \
+            atomic_directory(tmp_path / "full", option="-o"):
+        raise AssertionError("the block must not run")
+    with pytest.raises(InputError, match="file: exists and is not a directory"), \
+            atomic_directory(tmp_path / "file"):
+        raise AssertionError("the block must not run")
+    assert (tmp_path / "full" / "keep").read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "full"]
+    # an empty directory is replaced
+    (tmp_path / "empty").mkdir()
+    with atomic_directory(tmp_path / "empty") as tmp:
+        (tmp / "x").write_text("1")
+    assert (tmp_path / "empty" / "x").read_text() == "1"
+
+
+def test_shared_atomic_directory_keeps_the_copy_finished_first(tmp_path):
+    from nqkit.io import atomic_directory
+
+    out = tmp_path / "store"
+    with atomic_directory(out, shared=True) as tmp:
+        (tmp / "mine").write_text("late")
+        out.mkdir()  # another process finishes the same store meanwhile
+        (out / "theirs").write_text("first")
+    assert [p.name for p in tmp_path.iterdir()] == ["store"]
+    assert [p.name for p in out.iterdir()] == ["theirs"]
+
+
+def test_registry_names_come_from_the_installed_resolver(tmp_path):
+    from nqkit.io import set_name_resolver
+
+    data = tmp_path / "shard-0.jsonl"
+    data.write_text("{}\n")
+    asked: list[str] = []
+
+    def resolver(text):
+        asked.append(text)
+        return [data] if text == "toy/dev" else None
+
+    previous = set_name_resolver(None)
+    try:
+        with pytest.raises(InputError, match="toy/dev: input file does not exist"):
+            expand_paths("toy/dev")
+        set_name_resolver(resolver)
+        assert expand_paths(["toy/dev"]) == [data]
+        with pytest.raises(InputError, match="other/x: input file does not exist"):
+            expand_paths("other/x")
+        assert expand_paths(str(data)) == [data]  # an existing path never asks
+        assert asked == ["toy/dev", "other/x"]
+    finally:
+        set_name_resolver(previous)
+
+
+def test_expanded_paths_are_not_expanded_again(tmp_path):
+    from nqkit.io import ExpandedPaths
+
+    a = tmp_path / "a.jsonl"
+    a.write_text("{}\n")
+    given = ExpandedPaths([a], [str(tmp_path / "*.jsonl")])
+    a.unlink()  # a second expansion would fail
+    assert expand_paths(given) == [a]
+    assert given.given == (str(tmp_path / "*.jsonl"),)
+
+
+def test_the_io_floor_imports_nothing_above_it():
+    import ast
+    import subprocess
+    import sys
+
+    from conftest import this_tree_env
+
+    code = ("import sys, nqkit.io; "
+            "print(sorted(m for m in sys.modules if m.startswith('nqkit.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env=this_tree_env(), timeout=600).stdout
+    assert ast.literal_eval(out) == ["nqkit.errors", "nqkit.io", "nqkit.io.paths",
+                                     "nqkit.io.reading", "nqkit.io.writing"]
+
+
+def test_registry_names_work_for_library_callers_and_the_cli(tmp_path):
+    """Without the command line: nqkit.datasets installs the names, and so does the task
+    registry; a program that imports neither reads a name as a (missing) path."""
+    import subprocess
+    import sys
+
+    from conftest import this_tree_env
+
+    home = tmp_path / "home"
+    (home / "data" / "nq-open" / "dev").mkdir(parents=True)
+    (home / "data" / "nq-open" / "dev" / "NQ-open.dev.jsonl").write_text(
+        '{"question": "q1", "answer": ["paris"]}\n{"question": "q2", "answer": ["rome"]}\n',
+        encoding="utf-8")
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text('{"question": "q1", "prediction": "Paris"}\n'
+                     '{"question": "q2", "prediction": "milan"}\n', encoding="utf-8")
+    env = this_tree_env(NQKIT_HOME=str(home), NQKIT_REGISTRY="")
+    programs = {
+        "floor": "from nqkit.formats.nq_open import read_nq_open\n"
+                 "print(len(list(read_nq_open('nq-open/dev'))))",
+        "datasets": "import nqkit.datasets\n"
+                    "from nqkit.formats.nq_open import read_nq_open\n"
+                    "print(len(list(read_nq_open('nq-open/dev'))))",
+        "tasks": "from nqkit.tasks.base import get_task\n"
+                 f"r = get_task('nq-open').run(gold=['nq-open/dev'], predictions={str(preds)!r})\n"
+                 "print(r.official['accuracy'])",
+    }
+    got = {}
+    for name, code in programs.items():
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=env, timeout=600)
+        got[name] = (p.returncode, p.stdout.strip(), p.stderr.strip().splitlines()[-1:])
+    assert got["floor"][0] == 1
+    assert got["floor"][2] == ["nqkit.errors.InputError: nq-open/dev: references file does not "
+                               "exist — check the path"]
+    assert got["datasets"] == (0, "2", [])
+    assert got["tasks"] == (0, "0.5", [])  # q1 right (case is normalized away), q2 wrong
+    p = subprocess.run([sys.executable, "-m", "nqkit", "eval", "nq-open", "--gold",
+                        "nq-open/dev", "--predictions", str(preds), "--format", "json"],
+                       capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode == 0 and '"accuracy": 0.5' in p.stdout

@@ -1,15 +1,22 @@
 """The ``nqkit`` command line: one entry point, subcommands, clear errors.
 
-Each subcommand lives in a module of :mod:`nqkit.commands` that declares ``COMMANDS``,
-a tuple of :class:`nqkit.commands.base.Command` (name, group, help, declared settings,
-``run``), or, for commands whose parsers are not yet declarations, defines ``GROUP``
-(``None`` for a top-level command, or a group such as ``"eval"``) and
-``register(subparsers)``, which adds its parser and sets ``func`` to a callable taking the
-parsed arguments and returning an exit code. Those modules import only ``argparse`` at top
-level so that ``nqkit --help`` stays instant; heavy work is imported inside ``func``.
+Each subcommand lives in a module of :mod:`nqkit.commands`, found there
+(:func:`nqkit.registry.discover`; adding a module adds its command), that defines
+``ORDER`` (where ``nqkit --help`` lists it) and declares ``COMMANDS``, a tuple of
+:class:`nqkit.commands.base.Command` (name, group, help, declared settings, ``run``), or,
+for commands whose parsers are not yet declarations, defines ``GROUP`` (``None`` for a
+top-level command, or a group such as ``"eval"``) and ``register(subparsers)``, which adds
+its parser and sets ``func`` to a callable taking the parsed arguments and returning an
+exit code. Those modules import only ``argparse`` at top level so that ``nqkit --help``
+stays instant; heavy work is imported inside ``func``. Other modules of the package
+(helpers such as :mod:`nqkit.commands.base`) declare neither and are not commands.
 
 Results go to stdout; diagnostics and progress bars go to stderr. Bad input
 (:class:`nqkit.errors.InputError`) becomes one line on stderr and exit code 2.
+
+Registry names (``--gold nq-open/dev``) are resolved wherever a path is read: :func:`main`
+installs the resolver of :mod:`nqkit.datasets` in :mod:`nqkit.io` (worker processes
+forked from the command inherit it).
 
 Every command runs inside :func:`nqkit.io.output_transaction`: its output files appear
 only when the whole command succeeds. SIGTERM (what ``timeout`` and cluster schedulers
@@ -21,34 +28,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import os
 import signal
 import sys
 from collections.abc import Iterator, Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from nqkit import __version__
 from nqkit.errors import NqkitError
 
-# Subcommand modules, in the order `nqkit --help` lists them. Add a module here to add a
-# command; a module that cannot be imported is a bug, so it is not silently skipped.
-COMMAND_MODULES: list[str] = [
-    "nqkit.commands.demo",
-    "nqkit.commands.eval",
-    "nqkit.commands.compare",
-    "nqkit.commands.simplify",
-    "nqkit.commands.convert_nq_open",
-    "nqkit.commands.baseline",
-    "nqkit.commands.predict",
-    "nqkit.commands.legacy",
-    "nqkit.commands.reqa",
-    "nqkit.commands.index",
-    "nqkit.commands.retrieve",
-    "nqkit.commands.browse",
-    "nqkit.commands.data",
-    "nqkit.commands.data_stats",
-]
+if TYPE_CHECKING:
+    from pathlib import Path
 
 GROUPS: dict[str, str] = {
     "eval": "score predictions with the official metrics of a task",
@@ -96,6 +86,15 @@ class NqkitArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"nqkit: error: {self.prog}: {message} — see `{self.prog} --help`\n")
 
 
+def command_modules() -> list[Any]:
+    """The modules of :mod:`nqkit.commands` that define a command, in ``ORDER``."""
+    from nqkit.registry import discover
+
+    found = [m for m in discover("nqkit.commands")
+             if hasattr(m, "COMMANDS") or hasattr(m, "register")]
+    return sorted(found, key=lambda m: (getattr(m, "ORDER", float("inf")), m.__name__))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = NqkitArgumentParser(
         prog="nqkit",
@@ -105,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"nqkit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     group_subs: dict[str, argparse._SubParsersAction[NqkitArgumentParser]] = {}
-    modules = [importlib.import_module(name) for name in COMMAND_MODULES]
+    modules = command_modules()
     used = {c.group for m in modules for c in getattr(m, "COMMANDS", ())}
     used |= {getattr(m, "GROUP", None) for m in modules if not hasattr(m, "COMMANDS")}
     for group, help_text in GROUPS.items():
@@ -174,8 +173,18 @@ def _sigterm_unwinds() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _registry_paths(text: str) -> list[Path] | None:
+    """Registry names wherever a path is read (nqkit.datasets.store.lookup_paths), the
+    datasets layer imported only when a text that may be a name is read."""
+    from nqkit.datasets.store import lookup_paths
+
+    return lookup_paths(text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    from nqkit.io import output_transaction
+    from nqkit.io import output_transaction, set_name_resolver
+
+    set_name_resolver(_registry_paths)
 
     parser = build_parser()
     try:

@@ -1,20 +1,24 @@
-"""Baseline systems: each turns NQ examples into official-format predictions.
+"""Baseline systems: each turns examples into predictions in its task's format.
 
-A baseline is a class registered in :data:`BASELINES` under its name; it is constructed
-without arguments (or with keyword options), optionally ``fit`` on training examples, and
-``predict``-s one example at a time. Inputs may be original or simplified examples.
+Every system is in one registry, :data:`nqkit.baselines.systems.SYSTEMS`. An NQ baseline
+is a class registered with :func:`~nqkit.baselines.systems.nq_baseline`; it is
+constructed without arguments (or with keyword options), optionally ``fit`` on training
+examples, and ``predict``-s one example at a time (original or simplified examples).
+:func:`get_baseline` builds one by name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Protocol
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Protocol, TypeVar
 
+from nqkit.baselines.systems import SYSTEMS, load_systems, nq_baseline
+from nqkit.errors import InputError
 from nqkit.formats.nq import NqExample, SimplifiedNqExample
 from nqkit.formats.nq_predictions import NqPrediction
-from nqkit.registry import Registry
 
 AnyNqExample = NqExample | SimplifiedNqExample
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 class NqBaseline(Protocol):
@@ -28,29 +32,44 @@ class NqBaseline(Protocol):
     def predict(self, example: AnyNqExample) -> NqPrediction: ...
 
 
-# name -> a class or factory called with keyword options that returns an NqBaseline
-BASELINES: Registry[Callable[..., NqBaseline]] = Registry("baseline")
+class _NqBaselines:
+    """The NQ baselines among :data:`nqkit.baselines.systems.SYSTEMS` (the one registry),
+    as the name -> class mapping that earlier versions kept apart: ``BASELINES.get(name)``
+    and the ``@BASELINES.register(name)`` decorator (now
+    :func:`nqkit.baselines.systems.nq_baseline`) keep working for one release."""
+
+    def register(self, name: str) -> Callable[[_F], _F]:
+        return nq_baseline(name)
+
+    def get(self, name: str) -> Callable[..., NqBaseline]:
+        system = SYSTEMS.get(name) if name in SYSTEMS else None
+        if system is None or system.predictor is None:
+            known = ", ".join(self.names()) or "none"
+            raise InputError(None, f"unknown baseline {name!r}", f"choose one of: {known}")
+        factory: Callable[..., NqBaseline] = system.predictor
+        return factory
+
+    def names(self) -> list[str]:
+        return [n for n in SYSTEMS if SYSTEMS.get(n).predictor is not None]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self.names()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+
+BASELINES = _NqBaselines()
 
 
 def get_baseline(name: str, **options: object) -> NqBaseline:
-    """Instantiate a registered baseline by name."""
-    _load_all()
-    factory = BASELINES.get(name)
-    baseline: NqBaseline = factory(**options)
+    """Instantiate a registered NQ baseline by name."""
+    load_systems()
+    baseline: NqBaseline = BASELINES.get(name)(**options)
     return baseline
 
 
 def baseline_names() -> list[str]:
-    """Names of every registered baseline."""
-    _load_all()
+    """Names of every registered NQ baseline (the systems ``nqkit predict`` can run)."""
+    load_systems()
     return BASELINES.names()
-
-
-def _load_all() -> None:
-    # Importing the modules fills the registry; heavy dependencies stay inside them.
-    from nqkit.baselines import (  # noqa: F401
-        candidate_ranking,
-        closest_question,
-        first_paragraph,
-        most_frequent,
-    )

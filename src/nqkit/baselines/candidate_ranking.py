@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
-from nqkit.baselines import BASELINES, AnyNqExample
+from nqkit.baselines import AnyNqExample
+from nqkit.baselines.systems import nq_baseline
 from nqkit.formats.nq import NULL_SPAN
 from nqkit.formats.nq_predictions import NqPrediction
 from nqkit.retrieval.base import Retriever
@@ -103,13 +104,13 @@ class CandidateRanking:
         return NqPrediction(example.example_id, span, score, (), 0.0, "NONE")
 
 
-@BASELINES.register("bm25_candidates")
+@nq_baseline("bm25_candidates")
 def bm25_candidates(**options: Any) -> CandidateRanking:
     """BM25 candidate ranking."""
     return CandidateRanking(bm25_scorer(**options), "bm25_candidates")
 
 
-@BASELINES.register("dense_candidates")
+@nq_baseline("dense_candidates")
 def dense_candidates(**options: Any) -> CandidateRanking:
     """Dense (all-MiniLM-L6-v2) candidate ranking."""
     return CandidateRanking(dense_scorer(**options), "dense_candidates")

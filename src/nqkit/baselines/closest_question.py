@@ -24,8 +24,9 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from nqkit.baselines import BASELINES, AnyNqExample
+from nqkit.baselines import AnyNqExample
 from nqkit.baselines.pages import CopiedAnswer, example_answer, page_keys, transfer
+from nqkit.baselines.systems import nq_baseline
 from nqkit.formats.nq import NULL_SPAN
 from nqkit.formats.nq_predictions import NqPrediction
 
@@ -42,7 +43,7 @@ def smooth_idf(n_docs: int, df: int) -> float:
     return math.log((1 + n_docs) / (1 + df)) + 1.0
 
 
-@BASELINES.register("closest_question")
+@nq_baseline("closest_question")
 class ClosestQuestion:
     """Predict the answer of the training question on the same page with the largest
     IDF-weighted word overlap."""

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from nqkit.baselines import BASELINES, AnyNqExample
+from nqkit.baselines import AnyNqExample
+from nqkit.baselines.systems import nq_baseline
 from nqkit.formats.nq import NULL_SPAN
 from nqkit.formats.nq_predictions import NqPrediction
 
 
-@BASELINES.register("first_paragraph")
+@nq_baseline("first_paragraph")
 class FirstParagraph:
     """Predict the first paragraph candidate as the long answer; no short answer.
 

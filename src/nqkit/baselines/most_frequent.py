@@ -15,13 +15,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from nqkit.baselines import BASELINES, AnyNqExample
+from nqkit.baselines import AnyNqExample
 from nqkit.baselines.pages import CopiedAnswer, candidate_keys, copied_answer, page_keys, transfer
+from nqkit.baselines.systems import nq_baseline
 from nqkit.formats.nq import NULL_SPAN
 from nqkit.formats.nq_predictions import NqPrediction
 
 
-@BASELINES.register("most_frequent")
+@nq_baseline("most_frequent")
 class MostFrequent:
     """Predict the long answer most often annotated on the same page in training."""
 

@@ -1,12 +1,14 @@
-"""Every runnable baseline system, by name, for ``nqkit baseline NAME``.
+"""The one registry of baseline systems, by name, for ``nqkit baseline NAME``.
 
 A :class:`System` declares its task, its settings (:class:`~nqkit.settings.Param`) and a
 ``run(settings)`` that writes the predictions to ``settings["output"]`` and returns the
-scores as a :class:`~nqkit.tasks.base.Result` (``None`` when nothing is scored). The NQ
-baselines of :data:`nqkit.baselines.BASELINES` become systems with the shared NQ settings;
-the NQ-open and AmbigQA baselines register themselves in
-:mod:`nqkit.baselines.open_systems`. Adding a system is one module and one
-``SYSTEMS.add(...)`` (see docs/contributing.md).
+scores as a :class:`~nqkit.tasks.base.Result` (``None`` when nothing is scored). An NQ
+baseline is a class with ``fit``/``predict(example)`` registered with
+:func:`nq_baseline`, which makes it a system with the shared NQ settings that
+``nqkit predict NAME`` runs too; the NQ-open and AmbigQA baselines register themselves in
+:mod:`nqkit.baselines.open_systems`. Every module of :mod:`nqkit.baselines` is imported
+on first use (:func:`nqkit.registry.discover`), so adding a system is one module with
+one ``SYSTEMS.add(...)`` (see docs/contributing.md).
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
-from typing import Any
+from functools import cache, partial
+from typing import Any, TypeVar
 
-from nqkit.registry import Registry
+from nqkit.registry import Registry, discover
 from nqkit.settings import Param
 
-__all__ = ["NQ_PARAMS", "OUTPUT", "SYSTEMS", "System", "get_system", "system_names"]
+__all__ = ["FORMAT", "OUTPUT", "SYSTEMS", "System", "get_system", "nq_baseline", "nq_params",
+           "system_names"]
 
 
 @dataclass(frozen=True)
@@ -34,9 +37,13 @@ class System:
     run: Callable[[dict[str, Any]], Any]  # settings -> Result | None
     description: str = ""
     inputs: tuple[str, ...] = ()  # settings that name input files (never overwritten)
+    # NQ baselines: the class (or factory) with fit/predict(example) that `nqkit predict`
+    # and nqkit.baselines.get_baseline build; None for systems that only run whole files
+    predictor: Callable[..., Any] | None = None
 
 
 SYSTEMS: Registry[System] = Registry("baseline")
+T = TypeVar("T", bound=Callable[..., Any])
 
 OUTPUT = Param("output", "--output", "where to write the predictions", required=True,
                metavar="FILE", short="-o", output=True)
@@ -44,7 +51,9 @@ FORMAT = Param("format", "--format", "table (default) or json", default="table",
                choices=("table", "json"))
 
 
-def _nq_params() -> tuple[Param, ...]:
+@cache
+def nq_params() -> tuple[Param, ...]:
+    """The settings every NQ baseline takes (built on first use: they need the NQ task)."""
     from nqkit.tasks.nq import THRESHOLDS
 
     return (
@@ -58,9 +67,6 @@ def _nq_params() -> tuple[Param, ...]:
               "(as `nqkit eval nq` does)", action="store_true", default=False),
         *THRESHOLDS, FORMAT,
     )
-
-
-NQ_PARAMS: tuple[Param, ...] = ()  # filled on first use (the NQ task module is heavy)
 
 
 def run_nq_baseline(name: str, s: dict[str, Any]) -> Any:
@@ -90,28 +96,38 @@ def run_nq_baseline(name: str, s: dict[str, Any]) -> Any:
     return nq_result(r)
 
 
-def _load() -> None:
-    global NQ_PARAMS
-    if NQ_PARAMS:
-        return
-    from nqkit.baselines import BASELINES, baseline_names
+def nq_baseline(name: str) -> Callable[[T], T]:
+    """Register an NQ baseline class (``fit``, ``predict(example)``, see
+    :class:`nqkit.baselines.NqBaseline`) as system ``name``: its help is the first
+    paragraph of its docstring, its settings :func:`nq_params`."""
 
-    NQ_PARAMS = _nq_params()
-    for name in baseline_names():
-        doc = " ".join((BASELINES.get(name).__doc__ or name).strip().split("\n\n")[0]
-                       .split())
-        SYSTEMS.add(name, System(name, "nq", f"NQ: {doc}", NQ_PARAMS, partial(run_nq_baseline,
-                                                                              name),
+    def deco(cls: T) -> T:
+        doc = " ".join((cls.__doc__ or name).strip().split("\n\n")[0].split())
+        SYSTEMS.add(name, System(name, "nq", f"NQ: {doc}", nq_params(),
+                                 partial(run_nq_baseline, name),
                                  description=f"{doc} Writes official NQ predictions.",
-                                 inputs=("input", "train")))
-    import nqkit.baselines.open_systems  # noqa: F401  (registers the open-domain systems)
+                                 inputs=("input", "train"), predictor=cls))
+        return cls
+
+    return deco
+
+
+_loaded = False
+
+
+def load_systems() -> None:
+    """Import every module of :mod:`nqkit.baselines` once: the systems register themselves."""
+    global _loaded
+    if not _loaded:
+        discover("nqkit.baselines")
+        _loaded = True
 
 
 def get_system(name: str) -> System:
-    _load()
+    load_systems()
     return SYSTEMS.get(name)
 
 
 def system_names() -> list[str]:
-    _load()
+    load_systems()
     return list(SYSTEMS)

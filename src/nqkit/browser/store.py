@@ -29,7 +29,6 @@ import contextlib
 import hashlib
 import os
 import shutil
-import tempfile
 import types
 import zlib
 from collections import Counter
@@ -55,7 +54,14 @@ from nqkit.formats.nq import (
     validate_nq_json,
 )
 from nqkit.formats.nq_gold import GoldExample
-from nqkit.io import PathsLike, expand_paths, is_gzip, iter_lines, parse_json_line
+from nqkit.io import (
+    PathsLike,
+    atomic_directory,
+    expand_paths,
+    is_gzip,
+    iter_lines,
+    parse_json_line,
+)
 
 _compressor: types.ModuleType
 try:  # isal compresses several times faster than zlib, in the same deflate format
@@ -213,8 +219,7 @@ def _build_shard(path: str, shard: int, out_dir: str) -> int:
     src = Path(path)
     gz = is_gzip(src)
     st = src.stat()
-    tmp = Path(tempfile.mkdtemp(prefix=".building-", dir=Path(out_dir).parent))
-    try:
+    with atomic_directory(out_dir, what="shard store", shared=True) as tmp:
         offsets: list[tuple[int, int]] = []
         rows: list[list[Any]] = []
         ids: set[int | str] = set()
@@ -251,14 +256,7 @@ def _build_shard(path: str, shard: int, out_dir: str) -> int:
                   "size": st.st_size, "mtime_ns": st.st_mtime_ns,
                   "storage": "blobs" if gz else "source", "examples": len(rows)}
         (tmp / "params.json").write_bytes(orjson.dumps(params, option=orjson.OPT_INDENT_2))
-        try:
-            os.replace(tmp, out_dir)
-        except OSError:  # another process finished the same store first
-            shutil.rmtree(tmp, ignore_errors=True)
-        return len(rows)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    return len(rows)
 
 
 def _check_unique(ids: set[int | str], ex_id: int | str, where: str | None) -> None:

@@ -11,6 +11,7 @@ import argparse
 from typing import Any
 
 GROUP = None
+ORDER = 60  # where `nqkit --help` lists it
 
 EPILOG = """\
 NQ baselines (NQ paper §6.1 and candidate ranking) write official NQ predictions; scores

@@ -83,6 +83,7 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+ORDER = 120  # where `nqkit --help` lists it
 COMMANDS = (Command(
     "browse", "browse NQ examples, annotations and predictions in a web browser",
     "Start a local web app over NQ files (original or simplified format): an index with "

@@ -12,6 +12,7 @@ import argparse
 from typing import Any
 
 GROUP = "compare"
+ORDER = 30  # where `nqkit --help` lists it
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+ORDER = 50  # where `nqkit --help` lists it
 COMMANDS = (Command(
     "nq-open", "NQ original format -> NQ-open {question, answer} lines",
     "Convert NQ examples (original format, with document_html; shards and globs, plain or "

@@ -221,6 +221,7 @@ REGISTRY = Param("registry", "--registry", "also read datasets from this registr
 NAMES = Param("names", "names", "registry names, e.g. nq/dev", nargs="+", metavar="NAME")
 FORMAT = format_param("table", "json")
 
+ORDER = 130  # where `nqkit --help` lists it
 COMMANDS = (
     Command("list", "list the datasets nqkit knows, with size, licence and whether on disk",
             "List every registry dataset: name, what it is, size, licence, and whether it "

@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+ORDER = 140  # where `nqkit --help` lists it
 COMMANDS = (Command(
     "stats", "statistics of NQ files: Figure 2 decision paths, Figure 4 agreement, "
     "long-answer types, lengths",

@@ -57,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+ORDER = 10  # where `nqkit --help` lists it
 COMMANDS = (Command(
     "demo", "run a baseline on the built-in toy NQ data and score it",
     "Run the first-paragraph baseline on nqkit's toy NQ examples and score it with the "

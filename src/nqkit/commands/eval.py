@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 GROUP = "eval"
+ORDER = 20  # where `nqkit --help` lists it
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -47,21 +48,25 @@ def task_settings(task: Any, args: argparse.Namespace) -> dict[str, Any]:
     return settings
 
 
-def check_outputs(task: Any, settings: dict[str, Any]) -> None:
-    """Refuse output files that are inputs, before any work.
+def check_outputs(task: Any, settings: dict[str, Any]) -> dict[str, Any]:
+    """Refuse output files that are inputs, before any work; returns the settings to score
+    with.
 
-    Called inside :func:`nqkit.io.expansions_reused` (as :func:`run` does), the task then
-    reads the files expanded here without expanding its paths again. A directory given
-    as gold (a ReQA task) stands for the files in it.
+    The gold files expanded for this check are passed on as
+    :class:`~nqkit.io.ExpandedPaths` (which keep the paths as given for messages), so the
+    task reads exactly these files without expanding its globs or registry names again. A
+    directory given as gold (a ReQA task) stands for the files in it and is passed on as
+    given; so is the predictions file (one file, named as given in messages).
     """
     import os
     from pathlib import Path
 
-    from nqkit.io import check_output, expand_paths
+    from nqkit.io import ExpandedPaths, check_output, expand_paths
 
     outputs = [p for p in task.all_params() if p.output and settings.get(p.name)]
     if not outputs:
-        return
+        return settings
+    settings = dict(settings)
     files: list[Path] = []
     for name in ("gold", "predictions"):
         given = settings.get(name)
@@ -72,21 +77,22 @@ def check_outputs(task: Any, settings: dict[str, Any]) -> None:
         files += [f for d in dirs for f in d.iterdir() if f.is_file()]
         rest = [g for g in items if Path(g) not in dirs]
         if rest:
-            files += expand_paths(rest, what=name)
+            expanded = expand_paths(rest, what=name)
+            files += expanded
+            if name == "gold" and not dirs:
+                settings[name] = ExpandedPaths(expanded, items)
     for p in outputs:
         check_output(settings[p.name], files, option=p.flag)
+    return settings
 
 
 def run(args: argparse.Namespace) -> int:
-    from nqkit.io import expansions_reused
     from nqkit.report import emit_result
     from nqkit.tasks.base import get_task
 
     task = get_task(args.task_name)
     settings = task_settings(task, args)
-    with expansions_reused():
-        check_outputs(task, settings)
-        result = task.run(**settings)
+    result = task.run(**check_outputs(task, settings))
     emit_result(result, format=settings.get("format", "table"),
                 per_item=settings.get("per_item"))
     return 0

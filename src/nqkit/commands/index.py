@@ -7,6 +7,7 @@ import argparse
 from nqkit.settings import float_in, positive_int
 
 GROUP = "index"
+ORDER = 100  # where `nqkit --help` lists it
 
 CLUSTER_HELP = ("where shard jobs run: none (this process), local (a Dask LocalCluster of "
                 "worker processes, one per core or --workers), or a scheduler address "

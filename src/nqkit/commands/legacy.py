@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 GROUP = None
+ORDER = 80  # where `nqkit --help` lists it
 
 MOVED = {"human-bounds": "eval human-bounds"}
 

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 GROUP = None
+ORDER = 70  # where `nqkit --help` lists it
 
 
 def register(sub: Any) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 from nqkit.settings import Param
 
 GROUP = "reqa"
+ORDER = 90  # where `nqkit --help` lists it
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

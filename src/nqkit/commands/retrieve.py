@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 GROUP = None
+ORDER = 110  # where `nqkit --help` lists it
 
 KS = (1, 5, 20, 100)
 

@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+ORDER = 40  # where `nqkit --help` lists it
 COMMANDS = (Command(
     "simplify", "convert original NQ files to the simplified format",
     "Write the simplified NQ format (document_text of space-joined tokens, no HTML, no byte "

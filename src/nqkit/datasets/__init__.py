@@ -4,6 +4,12 @@
 path or glob), or an error naming the exact ``nqkit data get`` command; nothing downloads
 without the user asking. Downloads live in :mod:`nqkit.datasets.download`, export in
 :mod:`nqkit.datasets.export` (imported on use: they need more of the standard library).
+
+Importing this package installs registry names wherever a path is read
+(:func:`nqkit.io.set_name_resolver`), so a library caller that has imported
+``nqkit.datasets`` can give ``read_nq_open("nq-open/dev")``; the command line installs
+them at its boundary (:func:`nqkit.cli.main`), and worker processes forked from either
+inherit them.
 """
 
 from __future__ import annotations

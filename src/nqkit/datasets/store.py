@@ -37,6 +37,7 @@ from nqkit.datasets.registry import (
     load_registry,
 )
 from nqkit.errors import InputError
+from nqkit.io.paths import set_name_resolver
 
 __all__ = [
     "RECORD",
@@ -272,10 +273,16 @@ def resolve(name_or_path: str | os.PathLike[str], what: str = "input", *,
     raises :class:`InputError` with the exact ``nqkit data get NAME`` command; nothing
     is downloaded here.
     """
-    from nqkit.io import expand_paths
+    from nqkit.io.paths import expand_paths
 
     text = os.fspath(name_or_path)
     found = lookup_paths(text, registry=registry)
     if found is not None:
         return found
     return expand_paths(text, what=what)
+
+
+# Registry names wherever a path is read (nqkit.io.expand_paths): installed in every
+# process that imports nqkit.datasets (library callers), and by the command line at its
+# boundary (nqkit.cli.main); worker processes forked from either inherit it.
+set_name_resolver(lookup_paths)

@@ -21,9 +21,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
-import os
-import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,31 +114,6 @@ def _file_sizes(root: Path) -> dict[str, int]:
             for p in sorted(root.rglob("*")) if p.is_file() and p.name != PARAMS}
 
 
-def _prepare_output(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise InputError(f"-o {out}", "exists and is not a directory",
-                         "give a new directory for the index")
-    if out.is_dir() and any(out.iterdir()):
-        raise InputError(f"-o {out}", "is not empty", "give a new or empty directory "
-                         "(an index is never overwritten in place)")
-    from nqkit.io import check_output
-
-    check_output(out, kind="dir", option="-o")
-
-
-def _make_parent(out: Path) -> list[Path]:
-    """Create the missing parents of ``out``; returns them, outermost first (removed again
-    if the build fails, so a failed build leaves nothing behind)."""
-    parent = out.resolve().parent
-    missing = []
-    d = parent
-    while not d.exists() and d != d.parent:
-        missing.append(d)
-        d = d.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    return missing[::-1]
-
-
 def build_index(corpus: PathLike, out: PathLike, retriever: str, cluster: Cluster, *,
                 shard_size: int, settings: Any) -> dict[str, Any]:
     """Build an index directory at ``out``; returns its params (also in params.json).
@@ -149,20 +121,12 @@ def build_index(corpus: PathLike, out: PathLike, retriever: str, cluster: Cluste
     ``settings`` is a :class:`~nqkit.retrieval.bm25_index.BM25Settings` or a
     :class:`~nqkit.retrieval.dense_index.DenseSettings`.
     """
+    from nqkit.io import atomic_directory, check_new_directory
+
     out = Path(out)
-    _prepare_output(out)
+    check_new_directory(out, option="-o")
     versions = _versions(retriever)  # a missing extra fails before any work
-    created = _make_parent(out)
-    try:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".building",
-                                    dir=out.resolve().parent))
-    except BaseException:
-        _remove_dirs(created)
-        raise
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes 0700; an index is shared like any output
-    try:
+    with atomic_directory(out, option="-o") as tmp:
         t0 = time.perf_counter()
         info = write_store(corpus, tmp, shard_size)
         t_store = time.perf_counter() - t0
@@ -191,24 +155,7 @@ def build_index(corpus: PathLike, out: PathLike, retriever: str, cluster: Cluste
         with open(tmp / PARAMS, "w", encoding="utf-8") as f:
             json.dump(params, f, indent=2)
             f.write("\n")
-        if out.is_dir():
-            out.rmdir()  # empty (checked above): replaced by the finished index
-        os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        _remove_dirs(created)
-        raise
-    if created:  # noted only now: an error must stay the one line on stderr
-        import sys
-
-        print(f"nqkit: note: created directory {out.resolve().parent}", file=sys.stderr)
     return params
-
-
-def _remove_dirs(dirs: list[Path]) -> None:
-    for d in reversed(dirs):
-        with contextlib.suppress(OSError):
-            d.rmdir()  # only when empty
 
 
 def load_index(root: PathLike) -> OpenIndex:

@@ -10,22 +10,24 @@ bootstrap intervals of the headline metrics and paired significance tests
 (``get_task("nq-open").run(gold=[...], predictions=..., bootstrap=1000).to_table()``) go
 through it; the ``nqkit eval`` commands move onto it next.
 
-Tasks register themselves in :data:`TASKS` when their module is imported; the modules are
-listed in :data:`TASK_MODULES` and imported on first use, so ``nqkit --help`` stays fast.
+Tasks register themselves in :data:`TASKS` when their module is imported; every module of
+:mod:`nqkit.tasks` is imported on first use (:func:`nqkit.registry.discover`), so adding a
+task is adding a module.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from nqkit.registry import Registry
+from nqkit.registry import Registry, discover
 from nqkit.settings import Param, int_in
 from nqkit.signature import ResultWarning
 
 if TYPE_CHECKING:  # numpy stays out of start-up
+    from pathlib import Path
+
     from nqkit.stats import Interval, ItemStats
 
 # The most bootstrap resamples `--bootstrap` accepts: far more than a 95% interval needs
@@ -272,22 +274,28 @@ class Task:
 
 
 TASKS: Registry[Task] = Registry("task")
-TASK_MODULES: tuple[str, ...] = (
-    "nqkit.tasks.nq",
-    "nqkit.tasks.nq_open",
-    "nqkit.tasks.ambigqa",
-    "nqkit.tasks.retrieval",
-    "nqkit.tasks.reqa_eval",
-    "nqkit.tasks.human_bounds",
-)
+# Modules of nqkit.tasks that declare no task: this one, and the ReQA data builder (which
+# imports the sentence splitter, kept out of start-up).
+NOT_TASKS = ("base", "reqa")
 _loaded = False
+
+
+def _registry_paths(text: str) -> list[Path] | None:
+    """Registry names in library callers' gold paths (nqkit.datasets.store.lookup_paths),
+    the datasets layer imported only when a text that may be a name is read."""
+    from nqkit.datasets.store import lookup_paths
+
+    return lookup_paths(text)
 
 
 def _load() -> None:
     global _loaded
     if not _loaded:
-        for name in TASK_MODULES:
-            importlib.import_module(name)
+        from nqkit.io import name_resolver, set_name_resolver
+
+        if name_resolver() is None:  # a library caller: `--gold nq-open/dev` works as in the CLI
+            set_name_resolver(_registry_paths)
+        discover("nqkit.tasks", skip=NOT_TASKS)
         _loaded = True
 
 

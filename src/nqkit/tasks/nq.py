@@ -15,7 +15,7 @@ from nqkit.errors import InputError
 from nqkit.formats.gold_cache import load_nq_gold, start_nq_gold
 from nqkit.formats.nq_gold import GoldExample
 from nqkit.formats.nq_predictions import check_id_types, read_nq_predictions
-from nqkit.io import PathsLike, expand_paths, gc_paused
+from nqkit.io import ExpandedPaths, PathsLike, expand_paths, gc_paused
 from nqkit.metrics.nq import NqResult, check_gold, evaluate_nq
 from nqkit.report import progress
 from nqkit.settings import Param, positive_int
@@ -37,6 +37,8 @@ def check_thresholds(long_threshold: int, short_threshold: int) -> None:
 
 def gold_label(gold: PathsLike) -> str:
     """How messages name the gold: the paths or globs as given."""
+    if isinstance(gold, ExpandedPaths):
+        return " ".join(gold.given)
     if isinstance(gold, str | os.PathLike):
         return os.fspath(gold)
     return " ".join(os.fspath(g) for g in gold)

@@ -1,0 +1,155 @@
+"""Inputs: paths, globs, standard input and registry names, expanded into files.
+
+Registry names (``nq/dev``) are not known here, so this floor never imports upwards: a
+resolver is installed with :func:`set_name_resolver` by the layers above, namely the
+datasets package when it is imported, the command line at its boundary (``main``) and the
+task registry on first use (``get_task``); worker processes forked from any of these
+inherit it. Without a resolver a name that is no path is reported as a missing file.
+"""
+
+from __future__ import annotations
+
+import errno
+import glob
+import os
+import stat
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+from nqkit.errors import InputError
+
+__all__ = [
+    "STDIO",
+    "ExpandedPaths",
+    "NameResolver",
+    "PathLike",
+    "PathsLike",
+    "expand_paths",
+    "is_regular_file",
+    "name_resolver",
+    "set_name_resolver",
+]
+
+PathLike = str | os.PathLike[str]
+PathsLike = PathLike | Sequence[PathLike]
+
+_GLOB_CHARS = set("*?[")
+
+STDIO = "-"  # standard input where a file is read, standard output where one is written
+_STDIN_COPY: list[Path] = []
+
+# text -> the local files of a registry name, or None when the text is no registry name
+NameResolver = Callable[[str], "list[Path] | None"]
+_name_resolver: NameResolver | None = None
+
+
+def name_resolver() -> NameResolver | None:
+    """The installed registry-name resolver (see :func:`set_name_resolver`), or None."""
+    return _name_resolver
+
+
+def set_name_resolver(resolver: NameResolver | None) -> NameResolver | None:
+    """Install the function that turns a registry name into its local files (``None``
+    removes it); returns the one installed before. :func:`expand_paths` asks it about a
+    text with a ``/`` that is no existing path; it returns ``None`` for a text that is no
+    registry name, and raises :class:`InputError` for a known dataset not on disk."""
+    global _name_resolver
+    previous, _name_resolver = _name_resolver, resolver
+    return previous
+
+
+class ExpandedPaths(list[Path]):
+    """Files already expanded from the inputs a user gave, with the inputs as given.
+
+    A caller that expanded its inputs (to check its outputs against them) passes this on,
+    and :func:`expand_paths` returns its files without looking again; ``given`` is how
+    messages name the inputs (the globs and names as typed)."""
+
+    def __init__(self, files: Iterable[Path], given: Sequence[PathLike]) -> None:
+        super().__init__(files)
+        self.given = tuple(os.fspath(g) for g in given)
+
+
+def _stdin_file() -> Path:
+    """Standard input, copied once to a temporary file (removed at exit): readers that
+    look at a file twice (format detection, then parsing) see all of it, and memory stays
+    bounded."""
+    if not _STDIN_COPY:
+        import atexit
+        import shutil
+        import tempfile
+
+        fd, name = tempfile.mkstemp(prefix="nqkit-stdin-")
+        with os.fdopen(fd, "wb") as f:
+            shutil.copyfileobj(sys.stdin.buffer, f, 1 << 20)
+        atexit.register(lambda: Path(name).unlink(missing_ok=True))
+        _STDIN_COPY.append(Path(name))
+    return _STDIN_COPY[0]
+
+
+def _check_file(s: str, what: str) -> Path:
+    """``s`` as a Path when it names a readable file, else the InputError saying why.
+
+    ``-`` is standard input (see :func:`_stdin_file`)."""
+    if s == STDIO:
+        return _stdin_file()
+    try:
+        st = os.stat(s)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise InputError(s, f"the {what} path is a loop of symbolic links",
+                             "point the link at a real file") from None
+        if isinstance(e, FileNotFoundError | NotADirectoryError):
+            dangling = os.path.islink(s)
+            raise InputError(s, f"{what} file does not exist"
+                             + (" (a symbolic link to a missing file)" if dangling else ""),
+                             "check the path") from None
+        raise InputError(s, f"cannot read the {what} file ({e.strerror})",
+                         "check the path and its permissions") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(s, f"{what} is a directory, expected a file",
+                         "give a file or a glob such as DIR/*.jsonl.gz")
+    return Path(s)
+
+
+def expand_paths(paths: PathsLike, *, what: str = "input") -> list[Path]:
+    """Expand a path, a glob pattern, or a list of them into existing files.
+
+    Globs are expanded and sorted (shards in order); plain paths keep the given order. A
+    dataset registry name that is not an existing path (``nq/dev``, ``squad/dev-1.1``)
+    stands for its downloaded files (through the installed resolver, see
+    :func:`set_name_resolver`); when they are not on disk the error names the
+    ``nqkit data get`` command (nothing is downloaded). :class:`ExpandedPaths` are
+    returned as they are.
+    Raises :class:`InputError` when a path does not exist, is a directory or a loop of
+    symbolic links, or a pattern matches nothing.
+    """
+    if isinstance(paths, ExpandedPaths):
+        return list(paths)
+    items: Sequence[PathLike] = [paths] if isinstance(paths, str | os.PathLike) else paths
+    out: list[Path] = []
+    for item in items:
+        s = os.fspath(item)
+        if any(c in s for c in _GLOB_CHARS) and not os.path.lexists(s):
+            matches = sorted(glob.glob(s))
+            if not matches:
+                raise InputError(s, f"the {what} pattern matches no file", "check the glob")
+            out.extend(_check_file(m, what) for m in matches)
+        elif ("/" in s and _name_resolver is not None and not os.path.lexists(s)
+              and (named := _name_resolver(s)) is not None):
+            out.extend(named)
+        else:
+            out.append(_check_file(s, what))
+    if not out:
+        raise InputError(None, f"no {what} files given", "give at least one path or glob")
+    return out
+
+
+def is_regular_file(path: PathLike) -> bool:
+    """True for a regular file (False for a FIFO, ``<(...)``, a character device); True
+    too when the path cannot be examined, so that opening it reports the problem."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return True
