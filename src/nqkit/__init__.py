@@ -8,3 +8,23 @@ Heavy modules are imported lazily; ``import nqkit`` is cheap.
 __version__ = "0.1.0"
 
 __all__ = ["__version__"]
+
+
+def _registry_paths(text: str) -> list[object] | None:
+    """Registry names wherever a path is read (``nqkit eval nq-open --gold nq-open/dev``,
+    ``read_nq_open("nq-open/dev")``): :func:`nqkit.datasets.store.lookup_paths`, the
+    datasets layer imported only when a text that may be a name is read."""
+    from nqkit.datasets.store import lookup_paths
+
+    return lookup_paths(text)  # type: ignore[return-value]
+
+
+def _install_name_resolver() -> None:
+    # The io floor knows nothing of the registry above it; the package installs the hook
+    # once, for the command line, library callers and forked workers alike.
+    from nqkit.io.paths import set_name_resolver
+
+    set_name_resolver(_registry_paths)  # type: ignore[arg-type]
+
+
+_install_name_resolver()

@@ -38,7 +38,7 @@ from nqkit import __version__
 from nqkit.errors import NqkitError
 
 if TYPE_CHECKING:
-    from pathlib import Path
+    pass
 
 GROUPS: dict[str, str] = {
     "eval": "score predictions with the official metrics of a task",
@@ -173,18 +173,8 @@ def _sigterm_unwinds() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _registry_paths(text: str) -> list[Path] | None:
-    """Registry names wherever a path is read (nqkit.datasets.store.lookup_paths), the
-    datasets layer imported only when a text that may be a name is read."""
-    from nqkit.datasets.store import lookup_paths
-
-    return lookup_paths(text)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    from nqkit.io import output_transaction, set_name_resolver
-
-    set_name_resolver(_registry_paths)
+    from nqkit.io import output_transaction
 
     parser = build_parser()
     try:

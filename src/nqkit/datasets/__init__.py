@@ -5,11 +5,11 @@ path or glob), or an error naming the exact ``nqkit data get`` command; nothing 
 without the user asking. Downloads live in :mod:`nqkit.datasets.download`, export in
 :mod:`nqkit.datasets.export` (imported on use: they need more of the standard library).
 
-Importing this package installs registry names wherever a path is read
-(:func:`nqkit.io.set_name_resolver`), so a library caller that has imported
-``nqkit.datasets`` can give ``read_nq_open("nq-open/dev")``; the command line installs
-them at its boundary (:func:`nqkit.cli.main`), and worker processes forked from either
-inherit them.
+Registry names work wherever a path is read, in the command line and in library calls
+(``read_nq_open("nq-open/dev")``): the ``nqkit`` package installs
+:func:`nqkit.datasets.store.lookup_paths` as the io floor's name resolver
+(:func:`nqkit.io.set_name_resolver`) when it is imported, and imports this layer only when
+a text that may be a name is read; forked worker processes inherit it.
 """
 
 from __future__ import annotations

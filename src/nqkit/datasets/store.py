@@ -37,7 +37,6 @@ from nqkit.datasets.registry import (
     load_registry,
 )
 from nqkit.errors import InputError
-from nqkit.io.paths import set_name_resolver
 
 __all__ = [
     "RECORD",
@@ -281,8 +280,3 @@ def resolve(name_or_path: str | os.PathLike[str], what: str = "input", *,
         return found
     return expand_paths(text, what=what)
 
-
-# Registry names wherever a path is read (nqkit.io.expand_paths): installed in every
-# process that imports nqkit.datasets (library callers), and by the command line at its
-# boundary (nqkit.cli.main); worker processes forked from either inherit it.
-set_name_resolver(lookup_paths)

@@ -1,10 +1,11 @@
 """Inputs: paths, globs, standard input and registry names, expanded into files.
 
 Registry names (``nq/dev``) are not known here, so this floor never imports upwards: a
-resolver is installed with :func:`set_name_resolver` by the layers above, namely the
-datasets package when it is imported, the command line at its boundary (``main``) and the
-task registry on first use (``get_task``); worker processes forked from any of these
-inherit it. Without a resolver a name that is no path is reported as a missing file.
+resolver is installed with :func:`set_name_resolver` from above, once, by the ``nqkit``
+package when it is imported (``nqkit/__init__.py``: a function that imports the datasets
+layer only when a text that may be a name is read); worker processes forked from any
+nqkit process inherit it. Without a resolver a name that is no path is reported as a
+missing file (tests install their own).
 """
 
 from __future__ import annotations

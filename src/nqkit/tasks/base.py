@@ -26,7 +26,6 @@ from nqkit.settings import Param, int_in
 from nqkit.signature import ResultWarning
 
 if TYPE_CHECKING:  # numpy stays out of start-up
-    from pathlib import Path
 
     from nqkit.stats import Interval, ItemStats
 
@@ -280,21 +279,9 @@ NOT_TASKS = ("base", "reqa")
 _loaded = False
 
 
-def _registry_paths(text: str) -> list[Path] | None:
-    """Registry names in library callers' gold paths (nqkit.datasets.store.lookup_paths),
-    the datasets layer imported only when a text that may be a name is read."""
-    from nqkit.datasets.store import lookup_paths
-
-    return lookup_paths(text)
-
-
 def _load() -> None:
     global _loaded
     if not _loaded:
-        from nqkit.io import name_resolver, set_name_resolver
-
-        if name_resolver() is None:  # a library caller: `--gold nq-open/dev` works as in the CLI
-            set_name_resolver(_registry_paths)
         discover("nqkit.tasks", skip=NOT_TASKS)
         _loaded = True
 
