@@ -350,9 +350,17 @@ def test_eval_signature_names_corpus_and_settings(bm25_index: Path, tmp_path: Pa
     out = capsys.readouterr().out
     fp = load_index(bm25_index).fingerprint[:12]
     sig = next(line for line in out.splitlines() if line.startswith("signature: "))
-    assert sig.startswith("signature: retrieval|recall:answer|tok:dpr-simple-nfd|field:text|"
-                          f"corpus:{fp}|passages:3349|retriever:bm25|k1:0.9|b:0.4|bm25:lucene|")
+    # the keys of the computation first, as `eval retrieval` prints them for the same
+    # numbers (one question of NQ-open dev: a subset), then the run's settings
+    assert sig.startswith("signature: retrieval|split:nq-open/dev[1#")
+    assert ("]|recall:answer|tok:dpr-simple-nfd|field:text|"
+            f"corpus:{fp}|passages:3349|retriever:bm25|k1:0.9|b:0.4|bm25:lucene|") in sig
     assert sig.endswith("|v0.1.0")
+    assert main(["eval", "retrieval", "--predictions", str(tmp_path / "r.json"), "--topk", "1",
+                 "5"]) == 0
+    evaluated = next(line for line in capsys.readouterr().out.splitlines()
+                     if line.startswith("signature: "))
+    assert sig.startswith(evaluated.removesuffix("|v0.1.0") + f"|corpus:{fp}|")
     # the gold passage of this question is in the corpus and contains the answer
     run = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert run[0]["ctxs"][0]["has_answer"] is True

@@ -77,7 +77,7 @@ def score_answer_recall(results: Iterable[DprResult], ks: Sequence[int], *,
     for res in results:
         questions.append(res.question)
         answers = found_in.answers(res.answers)
-        if not any(answers):
+        if not answers.firsts:
             no_tokens.append(repr(res.question))
         if not res.ctxs:
             no_ctx.append(repr(res.question))

@@ -17,9 +17,10 @@ import re
 import sys
 import unicodedata
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["AnswerCheck", "has_answer", "simple_tokenize", "tokenize_answer"]
+__all__ = ["AnswerCheck", "AnswerTokens", "has_answer", "simple_tokenize", "tokenize_answer"]
 
 MEMO_LIMIT = 200_000  # passage texts whose tokens are kept (about 100 MB of token lists)
 
@@ -77,6 +78,15 @@ def has_answer(answer_tokens: Iterable[Sequence[str]], text_tokens: Sequence[str
     return False
 
 
+@dataclass(frozen=True, slots=True)
+class AnswerTokens:
+    """A question's answers as :class:`AnswerCheck` looks for them."""
+
+    tokens: tuple[tuple[str, ...], ...]  # every answer's tokens, in order (some may be empty)
+    runs: tuple[list[str], ...]  # the answers with a token, as lists (compared to slices)
+    firsts: frozenset[str]  # their first tokens: a passage without any has no answer
+
+
 class AnswerCheck:
     """:func:`has_answer` of answers in passage texts, as ``has_answer([tokenize_answer(a)
     for a in answers], simple_tokenize(text))`` gives it, for many questions over
@@ -85,10 +95,11 @@ class AnswerCheck:
     A retrieval run lists the same passage for many questions (3,610 x 100 contexts over
     a 3,349-passage corpus: each passage about 100 times), and the tokenizer's pattern
     costs about 0.1 ms a passage, nine tenths of a naive scoring. So each distinct text
-    is tokenized once, and its set of tokens kept: the token scan runs only when an
-    answer's first token is in that set (without it no answer can occur, so the result
-    is the same). Both caches are emptied when they hold ``limit`` texts, which bounds
-    memory on corpora whose passages rarely repeat.
+    is tokenized once, and its set of tokens kept: a passage whose set holds no answer's
+    first token cannot hold an answer, and in one that does, the answer is looked for only
+    where its first token is (``list.index``), not at every position. Both caches are
+    emptied when they hold ``limit`` texts, which bounds memory on corpora whose passages
+    rarely repeat.
     """
 
     def __init__(self, limit: int = MEMO_LIMIT) -> None:
@@ -96,15 +107,15 @@ class AnswerCheck:
         self._tokens: dict[str, tuple[list[str], frozenset[str]]] = {}
 
     @staticmethod
-    def answers(answers: Iterable[str]) -> list[tuple[str, ...]]:
+    def answers(answers: Iterable[str]) -> AnswerTokens:
         """The tokenized answers of a question (computed once per question)."""
-        return [tokenize_answer(a) for a in answers]
+        tokens = tuple(tokenize_answer(a) for a in answers)
+        runs = tuple(list(t) for t in tokens if t)
+        return AnswerTokens(tokens, runs, frozenset(r[0] for r in runs))
 
-    def tokens(self, text: str) -> list[str]:
-        """:func:`simple_tokenize` of ``text``, from the cache when it was seen."""
-        return self._entry(text)[0]
-
-    def _entry(self, text: str) -> tuple[list[str], frozenset[str]]:
+    def tokens(self, text: str) -> tuple[list[str], frozenset[str]]:
+        """:func:`simple_tokenize` of ``text`` and the set of those tokens, from the cache
+        when the text was seen (for :meth:`match`)."""
         entry = self._tokens.get(text)
         if entry is None:
             if len(self._tokens) >= self._limit:
@@ -113,9 +124,28 @@ class AnswerCheck:
             entry = self._tokens[text] = (tokens, frozenset(tokens))
         return entry
 
-    def __call__(self, answer_tokens: Sequence[Sequence[str]], text: str) -> bool:
-        """Whether one of ``answer_tokens`` (from :meth:`answers`) occurs in ``text``."""
-        tokens, vocab = self._entry(text)
-        if not any(a and a[0] in vocab for a in answer_tokens):
+    def __call__(self, answers: AnswerTokens, text: str) -> bool:
+        """Whether one of ``answers`` (from :meth:`answers`) occurs in ``text``."""
+        tokens, vocab = self.tokens(text)
+        return self.match(answers, tokens, vocab)
+
+    @staticmethod
+    def match(answers: AnswerTokens, tokens: list[str], vocab: frozenset[str]) -> bool:
+        """Whether one of ``answers`` occurs in a text of these tokens (:meth:`tokens`)."""
+        if answers.firsts.isdisjoint(vocab):
             return False
-        return has_answer(answer_tokens, tokens)
+        for run in answers.runs:
+            first = run[0]
+            if first not in vocab:
+                continue
+            k = len(run)
+            last = len(tokens) - k  # the last position where the run could start
+            i = tokens.index(first)
+            while i <= last:
+                if tokens[i:i + k] == run:
+                    return True
+                try:
+                    i = tokens.index(first, i + 1, last + 1)
+                except ValueError:
+                    break
+        return False
