@@ -367,6 +367,51 @@ def test_eval_signature_names_corpus_and_settings(bm25_index: Path, tmp_path: Pa
     assert "top-1  " in out and "1.0000" in out
 
 
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_trec_only_and_eval_only_runs_equal_the_full_run(
+        bm25_index: Path, bm25_run: dict[str, Path], tmp_path: Path, fmt: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """-o is optional with --trec or --eval: the TREC run and the printed recall are those
+    of a run that also writes the results file, and nothing else is written."""
+    base = ["retrieve", "--cluster", "none", "--index", str(bm25_index), "--questions",
+            str(bm25_run["qa"]), "--topk", "100", "--format", fmt]
+    capsys.readouterr()
+    assert main([*base, "-o", str(tmp_path / "full.json"), "--eval"]) == 0
+    full = capsys.readouterr().out
+    assert main([*base, "--eval"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == full
+    assert "results written" not in captured.err
+    assert main([*base, "--trec", str(tmp_path / "only.trec")]) == 0
+    assert capsys.readouterr().out == ""
+    assert (tmp_path / "only.trec").read_bytes() == bm25_run["trec"].read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["full.json", "only.trec"]
+    assert (tmp_path / "full.json").read_bytes() == bm25_run["json"].read_bytes()
+
+
+def test_a_run_with_nothing_to_write_or_print_is_refused(
+        bm25_index: Path, bm25_run: dict[str, Path], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["retrieve", "--cluster", "none", "--index", str(bm25_index), "--questions",
+                 str(bm25_run["qa"])]) == 2
+    assert capsys.readouterr().err == (
+        "nqkit: error: nothing to write or print — give -o FILE for the DPR results, --trec "
+        "FILE for a TREC run, or --eval for the answer recall\n")
+
+
+def test_retrieve_reports_the_time_of_each_step(
+        bm25_index: Path, bm25_run: dict[str, Path], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["retrieve", "--cluster", "none", "--index", str(bm25_index), "--questions",
+                 str(bm25_run["qa"]), "-o", str(tmp_path / "r.json"), "--trec",
+                 str(tmp_path / "r.trec"), "--eval"]) == 0
+    last = capsys.readouterr().err.splitlines()[-1]
+    labels = [part.rsplit(" ", 2)[0] for part in last.removeprefix("time: ")
+              .split("; ")[0].split(", ")]
+    assert labels == ["reading", "search", "results", "TREC run", "eval"]
+    assert last.split("; ")[1].startswith("total ")
+
+
 def test_trec_run_matches_results(bm25_run: dict[str, Path]) -> None:
     run = json.loads(bm25_run["json"].read_text(encoding="utf-8"))
     lines = bm25_run["trec"].read_text(encoding="utf-8").splitlines()
