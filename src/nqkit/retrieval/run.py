@@ -30,7 +30,7 @@ from nqkit.text.dpr_tokenize import AnswerCheck
 __all__ = ["Run", "check_compatible", "dpr_results", "run_retrieval", "run_signature_settings",
            "score_values", "write_dpr_results"]
 
-_ROW_LIMIT = 200_000  # passages whose JSON fragment is kept (about 150 MB at DPR's size)
+_ROW_LIMIT = 50_000  # passages whose JSON fragment and tokens are kept (about 6.5 KB each)
 
 
 @dataclass(frozen=True)
@@ -132,9 +132,9 @@ class _Fragments:
     def __init__(self, store: Any, check: AnswerCheck) -> None:
         self._store = store
         self._check = check
-        self.cache: dict[int, tuple[bytes, list[str], frozenset[str]]] = {}
+        self.cache: dict[int, tuple[bytes, tuple[str, ...], frozenset[str]]] = {}
 
-    def add(self, row: int) -> tuple[bytes, list[str], frozenset[str]]:
+    def add(self, row: int) -> tuple[bytes, tuple[str, ...], frozenset[str]]:
         if len(self.cache) >= _ROW_LIMIT:
             self.cache.clear()
         p = self._store.get(row)
