@@ -121,7 +121,7 @@ def score(s: dict[str, Any]) -> Result:
         from nqkit.formats.trec import trec_to_dpr_results
 
         results = trec_to_dpr_results(path, s["gold"], s["passages"],
-                                      first_qid=s["first_qid"])
+                                      first_qid=s["first_qid"], progress=progress)
     else:
         results = read_dpr_results(path)  # a stream: one question in memory at a time
     scored: list[str] = []  # the questions scored, in order (for the per-item output)
