@@ -412,6 +412,34 @@ def test_retrieve_reports_the_time_of_each_step(
     assert last.split("; ")[1].startswith("total ")
 
 
+def test_long_steps_show_progress(bm25_index: Path, bm25_run: dict[str, Path],
+                                  real_corpus: Path, tmp_path: Path,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Writing the results and the TREC run and scoring go through nqkit.report.progress
+    (a tqdm bar on stderr when it is a terminal), in `retrieve` and in `eval retrieval`."""
+    import nqkit.report
+
+    shown: list[str] = []
+    plain = nqkit.report.progress
+
+    def recording(items, *, desc, **kwargs):  # type: ignore[no-untyped-def]
+        shown.append(desc)
+        return plain(items, desc=desc, **kwargs)
+
+    monkeypatch.setattr(nqkit.report, "progress", recording)
+    run, trec = tmp_path / "r.json", tmp_path / "r.trec"
+    assert main(["retrieve", "--cluster", "none", "--index", str(bm25_index), "--questions",
+                 str(bm25_run["qa"]), "-o", str(run), "--trec", str(trec), "--eval"]) == 0
+    assert shown == ["BM25 search", "writing results", "writing the TREC run", "answer recall"]
+    shown.clear()
+    assert main(["eval", "retrieval", "--predictions", str(run)]) == 0
+    assert shown == ["answer recall"]
+    shown.clear()
+    assert main(["eval", "retrieval", "--predictions", str(trec), "--gold",
+                 str(bm25_run["qa"]), "--passages", str(real_corpus)]) == 0
+    assert shown == ["reading the TREC run", "reading the passages", "answer recall"]
+
+
 def test_trec_run_matches_results(bm25_run: dict[str, Path]) -> None:
     run = json.loads(bm25_run["json"].read_text(encoding="utf-8"))
     lines = bm25_run["trec"].read_text(encoding="utf-8").splitlines()
