@@ -84,6 +84,7 @@ class AnswerTokens:
 
     tokens: tuple[tuple[str, ...], ...]  # every answer's tokens, in order (some may be empty)
     runs: tuple[tuple[str, ...], ...]  # the answers with a token (compared to slices)
+    words: tuple[frozenset[str], ...]  # each run's tokens: a text lacking one has not the run
     firsts: frozenset[str]  # their first tokens: a passage without any has no answer
 
 
@@ -96,10 +97,10 @@ class AnswerCheck:
     a 3,349-passage corpus: each passage about 100 times), and the tokenizer's pattern
     costs about 0.1 ms a passage, nine tenths of a naive scoring. So each distinct text
     is tokenized once, and its set of tokens kept: a passage whose set holds no answer's
-    first token cannot hold an answer, and in one that does, the answer is looked for only
-    where its first token is (``list.index``), not at every position. Both caches are
-    emptied when they hold ``limit`` texts, which bounds memory on corpora whose passages
-    rarely repeat.
+    first token cannot hold an answer, nor can it hold an answer one of whose tokens it
+    lacks (two set operations in C); otherwise the answer is looked for only where its
+    first token is (``tuple.index``), not at every position. The cache is emptied when it
+    holds ``limit`` texts, which bounds memory on corpora whose passages rarely repeat.
     """
 
     def __init__(self, limit: int = MEMO_LIMIT) -> None:
@@ -111,7 +112,8 @@ class AnswerCheck:
         """The tokenized answers of a question (computed once per question)."""
         tokens = tuple(tokenize_answer(a) for a in answers)
         runs = tuple(t for t in tokens if t)
-        return AnswerTokens(tokens, runs, frozenset(r[0] for r in runs))
+        return AnswerTokens(tokens, runs, tuple(map(frozenset, runs)),
+                            frozenset(r[0] for r in runs))
 
     def tokens(self, text: str) -> tuple[tuple[str, ...], frozenset[str]]:
         """:func:`simple_tokenize` of ``text`` and the set of those tokens, from the cache
@@ -136,10 +138,10 @@ class AnswerCheck:
         """Whether one of ``answers`` occurs in a text of these tokens (:meth:`tokens`)."""
         if answers.firsts.isdisjoint(vocab):
             return False
-        for run in answers.runs:
-            first = run[0]
-            if first not in vocab:
+        for run, words in zip(answers.runs, answers.words, strict=True):
+            if not words <= vocab:  # "the united states" passes the first test everywhere
                 continue
+            first = run[0]
             k = len(run)
             last = len(tokens) - k  # the last position where the run could start
             i = tokens.index(first)
