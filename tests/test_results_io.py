@@ -190,6 +190,9 @@ def _layouts() -> dict[str, bytes]:
         "nqkit": one_per_line,
         "dpr-indent-4": json.dumps(items, indent=4).encode(),
         "indent-2": json.dumps(items, indent=2).encode(),
+        # every line at column 0: each context's end looks like an item's end
+        "indent-0": json.dumps([{**x, "ctxs": x["ctxs"] * 10} for x in items],
+                               indent=0).encode(),
         "one-line": orjson.dumps(items),
         "two-items-a-line": b"[\n" + orjson.dumps(items[0]) + b", " + orjson.dumps(items[1])
         + b",\n" + orjson.dumps(items[2]) + b",\n" + orjson.dumps(items[3]) + b"\n]",
@@ -210,6 +213,7 @@ def test_reader_reads_every_layout_as_the_whole_file(tmp_path: Path, layout: str
     path.write_bytes(gzip.compress(data) if gz else data)
     got = [(r.question, r.answers, [(c.id, c.title, c.text, c.score, c.has_answer)
                                     for c in r.ctxs]) for r in read_dpr_results(path)]
+    assert got  # not vacuous
     want = [(x["question"], tuple(x["answers"]),
              [(c["id"], c["title"], c["text"], c["score"], c["has_answer"]) for c in x["ctxs"]])
             for x in orjson.loads(data)]

@@ -184,6 +184,9 @@ def _stream_items(path: PathLike, what: str) -> Iterator[Any]:
     yield from itertools.islice(_items(path, what), yielded, None)
 
 
+_MISSES = 16  # failed tries to end one item before a file is read whole
+
+
 class _NotStreamable(Exception):
     """The file is not laid out as :func:`_stream_items` reads it."""
 
@@ -201,7 +204,7 @@ def _streamed(path: PathLike) -> Iterator[Any]:
             if head.strip() != b"[":
                 raise _NotStreamable
             buf: list[bytes] = []
-            indent = 0
+            indent = misses = 0
             for line in lines:
                 body = line.strip()
                 if not buf:
@@ -220,8 +223,15 @@ def _streamed(path: PathLike) -> Iterator[Any]:
                 try:
                     item = orjson.loads(text)
                 except orjson.JSONDecodeError:
-                    continue  # not the item's end after all: read on
+                    # not the item's end after all: read on, unless the layout makes every
+                    # context look like an item's end (``indent=0``): each try re-reads the
+                    # item so far, so the whole file is read at once instead
+                    misses += 1
+                    if misses > _MISSES:
+                        raise _NotStreamable from None
+                    continue
                 buf = []
+                misses = 0
                 yield item
             else:
                 raise _NotStreamable  # no closing bracket
