@@ -1149,6 +1149,9 @@ def _retrieve_cases() -> list[Case]:
     ]:
         cases.append(Case(f"retrieve/{k}", [*rt[:o], target, *rt[o + 1:]], {**ok, **files},
                           outs, names=names))
+    # -o is optional with --trec or --eval; without any of the three there is nothing to do
+    cases.append(Case("retrieve/nothing-to-write", [*rt[:o - 1], *rt[o + 1:]], dict(ok), outs,
+                      names="-o"))
     cases.append(Case("retrieve/trec-over-output", [*rt, "--trec", "{d}/out.json"], dict(ok),
                       outs, names="out.json"))
     cases.append(Case("retrieve/trec-inside-index", [*rt, "--trec", "{d}/ix/run.trec"],
@@ -1482,6 +1485,10 @@ CONTROLS: list[Case] = [
          expect=0),
     Case("index-build", _index_cases()[0].argv, {"corpus.tsv": _corpus_ok}, expect=0),
     Case("retrieve", [*_retrieve_cases()[0].argv, "--trec", "{d}/run.trec", "--eval"],
+         {"ix": _index_tree(), "q.qa.tsv": _questions_tsv}, expect=0),
+    Case("retrieve-trec-only", [*_retrieve_cases()[0].argv[:-2], "--trec", "{d}/run.trec"],
+         {"ix": _index_tree(), "q.qa.tsv": _questions_tsv}, expect=0),
+    Case("retrieve-eval-only", [*_retrieve_cases()[0].argv[:-2], "--eval"],
          {"ix": _index_tree(), "q.qa.tsv": _questions_tsv}, expect=0),
 ]
 

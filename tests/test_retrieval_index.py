@@ -350,13 +350,94 @@ def test_eval_signature_names_corpus_and_settings(bm25_index: Path, tmp_path: Pa
     out = capsys.readouterr().out
     fp = load_index(bm25_index).fingerprint[:12]
     sig = next(line for line in out.splitlines() if line.startswith("signature: "))
-    assert sig.startswith("signature: retrieval|recall:answer|tok:dpr-simple-nfd|field:text|"
-                          f"corpus:{fp}|passages:3349|retriever:bm25|k1:0.9|b:0.4|bm25:lucene|")
+    # the keys of the computation first, as `eval retrieval` prints them for the same
+    # numbers (one question of NQ-open dev: a subset), then the run's settings
+    assert sig.startswith("signature: retrieval|split:nq-open/dev[1#")
+    assert ("]|recall:answer|tok:dpr-simple-nfd|field:text|"
+            f"corpus:{fp}|passages:3349|retriever:bm25|k1:0.9|b:0.4|bm25:lucene|") in sig
     assert sig.endswith("|v0.1.0")
+    assert main(["eval", "retrieval", "--predictions", str(tmp_path / "r.json"), "--topk", "1",
+                 "5"]) == 0
+    evaluated = next(line for line in capsys.readouterr().out.splitlines()
+                     if line.startswith("signature: "))
+    assert sig.startswith(evaluated.removesuffix("|v0.1.0") + f"|corpus:{fp}|")
     # the gold passage of this question is in the corpus and contains the answer
     run = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert run[0]["ctxs"][0]["has_answer"] is True
     assert "top-1  " in out and "1.0000" in out
+
+
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_trec_only_and_eval_only_runs_equal_the_full_run(
+        bm25_index: Path, bm25_run: dict[str, Path], tmp_path: Path, fmt: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """-o is optional with --trec or --eval: the TREC run and the printed recall are those
+    of a run that also writes the results file, and nothing else is written."""
+    base = ["retrieve", "--cluster", "none", "--index", str(bm25_index), "--questions",
+            str(bm25_run["qa"]), "--topk", "100", "--format", fmt]
+    capsys.readouterr()
+    assert main([*base, "-o", str(tmp_path / "full.json"), "--eval"]) == 0
+    full = capsys.readouterr().out
+    assert main([*base, "--eval"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == full
+    assert "results written" not in captured.err
+    assert main([*base, "--trec", str(tmp_path / "only.trec")]) == 0
+    assert capsys.readouterr().out == ""
+    assert (tmp_path / "only.trec").read_bytes() == bm25_run["trec"].read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["full.json", "only.trec"]
+    assert (tmp_path / "full.json").read_bytes() == bm25_run["json"].read_bytes()
+
+
+def test_a_run_with_nothing_to_write_or_print_is_refused(
+        bm25_index: Path, bm25_run: dict[str, Path], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["retrieve", "--cluster", "none", "--index", str(bm25_index), "--questions",
+                 str(bm25_run["qa"])]) == 2
+    assert capsys.readouterr().err == (
+        "nqkit: error: nothing to write or print — give -o FILE for the DPR results, --trec "
+        "FILE for a TREC run, or --eval for the answer recall\n")
+
+
+def test_retrieve_reports_the_time_of_each_step(
+        bm25_index: Path, bm25_run: dict[str, Path], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["retrieve", "--cluster", "none", "--index", str(bm25_index), "--questions",
+                 str(bm25_run["qa"]), "-o", str(tmp_path / "r.json"), "--trec",
+                 str(tmp_path / "r.trec"), "--eval"]) == 0
+    last = capsys.readouterr().err.splitlines()[-1]
+    labels = [part.rsplit(" ", 2)[0] for part in last.removeprefix("time: ")
+              .split("; ")[0].split(", ")]
+    assert labels == ["reading", "search", "results", "TREC run", "eval"]
+    assert last.split("; ")[1].startswith("total ")
+
+
+def test_long_steps_show_progress(bm25_index: Path, bm25_run: dict[str, Path],
+                                  real_corpus: Path, tmp_path: Path,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Writing the results and the TREC run and scoring go through nqkit.report.progress
+    (a tqdm bar on stderr when it is a terminal), in `retrieve` and in `eval retrieval`."""
+    import nqkit.report
+
+    shown: list[str] = []
+    plain = nqkit.report.progress
+
+    def recording(items, *, desc, **kwargs):  # type: ignore[no-untyped-def]
+        shown.append(desc)
+        return plain(items, desc=desc, **kwargs)
+
+    monkeypatch.setattr(nqkit.report, "progress", recording)
+    run, trec = tmp_path / "r.json", tmp_path / "r.trec"
+    assert main(["retrieve", "--cluster", "none", "--index", str(bm25_index), "--questions",
+                 str(bm25_run["qa"]), "-o", str(run), "--trec", str(trec), "--eval"]) == 0
+    assert shown == ["BM25 search", "writing results", "writing the TREC run", "answer recall"]
+    shown.clear()
+    assert main(["eval", "retrieval", "--predictions", str(run)]) == 0
+    assert shown == ["answer recall"]
+    shown.clear()
+    assert main(["eval", "retrieval", "--predictions", str(trec), "--gold",
+                 str(bm25_run["qa"]), "--passages", str(real_corpus)]) == 0
+    assert shown == ["reading the TREC run", "reading the passages", "answer recall"]
 
 
 def test_trec_run_matches_results(bm25_run: dict[str, Path]) -> None:

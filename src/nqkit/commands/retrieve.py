@@ -31,9 +31,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="DPR .qa.tsv/.qa.csv, NQ-open .jsonl or AmbigNQ .json")
     p.add_argument("--topk", type=positive_int, default=100, metavar="K",
                    help="passages per question (default 100)")
-    p.add_argument("-o", "--output", required=True, metavar="FILE",
-                   help="DPR results JSON")
-    p.add_argument("--trec", metavar="FILE", help="also write a TREC run (qid Q0 docid rank "
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="DPR results JSON (optional with --trec or --eval)")
+    p.add_argument("--trec", metavar="FILE", help="write a TREC run (qid Q0 docid rank "
                    "score tag)")
     p.add_argument("--tag", default=None, help="TREC run tag (default nqkit-RETRIEVER)")
     p.add_argument("--eval", action="store_true",
@@ -64,20 +64,26 @@ def run(args: argparse.Namespace) -> int:
     from nqkit.retrieval.questions import read_questions
     from nqkit.retrieval.run import run_retrieval
 
+    clock = _Clock()
     validate_spec(args.cluster)
     if len(args.index) > 2:
         raise InputError(None, f"give one or two --index directories, got {len(args.index)}",
                          "one for a bm25 or dense run, two for a hybrid run")
+    if not (args.output or args.trec or args.eval):
+        raise InputError(None, "nothing to write or print", "give -o FILE for the DPR "
+                         "results, --trec FILE for a TREC run, or --eval for the answer recall")
     if args.tag and args.tag.split() != [args.tag]:  # refused before any work is done
         raise InputError(f"--tag {args.tag}", "the run tag must be one word",
                          "give a tag without spaces")
-    check_output(args.output, [args.questions], option="-o")
+    if args.output:
+        check_output(args.output, [args.questions], option="-o")
     if args.trec:
-        try:
-            ensure_not_input(args.trec, [args.output])
-        except InputError:
-            raise InputError(f"--trec {args.trec}", "is also the -o output",
-                             "give the TREC run a file of its own") from None
+        if args.output:
+            try:
+                ensure_not_input(args.trec, [args.output])
+            except InputError:
+                raise InputError(f"--trec {args.trec}", "is also the -o output",
+                                 "give the TREC run a file of its own") from None
         check_output(args.trec, [args.questions], option="--trec")
     _outside_indexes(args)
     indexes = [load_index(d) for d in args.index]
@@ -87,12 +93,37 @@ def run(args: argparse.Namespace) -> int:
         from nqkit.retrieval.dense import resolve_device
 
         device = resolve_device(device)
+    clock.lap("reading")
     with open_cluster(args.cluster, workers=args.workers) as cluster:
+        clock.lap("cluster")
         t0 = time.perf_counter()  # the search, without starting the cluster
         result = run_retrieval(indexes, questions, args.topk, cluster, fusion=args.fusion,
                                alpha=args.alpha, depth=args.depth, device=device)
-    seconds = time.perf_counter() - t0
-    return _write(args, questions, indexes, result, seconds)
+        seconds = time.perf_counter() - t0
+        clock.lap("search")
+    clock.lap("cluster")
+    return _write(args, questions, indexes, result, seconds, clock)
+
+
+class _Clock:
+    """The command's time, step by step, for the closing ``time:`` line on stderr."""
+
+    def __init__(self) -> None:
+        import time
+
+        self._now = time.perf_counter
+        self.start = self.last = self._now()
+        self.steps: dict[str, float] = {}
+
+    def lap(self, label: str) -> None:
+        now = self._now()
+        self.steps[label] = self.steps.get(label, 0.0) + now - self.last
+        self.last = now
+
+    def line(self) -> str:
+        steps = ", ".join(f"{label} {secs:.1f} s" for label, secs in self.steps.items()
+                          if label != "cluster" or secs >= 0.05)
+        return f"time: {steps}; total {self._now() - self.start:.1f} s"
 
 
 def _outside_indexes(args: argparse.Namespace) -> None:
@@ -115,42 +146,58 @@ def _outside_indexes(args: argparse.Namespace) -> None:
 
 
 def _write(args: argparse.Namespace, questions: list[Any], indexes: list[Any], result: Any,
-           seconds: float) -> int:
-    import json
+           seconds: float, clock: _Clock) -> int:
+    import math
     import sys
 
     from nqkit.formats.trec import write_trec_blocks
-    from nqkit.report import format_table
+    from nqkit.report import progress
     from nqkit.retrieval.run import write_dpr_results
+    from nqkit.text.dpr_tokenize import AnswerCheck
 
-    _flags, kept = write_dpr_results(args.output, questions, result, indexes[0], keep=args.eval)
+    check = AnswerCheck()  # shared by the results' flags and --eval: one tokenization a text
+    if args.output:
+        write_dpr_results(args.output, questions, result, indexes[0], check=check)
+        clock.lap("results")
     retriever = str(result.settings["retriever"])
     if args.trec:
         tag = args.tag or f"nqkit-{retriever}"
-        write_trec_blocks(args.trec, _trec_blocks(questions, result, indexes[0].store),
+        blocks = _trec_blocks(questions, result, indexes[0].store)
+        write_trec_blocks(args.trec, progress(blocks, desc="writing the TREC run", unit="block",
+                                              total=math.ceil(len(questions) / TREC_BLOCK)),
                           tag=tag)
-    print(f"{len(questions):,} questions, top-{args.topk}, {retriever}: {seconds:.1f} s; "
-          f"results written to {args.output}", file=sys.stderr)
-    if not args.eval:
-        return 0
-    from nqkit.formats.dpr import DprResult
+        clock.lap("TREC run")
+    print(f"{len(questions):,} questions, top-{args.topk}, {retriever}: {seconds:.1f} s"
+          + (f"; results written to {args.output}" if args.output else "")
+          + (f"; TREC run written to {args.trec}" if args.trec and not args.output else ""),
+          file=sys.stderr)
+    if args.eval:
+        _print_eval(args, questions, indexes, result, check, retriever)
+        clock.lap("eval")
+    print(clock.line(), file=sys.stderr)
+    return 0
+
+
+def _print_eval(args: argparse.Namespace, questions: list[Any], indexes: list[Any],
+                result: Any, check: Any, retriever: str) -> None:
+    """Answer recall of the run, computed as ``nqkit eval retrieval`` computes it on the
+    results file (the same function, the same signature keys, then the run's)."""
+    import json
+
     from nqkit.metrics.answer_recall import score_answer_recall
-    from nqkit.report import print_warnings
-    from nqkit.signature import make_signature
+    from nqkit.report import format_table, print_warnings, progress
+    from nqkit.retrieval.run import dpr_results
     from nqkit.tasks.retrieval import result_warnings
 
-    results = [DprResult(q.question, q.answers, tuple(c))
-               for q, c in zip(questions, kept, strict=True)]
     ks = sorted({k for k in KS if k <= args.topk} | {args.topk})
-    from nqkit.retrieval.run import memoized_dpr_tokenizer
-
-    r = score_answer_recall(results, ks, where=args.output, tokenize=memoized_dpr_tokenizer())
+    results = progress(dpr_results(questions, result, indexes[0]), desc="answer recall",
+                       total=len(questions), unit="q")
+    r = score_answer_recall(results, ks, where=args.output, check=check,
+                            run_settings=result.settings)
     print_warnings(result_warnings(r))
-    signature = make_signature("retrieval", {"recall": "answer", "tok": "dpr-simple-nfd",
-                                             "field": "text", **result.settings}, r.warnings)
     if args.format == "json":
         print(json.dumps({"recall": {str(k): v for k, v in r.recall.items()},
-                          "num_questions": r.num_questions, "signature": signature,
+                          "num_questions": r.num_questions, "signature": r.signature,
                           **({"warnings": [w.to_json() for w in r.warnings]}
                              if r.warnings else {})}, indent=2))
     else:
@@ -158,8 +205,7 @@ def _write(args: argparse.Namespace, questions: list[Any], indexes: list[Any], r
                            [(f"top-{k}", v) for k, v in r.recall.items()],
                            title=f"{retriever} over {indexes[0].passages:,} passages, "
                            f"{r.num_questions:,} questions"))
-        print(f"signature: {signature}")
-    return 0
+        print(f"signature: {r.signature}")
 
 
 TREC_BLOCK = 1024  # questions per block of the TREC run: bounds the writer's memory

@@ -16,13 +16,26 @@ from __future__ import annotations
 
 import ast
 import csv
+import itertools
 import math
+import zlib
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from nqkit.errors import InputError, location
-from nqkit.io import PathLike, PathsLike, decode_utf8, expand_paths, iter_lines, read_json
+from nqkit.io import (
+    PathLike,
+    PathsLike,
+    decode_utf8,
+    expand_paths,
+    is_regular_file,
+    iter_lines,
+    open_binary,
+    read_json,
+)
 
 __all__ = [
     "DprBiencoderExample",
@@ -108,6 +121,22 @@ def _context(obj: Any, where: str) -> DprContext:
     )
 
 
+def _plain_context(obj: Any) -> DprContext | None:
+    """:func:`_context` of the common case at a third of its cost (string id, title and
+    text, a float score, a boolean or absent flag, as nqkit and most tools write them);
+    ``None`` for anything else, which :func:`_context` then reads or refuses."""
+    if type(obj) is not dict:
+        return None
+    text, pid, title, score = obj.get("text"), obj.get("id"), obj.get("title"), obj.get("score")
+    flag = obj.get("has_answer")
+    if flag is None:
+        flag = obj.get("hasanswer")
+    if (type(text) is str and type(pid) is str and type(title) is str
+            and type(score) is float and score == score and (flag is None or type(flag) is bool)):
+        return DprContext(pid, title, text, score, flag)
+    return None
+
+
 def _items(path: PathLike, what: str) -> list[Any]:
     data = read_json(path, what=what)
     if not isinstance(data, list):
@@ -128,9 +157,96 @@ def _question(obj: Any, where: str, keys: str) -> str:
     return q
 
 
+def _stream_items(path: PathLike, what: str) -> Iterator[Any]:
+    """The items of a JSON list file one at a time, in bounded memory when the list is
+    laid out one item per run of lines: ``[`` alone on the first line, each item starting
+    on a line of its own and ending on a line that ends with ``}`` or ``},`` at the item's
+    first indentation, ``]`` alone on the last line. That is both nqkit's layout (one item
+    per line) and DPR's ``json.dump(..., indent=4)``; JSON strings hold no raw newline, so
+    a line's indentation is the layout's. Any other file is read whole
+    (:func:`_items`), and so is one where the layout breaks down (a truncated or
+    malformed file then gives :func:`_items`'s error, the items already yielded are not
+    yielded again)."""
+    paths = expand_paths(path, what=what)
+    yielded = 0
+    if len(paths) == 1 and is_regular_file(paths[0]):
+        stream = _streamed(paths[0])
+        try:
+            for item in stream:
+                yield item
+                yielded += 1
+        except _NotStreamable:
+            pass
+        else:
+            if yielded:
+                return
+    # not the layout: the whole file, as before (its errors included)
+    yield from itertools.islice(_items(path, what), yielded, None)
+
+
+_MISSES = 16  # failed tries to end one item before a file is read whole
+
+
+class _NotStreamable(Exception):
+    """The file is not laid out as :func:`_stream_items` reads it."""
+
+
+def _streamed(path: PathLike) -> Iterator[Any]:
+    lines: Iterator[bytes]
+    try:
+        f = open_binary(path)
+    except OSError:
+        raise _NotStreamable from None
+    with f:
+        lines = iter(f)
+        try:
+            head = next(lines, b"")
+            if head.strip() != b"[":
+                raise _NotStreamable
+            buf: list[bytes] = []
+            indent = misses = 0
+            for line in lines:
+                body = line.strip()
+                if not buf:
+                    if body == b"]":
+                        break
+                    if not body:
+                        continue
+                    indent = len(line) - len(line.lstrip())
+                buf.append(line)
+                if not (body.endswith((b"}", b"},"))
+                        and len(line) - len(line.lstrip()) == indent):
+                    continue
+                text = b"".join(buf).strip()
+                if text.endswith(b","):
+                    text = text[:-1]
+                try:
+                    item = orjson.loads(text)
+                except orjson.JSONDecodeError:
+                    # not the item's end after all: read on, unless the layout makes every
+                    # context look like an item's end (``indent=0``): each try re-reads the
+                    # item so far, so the whole file is read at once instead
+                    misses += 1
+                    if misses > _MISSES:
+                        raise _NotStreamable from None
+                    continue
+                buf = []
+                misses = 0
+                yield item
+            else:
+                raise _NotStreamable  # no closing bracket
+            if buf or any(not line.isspace() for line in lines):
+                raise _NotStreamable
+        except (EOFError, OSError, zlib.error):  # truncated or corrupt: read whole
+            raise _NotStreamable from None
+
+
 def read_dpr_results(path: PathLike) -> Iterator[DprResult]:
-    """Read DPR retrieval results; contexts keep the file's order (rank order)."""
-    for i, obj in enumerate(_items(path, "retrieval results")):
+    """Read DPR retrieval results; contexts keep the file's order (rank order).
+
+    Lazy: a file written by ``nqkit retrieve`` or by DPR is read one question at a time
+    (:func:`_stream_items`), so memory is bounded by one question's contexts."""
+    for i, obj in enumerate(_stream_items(path, "retrieval results")):
         where = f"{path}: question {i}"
         q = _question(obj, where, "question, answers, ctxs")
         ctxs = obj.get("ctxs")
@@ -138,7 +254,8 @@ def read_dpr_results(path: PathLike) -> Iterator[DprResult]:
             raise InputError(where, "missing list 'ctxs'",
                              "each item looks like {question, answers, ctxs: [...]}")
         yield DprResult(q, _answers(obj, where),
-                        tuple(_context(c, f"{where}, ctxs[{j}]") for j, c in enumerate(ctxs)))
+                        tuple(_plain_context(c) or _context(c, f"{where}, ctxs[{j}]")
+                              for j, c in enumerate(ctxs)))
 
 
 def read_dpr_biencoder(path: PathLike) -> Iterator[DprBiencoderExample]:

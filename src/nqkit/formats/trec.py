@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -457,7 +457,9 @@ def read_questions_answers(paths: PathsLike) -> list[tuple[str, tuple[str, ...]]
 
 
 def trec_to_dpr_results(run: PathsLike, questions: PathsLike, passages: PathsLike, *,
-                        first_qid: int = 0, depth: int | None = None) -> list[DprResult]:
+                        first_qid: int = 0, depth: int | None = None,
+                        progress: Callable[..., Iterable[Any]] | None = None,
+                        ) -> list[DprResult]:
     """DPR retrieval results from a TREC run, its questions and the passage corpus.
 
     ``questions`` is a DPR ``.qa.tsv`` or NQ-open JSONL file; the run's qid ``first_qid +
@@ -467,9 +469,16 @@ def trec_to_dpr_results(run: PathsLike, questions: PathsLike, passages: PathsLik
     (:func:`ranked`), cut at ``depth`` when given; a question absent from the run gets no
     context. Raises :class:`InputError` for a qid that is no question, and for docids
     missing from the corpus (a count and examples).
+
+    ``progress`` (``nqkit.report.progress`` at the command line) wraps the run's lines and
+    the corpus's passages, with ``desc`` and ``unit``: a pass over the 21 M passages of
+    ``psgs_w100.tsv`` takes minutes.
     """
     qa = read_questions_answers(questions)
-    groups = ranked(read_trec_run(run))
+    def shown(items: Iterable[Any], desc: str, unit: str) -> Iterable[Any]:
+        return items if progress is None else progress(items, desc=desc, unit=unit)
+
+    groups = ranked(shown(read_trec_run(run), "reading the TREC run", "line"))
     by_index: dict[int, list[TrecRunLine]] = {}
     for qid, lines in groups.items():
         try:
@@ -484,7 +493,8 @@ def trec_to_dpr_results(run: PathsLike, questions: PathsLike, passages: PathsLik
                              "when the run numbers them from 1)")
         by_index[i] = lines[:depth] if depth is not None else lines
     needed = {ln.docid for lines in by_index.values() for ln in lines}
-    found = {p.id: p for p in read_dpr_passages(passages, ids=needed)}
+    found = {p.id: p for p in shown(read_dpr_passages(passages, ids=needed),
+                                    "reading the passages", "passage")}
     missing = sorted(needed - found.keys())
     if missing:
         raise InputError(examples(expand_paths(passages, what="passages TSV"), width=None),

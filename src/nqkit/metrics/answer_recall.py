@@ -14,16 +14,17 @@ results, :mod:`nqkit.splits`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from nqkit.errors import InputError, for_example
 from nqkit.formats.dpr import DprResult
 from nqkit.signature import ResultWarning, make_signature
 from nqkit.splits import identify
-from nqkit.text.dpr_tokenize import has_answer, simple_tokenize, tokenize_answer
+from nqkit.text.dpr_tokenize import AnswerCheck, has_answer, simple_tokenize, tokenize_answer
 
-__all__ = ["AnswerRecallResult", "passage_has_answer", "score_answer_recall"]
+__all__ = ["AnswerRecallResult", "answer_recall_settings", "passage_has_answer",
+           "score_answer_recall"]
 
 
 def passage_has_answer(answers: Iterable[str], text: str) -> bool:
@@ -42,19 +43,31 @@ class AnswerRecallResult:
     warnings: tuple[ResultWarning, ...] = ()  # what limits the meaning of the recall
 
 
+def answer_recall_settings(questions: Iterable[str]) -> dict[str, object]:
+    """The signature keys of the computation: the split of the questions, the recall kind,
+    the tokenizer and the field searched (the same for ``nqkit eval retrieval`` and
+    ``nqkit retrieve --eval``)."""
+    return {"split": identify(questions), "recall": "answer", "tok": "dpr-simple-nfd",
+            "field": "text"}
+
+
 def score_answer_recall(results: Iterable[DprResult], ks: Sequence[int], *,
-                        where: str | None = None,
-                        tokenize: Callable[[str], list[str]] = simple_tokenize,
+                        where: str | None = None, check: AnswerCheck | None = None,
+                        run_settings: Mapping[str, object] | None = None,
                         ) -> AnswerRecallResult:
     """Top-k answer recall for each k in ``ks`` (positive integers).
 
-    ``where`` names the results in messages. ``tokenize`` is DPR's passage tokenizer; a
-    caller that scores the same passages many times may pass a memoized copy of it (the
-    same function, so the same flags).
+    ``results`` is read once, in order, and not kept (a stream of a large results file
+    stays a stream). ``where`` names the results in messages. ``check`` is the
+    has-answer check (:class:`nqkit.text.dpr_tokenize.AnswerCheck`, a fresh one by
+    default); a caller that has already checked the same passages passes its own, whose
+    cache is warm. ``run_settings`` (what produced the results: corpus, retriever, ...)
+    follow the computation's keys (:func:`answer_recall_settings`) in the signature.
     """
     ks = sorted(set(ks))
     if not ks or ks[0] < 1:
         raise ValueError("ks must be positive integers")
+    found_in = check if check is not None else AnswerCheck()
     depth = ks[-1]
     first: list[int | None] = []
     short = disagree = 0
@@ -63,21 +76,23 @@ def score_answer_recall(results: Iterable[DprResult], ks: Sequence[int], *,
     questions: list[str] = []
     for res in results:
         questions.append(res.question)
-        answers = [tokenize_answer(a) for a in res.answers]
-        if not any(answers):
+        answers = found_in.answers(res.answers)
+        if not answers.firsts:
             no_tokens.append(repr(res.question))
         if not res.ctxs:
             no_ctx.append(repr(res.question))
         hit: int | None = None
         if len(res.ctxs) < depth:
             short += 1
-        for rank, ctx in enumerate(res.ctxs[:depth], 1):
-            found = has_answer(answers, tokenize(ctx.text))
+        top = res.ctxs[:depth]
+        flagged = any(c.has_answer is not None for c in top)
+        for rank, ctx in enumerate(top, 1):
+            found = found_in(answers, ctx.text)
             if ctx.has_answer is not None and ctx.has_answer != found:
                 disagree += 1
             if found and hit is None:
                 hit = rank
-                if all(c.has_answer is None for c in res.ctxs[:depth]):
+                if not flagged:
                     break  # nothing to cross-check further down the list
         first.append(hit)
     n = len(first)
@@ -102,6 +117,6 @@ def score_answer_recall(results: Iterable[DprResult], ks: Sequence[int], *,
             "no-answer-tokens", f"{len(no_tokens):,} of {n:,} questions have no answer with a "
             f"token ({for_example(no_tokens)}), so they can never count as answered"))
     recall = {k: sum(1 for h in first if h is not None and h <= k) / n for k in ks}
-    sig = make_signature("retrieval", {"split": identify(questions), "recall": "answer",
-                                       "tok": "dpr-simple-nfd", "field": "text"}, warnings)
+    sig = make_signature("retrieval", {**answer_recall_settings(questions),
+                                       **(run_settings or {})}, warnings)
     return AnswerRecallResult(recall, n, first, short, disagree, sig, tuple(warnings))

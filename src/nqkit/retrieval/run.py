@@ -11,7 +11,7 @@ score as Python prints it. The optional TREC run has the same lists.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,75 +20,17 @@ import orjson
 
 from nqkit.cluster import Cluster
 from nqkit.errors import InputError
+from nqkit.formats.dpr import DprContext, DprResult
 from nqkit.io import PathLike, atomic_output
 from nqkit.retrieval.open_index import OpenIndex
 from nqkit.retrieval.questions import Question
 from nqkit.retrieval.topk import Hits
+from nqkit.text.dpr_tokenize import AnswerCheck
 
-__all__ = ["Run", "check_compatible", "memoized_dpr_tokenizer", "run_retrieval",
-           "run_signature_settings", "score_values", "write_dpr_results"]
+__all__ = ["Run", "check_compatible", "dpr_results", "run_retrieval", "run_signature_settings",
+           "score_values", "write_dpr_results"]
 
-_MEMO_LIMIT = 200_000  # passages whose DPR tokens are kept (about 100 MB of token lists)
-
-
-class _Memo:
-    """DPR simple tokens of passage texts, computed once per distinct text.
-
-    A run lists the same passage for many questions (3,610 x 100 contexts over a
-    3,349-passage corpus: each passage about 100 times), and DPR's tokenizer costs about
-    0.5 ms a passage here; the cache is cleared when it holds ``_MEMO_LIMIT`` texts.
-    """
-
-    def __init__(self) -> None:
-        from nqkit.text.dpr_tokenize import simple_tokenize
-
-        self._tokenize = simple_tokenize
-        self._cache: dict[str, list[str]] = {}
-
-    def __call__(self, text: str) -> list[str]:
-        tokens = self._cache.get(text)
-        if tokens is None:
-            if len(self._cache) >= _MEMO_LIMIT:
-                self._cache.clear()
-            tokens = self._cache[text] = self._tokenize(text)
-        return tokens
-
-
-class _AnswerCheck:
-    """DPR's ``has_answer`` (:mod:`nqkit.text.dpr_tokenize`, as
-    :func:`nqkit.metrics.answer_recall.passage_has_answer` composes it), with the answers
-    tokenized once per question and each passage's tokens (and their set) once per text.
-    ``has_answer`` runs only when an answer's first token is among the passage's tokens —
-    without it no answer can occur, so the result is the same."""
-
-    def __init__(self) -> None:
-        self._memo = _Memo()
-        self._sets: dict[str, frozenset[str]] = {}
-
-    @staticmethod
-    def answers(answers: Sequence[str]) -> list[tuple[str, ...]]:
-        from nqkit.text.dpr_tokenize import tokenize_answer
-
-        return [tokenize_answer(a) for a in answers]
-
-    def __call__(self, answers: list[tuple[str, ...]], text: str) -> bool:
-        from nqkit.text.dpr_tokenize import has_answer
-
-        tokens = self._memo(text)
-        vocab = self._sets.get(text)
-        if vocab is None:
-            if len(self._sets) >= _MEMO_LIMIT:
-                self._sets.clear()
-            vocab = self._sets[text] = frozenset(tokens)
-        if not any(a and a[0] in vocab for a in answers):
-            return False
-        return has_answer(answers, tokens)
-
-
-def memoized_dpr_tokenizer() -> _Memo:
-    """DPR's passage tokenizer, tokenizing each distinct text once (for
-    :func:`nqkit.metrics.answer_recall.score_answer_recall`'s ``tokenize``)."""
-    return _Memo()
+_ROW_LIMIT = 50_000  # passages whose JSON fragment and tokens are kept (about 6.5 KB each)
 
 
 @dataclass(frozen=True)
@@ -179,50 +121,119 @@ def score_values(scores: np.ndarray, fused: bool) -> list[float]:
     return scores.tolist() if fused else float32_scores(scores)
 
 
-def write_dpr_results(path: PathLike | None, questions: Sequence[Question], run: Run,
-                      index: OpenIndex, *, keep: bool = False
-                      ) -> tuple[list[list[bool]], list[list[Any]]]:
-    """Write the DPR results file (when ``path``); returns ``has_answer`` per context and,
-    with ``keep``, the contexts themselves (for ``--eval``)."""
-    from nqkit.formats.dpr import DprContext
+class _Fragments:
+    """Each passage's part of a context in the results file, made once per row: the
+    passage, ``{"id":...,"title":...,"text":...,"score":`` as ``orjson`` writes that dict
+    (so a context is that fragment, the score's text and the flag's: the bytes orjson
+    gives the whole record), and the text's tokens for the has-answer check. A run lists
+    the same passage for many questions; the cache is emptied when it holds
+    ``_ROW_LIMIT`` rows."""
 
-    flags: list[list[bool]] = []
-    kept: list[list[Any]] = []
-    check = _AnswerCheck()
-    passages: dict[int, Any] = {}  # rows repeat across questions: parse each once
+    def __init__(self, store: Any, check: AnswerCheck) -> None:
+        self._store = store
+        self._check = check
+        self.cache: dict[int, tuple[bytes, tuple[str, ...], frozenset[str]]] = {}
 
-    def records() -> Any:
-        for q, (rows, scores) in zip(questions, run.hits, strict=True):
-            ctxs = []
-            qflags = []
-            qkept = []
-            answers = check.answers(q.answers)
-            for row, value in zip(rows.tolist(), score_values(scores, run.fused),
-                                  strict=True):
-                p = passages.get(row)
-                if p is None:
-                    if len(passages) >= _MEMO_LIMIT:
-                        passages.clear()
-                    p = passages[row] = index.store.get(row)
-                found = check(answers, p.text)
-                qflags.append(found)
-                ctxs.append({"id": p.id, "title": p.title, "text": p.text,
-                             "score": value, "has_answer": found})
-                if keep:
-                    qkept.append(DprContext(p.id, p.title, p.text, value, None))
-            flags.append(qflags)
-            kept.append(qkept)
-            yield {"question": q.question, "answers": list(q.answers), "ctxs": ctxs}
+    def add(self, row: int) -> tuple[bytes, tuple[str, ...], frozenset[str]]:
+        if len(self.cache) >= _ROW_LIMIT:
+            self.cache.clear()
+        p = self._store.get(row)
+        head = orjson.dumps({"id": p.id, "title": p.title, "text": p.text})[:-1]
+        entry = self.cache[row] = (head + b',"score":', *self._check.tokens(p.text))
+        return entry
 
-    if path is None:
-        for _ in records():
-            pass
-        return flags, kept
+
+_FLAG = (b',"has_answer":false},', b',"has_answer":true},')  # a context's end and comma
+
+
+def _score_texts(scores: np.ndarray, fused: bool) -> list[bytes]:
+    """Each score's JSON text, as orjson writes the float of :func:`score_values`.
+
+    A fused (float64) score is orjson's text of it. A float32 score is numpy's shortest
+    text of the float32 (``astype(str)``), which is the text orjson writes for the float
+    of that text, as :func:`nqkit.formats.trec.float32_scores` makes it, except in its
+    notation outside [1e-3, 1e15) (``1e-05`` / orjson ``1e-5`` or ``0.00001``): those go
+    through orjson itself, and so do non-finite values."""
+    if not scores.shape[0]:
+        return []
+    if fused:
+        return orjson.dumps(scores.tolist())[1:-1].split(b",")
+    values = scores.astype(np.float32)
+    texts = values.astype(str)
+    codes = texts.view(np.uint32).reshape(texts.shape[0], -1)  # UCS-4 code points
+    mag = np.abs(values)
+    redo = (codes == ord("e")).any(axis=1) | ~((mag >= 1e-3) & (mag < 1e15))
+    out = ",".join(texts.tolist()).encode("ascii").split(b",")
+    for i in np.flatnonzero(redo).tolist():
+        out[i] = orjson.dumps(float(texts[i]))
+    return out
+
+
+_BLOCK = 1024  # questions whose scores are formatted together
+
+
+def _hit_texts(run: Run) -> Iterator[tuple[list[int], list[bytes]]]:
+    """Each question's rows and score texts; the scores formatted by blocks of questions
+    (one numpy cast per block, not per question)."""
+    for lo in range(0, len(run.hits), _BLOCK):
+        hits = run.hits[lo:lo + _BLOCK]
+        rows = np.concatenate([h[0] for h in hits]).tolist()
+        dtype = np.float64 if run.fused else np.float32
+        texts = _score_texts(np.concatenate([h[1] for h in hits]).astype(dtype), run.fused)
+        at = 0
+        for h in hits:
+            n = h[0].shape[0]
+            yield rows[at:at + n], texts[at:at + n]
+            at += n
+
+
+def write_dpr_results(path: PathLike, questions: Sequence[Question], run: Run,
+                      index: OpenIndex, *, check: AnswerCheck | None = None) -> None:
+    """Write the DPR results file: for each question ``{"question", "answers", "ctxs":
+    [{"id", "title", "text", "score", "has_answer"}]}``, one question per line, the bytes
+    of ``orjson.dumps`` of those dicts, assembled from per-passage fragments
+    (:class:`_Fragments`) and per-hit score and flag texts. ``check`` is the has-answer
+    check to use (a fresh one by default); ``nqkit retrieve --eval`` passes the one it
+    scores with, whose cache is then warm."""
+    from nqkit.report import progress
+
+    check = check if check is not None else AnswerCheck()
+    match = check.match
+    fragments = _Fragments(index.store, check)
+    cache, add = fragments.cache, fragments.add
     with atomic_output(path, "wb") as f:
         f.write(b"[\n")
-        for i, rec in enumerate(records()):
-            if i:
-                f.write(b",\n")
-            f.write(orjson.dumps(rec))
+        for i, (q, (rows, texts)) in enumerate(progress(
+                zip(questions, _hit_texts(run), strict=True), desc="writing results",
+                total=len(questions), unit="q")):
+            answers = check.answers(q.answers)
+            parts = [b",\n" if i else b"", b'{"question":', orjson.dumps(q.question),
+                     b',"answers":', orjson.dumps(list(q.answers)), b',"ctxs":[']
+            for row, score in zip(rows, texts, strict=True):
+                head, tokens, vocab = cache.get(row) or add(row)
+                parts += (head, score, _FLAG[match(answers, tokens, vocab)])
+            if len(parts) > 6:
+                parts[-1] = parts[-1][:-1]  # no comma after the last context
+            parts.append(b"]}")
+            f.write(b"".join(parts))
         f.write(b"\n]\n")
-    return flags, kept
+
+
+def dpr_results(questions: Sequence[Question], run: Run, index: OpenIndex
+                ) -> Iterator[DprResult]:
+    """The run as :class:`~nqkit.formats.dpr.DprResult` s, for scoring: the passages'
+    ids, titles and texts in rank order (no score, no flag: the scoring reads the text),
+    each passage made once per row and shared by the questions that retrieved it."""
+    contexts: dict[int, DprContext] = {}
+
+    def context(row: int) -> DprContext:
+        c = contexts.get(row)
+        if c is None:
+            if len(contexts) >= _ROW_LIMIT:
+                contexts.clear()
+            p = index.store.get(row)
+            c = contexts[row] = DprContext(p.id, p.title, p.text)
+        return c
+
+    for q, (rows, _scores) in zip(questions, run.hits, strict=True):
+        yield DprResult(q.question, q.answers, tuple(map(context, rows.tolist())))

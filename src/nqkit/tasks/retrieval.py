@@ -9,8 +9,10 @@ JSONL), joined by question. The scoring is
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Any
 
+from nqkit.errors import InputError
 from nqkit.settings import Param, int_in, positive_int
 from nqkit.signature import ResultWarning
 from nqkit.tasks.base import TASKS, Coverage, Result, Task
@@ -47,6 +49,12 @@ def _gold_answers(paths: list[str]) -> dict[str, tuple[str, ...]]:
     return out
 
 
+def _noted(results: Iterable[Any], questions: list[str]) -> Iterator[Any]:
+    for r in results:
+        questions.append(r.question)
+        yield r
+
+
 def result_warnings(r: Any) -> list[ResultWarning]:
     """Every warning of an answer-recall result (the metric's and has_answer notices)."""
     lines = list(r.warnings)
@@ -57,20 +65,54 @@ def result_warnings(r: Any) -> list[ResultWarning]:
     return lines
 
 
-def score(s: dict[str, Any]) -> Result:
-    import dataclasses
+def _joined(results: Iterable[Any], gold: dict[str, tuple[str, ...]], s: dict[str, Any],
+            path: str) -> Iterator[Any]:
+    """The results with the gold answers, read as a stream: a question not in the gold is
+    left out (or refused), and the gold questions never asked follow with no context. The
+    checks of the join (split, extra and missing questions) run when the results end, in
+    that order, so they see every question and come before any number."""
+    from nqkit.formats.dpr import DprResult
+    from nqkit.splits import check_split
 
+    asked: list[str] = []
+    extra: list[str] = []
+    for r in results:
+        asked.append(r.question)
+        answers = gold.get(r.question)
+        if answers is None:
+            extra.append(r.question)
+        elif not extra or s["allow_extra"]:  # after a refused one, only count the rest
+            yield DprResult(r.question, answers, r.ctxs)
+    seen = set(asked)
+    # results of another known split: one line naming both, before any number
+    check_split(gold.keys(), seen, where=path)
+    if extra and not s["allow_extra"]:
+        raise InputError(path, f"{len(extra):,} question(s) of the results are not in the "
+                         f"gold (e.g. {'; '.join(map(repr, extra[:3]))})",
+                         "check the split, or pass --allow-extra to ignore them")
+    missing = [q for q in gold if q not in seen]
+    if missing and not s["allow_missing"]:
+        raise InputError(path, f"{len(missing):,} of {len(gold):,} gold questions have no "
+                         f"results (e.g. {'; '.join(map(repr, missing[:3]))})",
+                         "retrieve for every question, or pass --allow-missing to count "
+                         "them as not found")
+    for q in missing:
+        yield DprResult(q, gold[q], ())
+
+
+def score(s: dict[str, Any]) -> Result:
     import numpy as np
 
-    from nqkit.errors import InputError
     from nqkit.formats.dpr import read_dpr_results
     from nqkit.metrics.answer_recall import score_answer_recall
+    from nqkit.report import progress
     from nqkit.stats import ItemStats
 
     path = s["predictions"]
     if not path:
         raise InputError(None, "no retrieval results given",
                          "nqkit eval retrieval --predictions results.json")
+    results: Iterable[Any]
     if s["passages"] is not None or _is_trec(path):
         if not s["gold"] or s["passages"] is None:
             raise InputError(path, "a TREC run names passages and question numbers only",
@@ -79,36 +121,18 @@ def score(s: dict[str, Any]) -> Result:
         from nqkit.formats.trec import trec_to_dpr_results
 
         results = trec_to_dpr_results(path, s["gold"], s["passages"],
-                                      first_qid=s["first_qid"])
+                                      first_qid=s["first_qid"], progress=progress)
     else:
-        results = list(read_dpr_results(path))
+        results = read_dpr_results(path)  # a stream: one question in memory at a time
+    scored: list[str] = []  # the questions scored, in order (for the per-item output)
     if s["gold"]:
         gold = _gold_answers(s["gold"])
-        asked = {r.question for r in results}
-        from nqkit.splits import check_split
-
-        # results of another known split: one line naming both, before any number
-        check_split(gold.keys(), asked, where=path)
-        extra = [r.question for r in results if r.question not in gold]
-        if extra and not s["allow_extra"]:
-            raise InputError(path, f"{len(extra):,} question(s) of the results are not in the "
-                             f"gold (e.g. {'; '.join(map(repr, extra[:3]))})",
-                             "check the split, or pass --allow-extra to ignore them")
-        missing = [q for q in gold if q not in asked]
-        if missing and not s["allow_missing"]:
-            raise InputError(path, f"{len(missing):,} of {len(gold):,} gold questions have no "
-                             f"results (e.g. {'; '.join(map(repr, missing[:3]))})",
-                             "retrieve for every question, or pass --allow-missing to count "
-                             "them as not found")
-        results = [dataclasses.replace(r, answers=gold[r.question])
-                   for r in results if r.question in gold]
-        from nqkit.formats.dpr import DprResult
-
-        results += [DprResult(q, gold[q], ()) for q in missing]
+        results = _joined(results, gold, s, path)
     ks = sorted(set(s["topk"]))
-    r = score_answer_recall(results, ks, where=path)
-    items = [{"question": res.question, "first_hit": hit}
-             for res, hit in zip(results, r.first_hit, strict=True)]
+    r = score_answer_recall(_noted(progress(results, desc="answer recall", unit="q"),
+                                   scored), ks, where=path)
+    items = [{"question": q, "first_hit": hit}
+             for q, hit in zip(scored, r.first_hit, strict=True)]
 
     def headline() -> dict[str, ItemStats]:
         first = np.array([h if h is not None else np.inf for h in r.first_hit], dtype=float)
@@ -119,7 +143,7 @@ def score(s: dict[str, Any]) -> Result:
         rows=[(f"top-{k}", v) for k, v in r.recall.items()], signature=r.signature,
         official={"recall": {str(k): v for k, v in r.recall.items()},
                   "num_questions": r.num_questions},
-        items=items, item_key="question", coverage=Coverage(len(results), len(results)),
+        items=items, item_key="question", coverage=Coverage(len(scored), len(scored)),
         show_coverage=False, headline=headline, warnings=result_warnings(r),
         notes=[f"questions: {r.num_questions:,}"])
 
