@@ -12,6 +12,8 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import sys
+import unicodedata
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -28,7 +30,7 @@ from nqkit.metrics.answer_recall import passage_has_answer
 from nqkit.retrieval.corpus import Passage
 from nqkit.retrieval.questions import Question
 from nqkit.retrieval.run import Run, score_values, write_dpr_results
-from nqkit.text.dpr_tokenize import AnswerCheck
+from nqkit.text.dpr_tokenize import AnswerCheck, fold, simple_tokenize
 
 from conftest import shared_file
 
@@ -60,7 +62,11 @@ def test_check_equals_passage_has_answer_on_real_passages(biencoder: list[Any]) 
     assert hits > 100  # not vacuous
 
 
-WORDS = st.sampled_from(["a", "b", "ab", "é", "e\u0301", "1", ",", "-", "the", "B"])
+# besides plain words: the capital sigma, whose lower case depends on its neighbours
+# (the one context str.lower knows), dotted I, sharp s, the Kelvin sign (NFD: K)
+WORDS = st.sampled_from(["a", "b", "ab", "é", "e\u0301", "1", ",", "-", "the", "B",
+                         "ΟΔΟΣ", "Σ", "σ", "ς", "ΟΔΟΣ'Α", "'", "İ", "i\u0307", "ß", "ẞ",
+                         "\u212a", "k", "Ǆ", "ǆ"])
 TEXT = st.lists(st.one_of(WORDS, st.text(max_size=3)), max_size=30).map(" ".join)
 
 
@@ -73,6 +79,54 @@ def test_check_equals_passage_has_answer_on_generated_strings(answers: list[str]
     tokens = check.answers(answers)
     for text in [*texts, *texts]:  # the second time from the cache
         assert check(tokens, text) is passage_has_answer(answers, text)
+
+
+@given(texts=st.lists(TEXT, min_size=1, max_size=3))
+def test_every_folded_token_is_a_substring_of_the_folded_text(texts: list[str]) -> None:
+    # what makes the prefilter of AnswerCheck exact: a text none of whose folded
+    # substrings is an answer token cannot hold the answer
+    for text in texts:
+        folded = fold(text)
+        for token in simple_tokenize(text):
+            assert fold(token) in folded, (token, text)
+
+
+def _full_classes(text: str) -> list[str]:
+    """The tokenizer without its ASCII shortcut: the Unicode classes on NFD text."""
+    from nqkit.text.dpr_tokenize import _token_re
+
+    return [t.lower() for t in _token_re().findall(unicodedata.normalize("NFD", text))]
+
+
+def test_the_ascii_shortcut_tokenizes_every_pair_of_ascii_characters_alike() -> None:
+    chars = [chr(i) for i in range(128)]
+    for a in chars:
+        for b in chars:
+            assert simple_tokenize(a + b) == _full_classes(a + b), repr(a + b)
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=60))
+def test_the_ascii_shortcut_tokenizes_ascii_text_alike(text: str) -> None:
+    assert simple_tokenize(text) == _full_classes(text)
+
+
+def test_lower_case_is_stable_on_every_code_point() -> None:
+    # fold() relies on it: a lower-cased token lower-cased again is itself
+    unstable = [c for c in map(chr, range(sys.maxunicode + 1))
+                if not 0xD800 <= ord(c) <= 0xDFFF and c.lower().lower() != c.lower()]
+    assert unstable == []
+
+
+@pytest.mark.parametrize(("answer", "text"), [
+    ("οδος", "ΟΔΟΣ'Α"),  # the sigma is medial before the apostrophe and a capital
+    ("ΟΔΟΣ", "ΟΔΟΣ'Α"),
+    ("οδοσ", "ΟΔΟΣ, Α"),
+    ("i̇stanbul", "İSTANBUL"),
+    ("kelvin", "\u212aELVIN"),
+])
+def test_check_with_context_dependent_lower_case(answer: str, text: str) -> None:
+    check = AnswerCheck()
+    assert check(check.answers([answer]), text) is passage_has_answer([answer], text)
 
 
 # ----------------------------------------------------------------------------- the writer

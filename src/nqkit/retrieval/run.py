@@ -25,12 +25,12 @@ from nqkit.io import PathLike, atomic_output
 from nqkit.retrieval.open_index import OpenIndex
 from nqkit.retrieval.questions import Question
 from nqkit.retrieval.topk import Hits
-from nqkit.text.dpr_tokenize import AnswerCheck
+from nqkit.text.dpr_tokenize import AnswerCheck, fold
 
 __all__ = ["Run", "check_compatible", "dpr_results", "run_retrieval", "run_signature_settings",
            "score_values", "write_dpr_results"]
 
-_ROW_LIMIT = 50_000  # passages whose JSON fragment and tokens are kept (about 6.5 KB each)
+_ROW_LIMIT = 50_000  # passages whose JSON fragment, text and folded text are kept (~2.5 KB each)
 
 
 @dataclass(frozen=True)
@@ -125,21 +125,21 @@ class _Fragments:
     """Each passage's part of a context in the results file, made once per row: the
     passage, ``{"id":...,"title":...,"text":...,"score":`` as ``orjson`` writes that dict
     (so a context is that fragment, the score's text and the flag's: the bytes orjson
-    gives the whole record), and the text's tokens for the has-answer check. A run lists
-    the same passage for many questions; the cache is emptied when it holds
+    gives the whole record), and the text with its :func:`~nqkit.text.dpr_tokenize.fold`
+    for the has-answer check (which tokenizes a text only when an answer may be in it). A
+    run lists the same passage for many questions; the cache is emptied when it holds
     ``_ROW_LIMIT`` rows."""
 
-    def __init__(self, store: Any, check: AnswerCheck) -> None:
+    def __init__(self, store: Any) -> None:
         self._store = store
-        self._check = check
-        self.cache: dict[int, tuple[bytes, tuple[str, ...], frozenset[str]]] = {}
+        self.cache: dict[int, tuple[bytes, str, str]] = {}
 
-    def add(self, row: int) -> tuple[bytes, tuple[str, ...], frozenset[str]]:
+    def add(self, row: int) -> tuple[bytes, str, str]:
         if len(self.cache) >= _ROW_LIMIT:
             self.cache.clear()
         p = self._store.get(row)
         head = orjson.dumps({"id": p.id, "title": p.title, "text": p.text})[:-1]
-        entry = self.cache[row] = (head + b',"score":', *self._check.tokens(p.text))
+        entry = self.cache[row] = (head + b',"score":', p.text, fold(p.text))
         return entry
 
 
@@ -198,8 +198,7 @@ def write_dpr_results(path: PathLike, questions: Sequence[Question], run: Run,
     from nqkit.report import progress
 
     check = check if check is not None else AnswerCheck()
-    match = check.match
-    fragments = _Fragments(index.store, check)
+    fragments = _Fragments(index.store)
     cache, add = fragments.cache, fragments.add
     with atomic_output(path, "wb") as f:
         f.write(b"[\n")
@@ -210,8 +209,8 @@ def write_dpr_results(path: PathLike, questions: Sequence[Question], run: Run,
             parts = [b",\n" if i else b"", b'{"question":', orjson.dumps(q.question),
                      b',"answers":', orjson.dumps(list(q.answers)), b',"ctxs":[']
             for row, score in zip(rows, texts, strict=True):
-                head, tokens, vocab = cache.get(row) or add(row)
-                parts += (head, score, _FLAG[match(answers, tokens, vocab)])
+                head, text, folded = cache.get(row) or add(row)
+                parts += (head, score, _FLAG[check(answers, text, folded)])
             if len(parts) > 6:
                 parts[-1] = parts[-1][:-1]  # no comma after the last context
             parts.append(b"]}")
