@@ -15,6 +15,7 @@ import types
 import pytest
 
 from nqkit.cli import main
+from nqkit.settings import Param
 
 from conftest import ROOT, require
 
@@ -276,3 +277,40 @@ def test_a_command_module_is_found_and_listed_in_its_order(tmp_path, monkeypatch
         assert listed.index("demo") + 1 == listed.index("hello") < listed.index("simplify")
     finally:
         sys.modules.pop("nqkit.commands.hello", None)
+
+
+def test_score_receives_a_typed_frozen_record_of_the_declared_settings(tmp_path):
+    import dataclasses
+
+    from nqkit.tasks.base import Settings, Task, get_task
+    from nqkit.tasks.nq_open import NqOpenSettings
+
+    refs = tmp_path / "refs.jsonl"
+    refs.write_text(json.dumps({"question": "q", "answer": ["a"]}) + "\n", encoding="utf-8")
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text(json.dumps({"question": "q", "prediction": "A"}) + "\n",
+                     encoding="utf-8")
+    task = get_task("nq-open")
+    s = task.settings(gold=[str(refs)], predictions=str(preds), convention="squad")
+    assert isinstance(s, NqOpenSettings)
+    # the given values, and the declared defaults for the rest
+    assert (s.convention, s.answer_field, s.regex, s.bootstrap, s.format) == (
+        "squad", "answer", False, 0, "table")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.convention = "orqa"  # type: ignore[misc]
+    # the library call of the docs: 1 of 1 correct ("A" normalizes to "a")
+    r = task.run(gold=[str(refs)], predictions=str(preds), bootstrap=10)
+    assert r.official["accuracy"] == 1.0 and "exact match" in r.intervals
+    # an unknown name is an error that lists the valid ones
+    with pytest.raises(TypeError, match=r"no setting\(s\) \['bootstraps'\]; known: .*'bootstrap'"):
+        task.run(gold=[str(refs)], predictions=str(preds), bootstraps=10)
+
+    # a record whose fields are not the declared settings: the task is refused
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Wrong(Settings):
+        threshold: int
+
+    with pytest.raises(TypeError, match=r"fields of Wrong \['threshold'\] are not its "
+                                        r"declared settings \['level'\]"):
+        Task("wrong", "h", "d", score=lambda s: None,  # type: ignore[arg-type,return-value]
+             params=(Param("level", "--level", "h", default=1),), settings_type=Wrong)
