@@ -35,6 +35,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from nqkit import __version__
+from nqkit.commands.base import print_help
 from nqkit.errors import NqkitError
 
 if TYPE_CHECKING:
@@ -58,9 +59,13 @@ class NqkitArgumentParser(argparse.ArgumentParser):
     `nqkit eval nq --help``` instead of a usage block.
     """
 
-    def __init__(self, *args: Any, populate: Any = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, populate: Any = None, intermixed: bool = False,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._populate = populate
+        # positionals may come before and after options (``NAME --train T IN OUT``)
+        self._intermixed = intermixed
+        self._in_intermixed = False
 
     def _ensure(self) -> None:
         """Add the arguments now: ``populate(parser)`` runs on first parse or help, so
@@ -71,6 +76,13 @@ class NqkitArgumentParser(argparse.ArgumentParser):
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         self._ensure()
+        if self._intermixed and not self._in_intermixed:
+            # argparse's intermixed parsing calls this method again: once is enough
+            self._in_intermixed = True
+            try:
+                return self.parse_known_intermixed_args(args, namespace)
+            finally:
+                self._in_intermixed = False
         return super().parse_known_args(args, namespace)
 
     def format_help(self) -> str:
@@ -107,24 +119,27 @@ def build_parser() -> argparse.ArgumentParser:
     modules = command_modules()
     used = {c.group for m in modules for c in getattr(m, "COMMANDS", ())}
     used |= {getattr(m, "GROUP", None) for m in modules if not hasattr(m, "COMMANDS")}
+    # a declared command named like a group (its subcommands from a registry) takes the
+    # group's place in the listing
+    as_group = {c.name: c for m in modules for c in getattr(m, "COMMANDS", ())
+                if c.group is None and c.name in GROUPS}
     for group, help_text in GROUPS.items():
-        if group in used:
+        if group in as_group:
+            as_group[group].add_to(sub)
+        elif group in used:
             gp = sub.add_parser(group, help=help_text, description=help_text)
             group_subs[group] = gp.add_subparsers(dest=f"{group}_command", metavar="TASK")
-            gp.set_defaults(func=lambda _args, _gp=gp: _print_help(_gp))
+            gp.set_defaults(func=lambda _args, _gp=gp: print_help(_gp))
     for module in modules:
         if hasattr(module, "COMMANDS"):  # declared (nqkit.commands.base.Command)
             for command in module.COMMANDS:
+                if command.group is None and command.name in as_group:
+                    continue  # added in its group's place
                 command.add_to(group_subs[command.group] if command.group else sub)
             continue
         module_group: str | None = getattr(module, "GROUP", None)
         module.register(group_subs[module_group] if module_group else sub)
     return parser
-
-
-def _print_help(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
 
 
 class Terminated(KeyboardInterrupt):

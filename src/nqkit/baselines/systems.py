@@ -21,7 +21,7 @@ from functools import cache, partial
 from typing import Any, Generic, TypeVar
 
 from nqkit.registry import Registry, discover
-from nqkit.settings import Param
+from nqkit.settings import Param, format_param, output_param
 
 __all__ = ["FORMAT", "OUTPUT", "SYSTEMS", "NqBaselineSettings", "System", "SystemSettings",
            "get_system", "nq_baseline", "nq_params", "system_names"]
@@ -92,10 +92,8 @@ class System(Generic[S]):
 SYSTEMS: Registry[System[Any]] = Registry("baseline")
 T = TypeVar("T", bound=Callable[..., Any])
 
-OUTPUT = Param("output", "--output", "where to write the predictions", required=True,
-               metavar="FILE", short="-o", output=True)
-FORMAT = Param("format", "--format", "table (default) or json", default="table",
-               choices=("table", "json"))
+OUTPUT = output_param("where to write the predictions")
+FORMAT = format_param("table", "json")
 
 
 @cache

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from nqkit.registry import Registry, discover
-from nqkit.settings import Param, int_in
+from nqkit.settings import Param, format_param, int_in
 from nqkit.signature import ResultWarning
 
 if TYPE_CHECKING:  # numpy stays out of start-up
@@ -57,9 +57,8 @@ ALLOW_MISSING = Param("allow_missing", "--allow-missing",
 ALLOW_EXTRA = Param("allow_extra", "--allow-extra",
                     "ignore predictions for items not in the gold (default: error)",
                     action="store_true", default=False)
-FORMAT = Param("format", "--format", "table (default), json, or jsonl (one line per item "
-               "on stdout; the summary goes to stderr)", default="table",
-               choices=("table", "json", "jsonl"))
+FORMAT = format_param("table", "json", "jsonl", help="table (default), json, or jsonl (one "
+                      "line per item on stdout; the summary goes to stderr)")
 PER_ITEM = Param("per_item", "--per-item", "also write one JSON line per gold item",
                  metavar="FILE", output=True,
                  deprecated=("--per-question", "--per-example", "--ranks"))
