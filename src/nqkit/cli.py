@@ -3,13 +3,15 @@
 Each subcommand lives in a module of :mod:`nqkit.commands`, found there
 (:func:`nqkit.registry.discover`; adding a module adds its command), that defines
 ``ORDER`` (where ``nqkit --help`` lists it) and declares ``COMMANDS``, a tuple of
-:class:`nqkit.commands.base.Command` (name, group, help, declared settings, ``run``), or,
-for commands whose parsers are not yet declarations, defines ``GROUP`` (``None`` for a
-top-level command, or a group such as ``"eval"``) and ``register(subparsers)``, which adds
-its parser and sets ``func`` to a callable taking the parsed arguments and returning an
-exit code. Those modules import only ``argparse`` at top level so that ``nqkit --help``
-stays instant; heavy work is imported inside ``func``. Other modules of the package
-(helpers such as :mod:`nqkit.commands.base`) declare neither and are not commands.
+:class:`nqkit.commands.base.Command` (name, group, help, declared settings, ``run``; a
+command named like a group of :data:`GROUPS`, such as ``eval``, takes the group's place
+and adds its subcommands from a registry on first use), or, for commands whose parsers
+are not yet declarations, defines ``GROUP`` (``None`` for a top-level command, or a group
+such as ``"reqa"``) and ``register(subparsers)``, which adds its parser and sets ``func``
+to a callable taking the parsed arguments and returning an exit code. Those modules
+import only light modules at top level so that ``nqkit --help`` stays instant; heavy
+work is imported inside ``func``. Other modules of the package (helpers such as
+:mod:`nqkit.commands.base`) declare neither and are not commands.
 
 Results go to stdout; diagnostics and progress bars go to stderr. Bad input
 (:class:`nqkit.errors.InputError`) becomes one line on stderr and exit code 2.
@@ -41,9 +43,11 @@ from nqkit.errors import NqkitError
 if TYPE_CHECKING:
     pass
 
-GROUPS: dict[str, str] = {
-    "eval": "score predictions with the official metrics of a task",
-    "compare": "paired significance tests of two systems on a task",
+# The groups of subcommands, in the order `nqkit --help` lists them first; None: the
+# group is a declared Command of the same name (its help is there)
+GROUPS: dict[str, str | None] = {
+    "eval": None,  # nqkit.commands.eval
+    "compare": None,  # nqkit.commands.compare
     "convert": "convert between dataset formats",
     "reqa": "ReQA answer-retrieval tasks: build, run, score",
     "data": "datasets by name: list, info, get (verified downloads), path, export, stats",
@@ -126,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     for group, help_text in GROUPS.items():
         if group in as_group:
             as_group[group].add_to(sub)
-        elif group in used:
+        elif group in used and help_text is not None:
             gp = sub.add_parser(group, help=help_text, description=help_text)
             group_subs[group] = gp.add_subparsers(dest=f"{group}_command", metavar="TASK")
             gp.set_defaults(func=lambda _args, _gp=gp: print_help(_gp))
