@@ -1,14 +1,14 @@
 """The task contract: what every evaluation declares, and the one result shape it returns.
 
 A :class:`Task` declares how it reads gold and predictions, its settings as
-:class:`Param` records (flag, type, default, help, signature key), and ``score()``, which
-returns a :class:`Result`. The rest is built from those declarations, once, for every
-task: the ``nqkit compare TASK`` command line (``nqkit eval TASK`` next), the
-signature (sacrebleu's idea: every setting that changes a number, the version last),
-bootstrap intervals of the headline metrics and paired significance tests
-(:mod:`nqkit.stats`). Today ``nqkit compare`` and library callers
-(``get_task("nq-open").run(gold=[...], predictions=..., bootstrap=1000).to_table()``) go
-through it; the ``nqkit eval`` commands move onto it next.
+:class:`Param` records (flag, type, default, help, signature key), the frozen record
+they reach ``score()`` in (a subclass of :class:`Settings`, so mypy checks every use),
+and ``score()``, which returns a :class:`Result`. The rest is built from those
+declarations, once, for every task: the ``nqkit eval TASK`` and ``nqkit compare TASK``
+command lines, the signature (sacrebleu's idea: every setting that changes a number, the
+version last), bootstrap intervals of the headline metrics and paired significance tests
+(:mod:`nqkit.stats`). Library callers go through the same path:
+``get_task("nq-open").run(gold=[...], predictions=..., bootstrap=1000).to_table()``.
 
 Tasks register themselves in :data:`TASKS` when their module is imported; every module of
 :mod:`nqkit.tasks` is imported on first use (:func:`nqkit.registry.discover`), so adding a
