@@ -158,6 +158,9 @@ def test_predict_old_forms_work_with_one_notice(unannotated, tmp_path, capsys, o
 
 def test_predict_needs_input_and_output_in_one_form(unannotated, tmp_path, capsys):
     out = str(tmp_path / "p.json")
+    assert main(["predict"]) == 2
+    assert capsys.readouterr().err == ("nqkit: error: nqkit predict: the following arguments "
+                                       "are required: NAME — see `nqkit predict --help`\n")
     assert main(["predict", "first_paragraph", "--input", unannotated]) == 2
     assert capsys.readouterr().err.startswith(
         "nqkit: error: expected NAME --input INPUT_PATTERN -o OUTPUT.json")
@@ -242,3 +245,20 @@ def test_human_bounds_command(tmp_path, capsys, shared):
                  "--no-gold-cache"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["splits"] == 10 and set(data) >= {"single-long", "super-short", "signature"}
+
+
+def test_system_settings_are_a_typed_record_and_unknown_names_are_refused():
+    import dataclasses
+
+    from nqkit.baselines.systems import NqBaselineSettings, get_system
+
+    system = get_system("first_paragraph")
+    s = system.settings(input=["in.jsonl"], output="out.json")
+    assert isinstance(s, NqBaselineSettings)
+    # the declared defaults for the rest (nq_params: thresholds 2, no --eval, table)
+    assert (s.long_threshold, s.short_threshold, s.eval, s.train, s.format) == (
+        2, 2, False, None, "table")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.output = "x"  # type: ignore[misc]
+    with pytest.raises(TypeError, match=r"no setting\(s\) \['outptu'\]; known: .*'output'"):
+        system.settings(input=["in.jsonl"], outptu="out.json")

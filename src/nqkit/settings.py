@@ -41,8 +41,10 @@ class Param:
 
     def add_to(self, parser: argparse.ArgumentParser) -> None:
         if not self.flag.startswith("-"):
+            # "*" without a default would be reported as a missing argument when absent
+            optional = {"default": self.default} if self.nargs in ("?", "*") else {}
             parser.add_argument(self.name, nargs=self.nargs, help=self.help,
-                                metavar=self.metavar)
+                                metavar=self.metavar, **optional)
             return
         shown = f"{self.short}/{self.flag}" if self.short else self.flag
         for old in self.deprecated:
