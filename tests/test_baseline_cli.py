@@ -161,9 +161,11 @@ def test_predict_needs_input_and_output_in_one_form(unannotated, tmp_path, capsy
     assert main(["predict"]) == 2
     assert capsys.readouterr().err == ("nqkit: error: nqkit predict: the following arguments "
                                        "are required: NAME — see `nqkit predict --help`\n")
-    assert main(["predict", "first_paragraph", "--input", unannotated]) == 2
-    assert capsys.readouterr().err.startswith(
-        "nqkit: error: expected NAME --input INPUT_PATTERN -o OUTPUT.json")
+    for argv in (["--input", unannotated], [unannotated]):  # new form, old form
+        assert main(["predict", "first_paragraph", *argv]) == 2
+        err = capsys.readouterr().err.splitlines()
+        assert len(err) == 1 and err[0].startswith(
+            "nqkit: error: expected NAME --input INPUT_PATTERN -o OUTPUT.json")
     assert main(["predict", "first_paragraph", unannotated, "-o", out]) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith(

@@ -32,17 +32,18 @@ def run(args: argparse.Namespace) -> int:
     if len(positionals) > 2:
         raise InputError(None, f"unexpected argument(s) {' '.join(positionals[2:])}",
                          f"nqkit predict {USE}")
-    if args.system is not None:
-        note(f"--system is deprecated and will be removed in the next release; use {USE}")
-    elif positionals:
-        note("positional INPUT_PATTERN OUTPUT.json are deprecated and will be removed in "
-             f"the next release; use {USE}")
     inputs, output = (args.input, args.output) if not positionals else (
         positionals[0], positionals[1] if len(positionals) == 2 else None)
     if name is None or inputs is None or output is None:
         raise InputError(None, f"expected {USE}",
                          "nqkit predict first_paragraph --input 'nq-test-*.jsonl.gz' "
                          "-o preds.json")
+    # the old forms: one notice, once the command line is known to be complete
+    if args.system is not None:
+        note(f"--system is deprecated and will be removed in the next release; use {USE}")
+    elif positionals:
+        note("positional INPUT_PATTERN OUTPUT.json are deprecated and will be removed in "
+             f"the next release; use {USE}")
     files = expand_paths(inputs, what="input")
     train = expand_paths(args.train, what="training") if args.train else []
     check_output(output, [*files, *train], option="-o" if not positionals else "OUTPUT")
