@@ -14,7 +14,7 @@ fi
 
 system="${NQKIT_SYSTEM:-first_paragraph}"
 python="${PYTHON:-python3}"
-args=(predict --system "$system" "$1" "$2")
+args=(predict "$system" --input "$1" -o "$2")
 if [ -n "${NQKIT_TRAIN:-}" ]; then
     args+=(--train "$NQKIT_TRAIN")
 fi

@@ -108,7 +108,7 @@ def test_duplicate_examples_are_an_error(tmp_path, capsys):
 
 def test_predict_on_unannotated_shards_then_eval(unannotated, tmp_path, capsys):
     out = tmp_path / "predictions.json"
-    assert main(["predict", "first_paragraph", unannotated, str(out)]) == 0
+    assert main(["predict", "first_paragraph", "--input", unannotated, "-o", str(out)]) == 0
     assert "first_paragraph: 7 predictions written to" in capsys.readouterr().err
     assert main(["eval", "nq", "--gold", str(TOY_PATH), "--predictions", str(out),
                  "--no-gold-cache"]) == 0
@@ -123,8 +123,55 @@ def test_predict_on_unannotated_shards_then_eval(unannotated, tmp_path, capsys):
 def test_predict_with_training_system(unannotated, tmp_path):
     out = tmp_path / "p.json"
     assert main(["predict", "most_frequent", "--train", str(TOY_TRAIN_PATH),
-                 unannotated, str(out)]) == 0
+                 "--input", unannotated, "-o", str(out)]) == 0
     assert sum(not p.long_answer.is_null for p in read_nq_predictions(out).values()) == 6
+
+
+@pytest.mark.parametrize(("old", "notice"), [
+    # the positional form, options before or after the positionals
+    (["most_frequent", "{in}", "{out}", "--train", "{train}"],
+     "positional INPUT_PATTERN OUTPUT.json are deprecated and will be removed in the next "
+     "release; use NAME --input INPUT_PATTERN -o OUTPUT.json"),
+    (["most_frequent", "--train", "{train}", "{in}", "{out}"],
+     "positional INPUT_PATTERN OUTPUT.json are deprecated and will be removed in the next "
+     "release; use NAME --input INPUT_PATTERN -o OUTPUT.json"),
+    (["--system", "most_frequent", "{in}", "{out}", "--train", "{train}"],
+     "--system is deprecated and will be removed in the next release; use NAME --input "
+     "INPUT_PATTERN -o OUTPUT.json"),
+])
+def test_predict_old_forms_work_with_one_notice(unannotated, tmp_path, capsys, old, notice):
+    def argv(words: list[str], out: Path) -> list[str]:
+        subst = {"{in}": unannotated, "{out}": str(out), "{train}": str(TOY_TRAIN_PATH)}
+        return ["predict", *(subst.get(w, w) for w in words)]
+
+    new_out, old_out = tmp_path / "new.json", tmp_path / "old.json"
+    assert main(argv(["most_frequent", "--input", "{in}", "-o", "{out}", "--train",
+                      "{train}"], new_out)) == 0
+    new = capsys.readouterr()
+    assert main(argv(old, old_out)) == 0
+    got = capsys.readouterr()
+    assert old_out.read_bytes() == new_out.read_bytes()
+    assert got.out == new.out
+    assert got.err.splitlines() == [f"nqkit: note: {notice}",
+                                    *new.err.replace(str(new_out), str(old_out)).splitlines()]
+
+
+def test_predict_needs_input_and_output_in_one_form(unannotated, tmp_path, capsys):
+    out = str(tmp_path / "p.json")
+    assert main(["predict"]) == 2
+    assert capsys.readouterr().err == ("nqkit: error: nqkit predict: the following arguments "
+                                       "are required: NAME — see `nqkit predict --help`\n")
+    for argv in (["--input", unannotated], [unannotated]):  # new form, old form
+        assert main(["predict", "first_paragraph", *argv]) == 2
+        err = capsys.readouterr().err.splitlines()
+        assert len(err) == 1 and err[0].startswith(
+            "nqkit: error: expected NAME --input INPUT_PATTERN -o OUTPUT.json")
+    assert main(["predict", "first_paragraph", unannotated, "-o", out]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(
+        "nqkit: error: give the input and output either as --input/-o or as positional "
+        "arguments, not both")
+    assert not (tmp_path / "p.json").exists()
 
 
 def _run_wrapper(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -200,3 +247,20 @@ def test_human_bounds_command(tmp_path, capsys, shared):
                  "--no-gold-cache"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["splits"] == 10 and set(data) >= {"single-long", "super-short", "signature"}
+
+
+def test_system_settings_are_a_typed_record_and_unknown_names_are_refused():
+    import dataclasses
+
+    from nqkit.baselines.systems import NqBaselineSettings, get_system
+
+    system = get_system("first_paragraph")
+    s = system.settings(input=["in.jsonl"], output="out.json")
+    assert isinstance(s, NqBaselineSettings)
+    # the declared defaults for the rest (nq_params: thresholds 2, no --eval, table)
+    assert (s.long_threshold, s.short_threshold, s.eval, s.train, s.format) == (
+        2, 2, False, None, "table")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.output = "x"  # type: ignore[misc]
+    with pytest.raises(TypeError, match=r"no setting\(s\) \['outptu'\]; known: .*'output'"):
+        system.settings(input=["in.jsonl"], outptu="out.json")

@@ -15,6 +15,7 @@ import types
 import pytest
 
 from nqkit.cli import main
+from nqkit.settings import Param
 
 from conftest import ROOT, require
 
@@ -276,3 +277,75 @@ def test_a_command_module_is_found_and_listed_in_its_order(tmp_path, monkeypatch
         assert listed.index("demo") + 1 == listed.index("hello") < listed.index("simplify")
     finally:
         sys.modules.pop("nqkit.commands.hello", None)
+
+
+def test_score_receives_a_typed_frozen_record_of_the_declared_settings(tmp_path):
+    import dataclasses
+
+    from nqkit.tasks.base import Settings, Task, get_task
+    from nqkit.tasks.nq_open import NqOpenSettings
+
+    refs = tmp_path / "refs.jsonl"
+    refs.write_text(json.dumps({"question": "q", "answer": ["a"]}) + "\n", encoding="utf-8")
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text(json.dumps({"question": "q", "prediction": "A"}) + "\n",
+                     encoding="utf-8")
+    task = get_task("nq-open")
+    s = task.settings(gold=[str(refs)], predictions=str(preds), convention="squad")
+    assert isinstance(s, NqOpenSettings)
+    # the given values, and the declared defaults for the rest
+    assert (s.convention, s.answer_field, s.regex, s.bootstrap, s.format) == (
+        "squad", "answer", False, 0, "table")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.convention = "orqa"  # type: ignore[misc]
+    # the library call of the docs: 1 of 1 correct ("A" normalizes to "a")
+    r = task.run(gold=[str(refs)], predictions=str(preds), bootstrap=10)
+    assert r.official["accuracy"] == 1.0 and "exact match" in r.intervals
+    # an unknown name is an error that lists the valid ones
+    with pytest.raises(TypeError, match=r"no setting\(s\) \['bootstraps'\]; known: .*'bootstrap'"):
+        task.run(gold=[str(refs)], predictions=str(preds), bootstraps=10)
+
+    # a record whose fields are not the declared settings: the task is refused
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Wrong(Settings):
+        threshold: int
+
+    with pytest.raises(TypeError, match=r"fields of Wrong \['threshold'\] are not its "
+                                        r"declared settings \['level'\]"):
+        Task("wrong", "h", "d", score=lambda s: None,  # type: ignore[arg-type,return-value]
+             params=(Param("level", "--level", "h", default=1),), settings_type=Wrong)
+
+
+def test_worked_example_command(tmp_path, monkeypatch, capsys):
+    """The module, saved in the commands package, is a command listed at its ORDER."""
+    import nqkit.commands
+    from nqkit.cli import build_parser
+
+    package = tmp_path / "package"
+    package.mkdir()
+    (package / "count.py").write_text(_blocks()[2], encoding="utf-8")
+    monkeypatch.setattr(nqkit.commands, "__path__", [*nqkit.commands.__path__, str(package)])
+    monkeypatch.delitem(sys.modules, "nqkit.commands.count", raising=False)
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"question": "who won", "answer": ["The United States", "the US"]},
+        {"question": "where is it", "answer": ["Paris"]}]), encoding="utf-8")
+    b.write_text(json.dumps({"question": "which one", "answer": ["x", "y", "z"]}) + "\n",
+                 encoding="utf-8")
+    try:
+        assert main(["count", str(a), str(b), "--format", "json"]) == 0
+        # a: 2 questions with 2 + 1 answers; b: 1 question with 3
+        assert json.loads(capsys.readouterr().out) == [
+            {"file": str(a), "questions": 2, "answers": 3},
+            {"file": str(b), "questions": 1, "answers": 3}]
+        assert main(["count", str(a)]) == 0
+        assert capsys.readouterr().out.split("\n")[2].split() == [str(a), "2", "3"]
+        # bad input: one line, exit code 2
+        assert main(["count", str(tmp_path / "none.jsonl")]) == 2
+        err = capsys.readouterr().err.splitlines()
+        assert len(err) == 1 and err[0].startswith("nqkit: error:") and "none.jsonl" in err[0]
+        listed = [line.split()[0] for line in build_parser().format_help().splitlines()
+                  if line.startswith("    ") and not line.startswith("      ")]
+        assert listed.index("simplify") + 1 == listed.index("count") < listed.index("baseline")
+    finally:
+        sys.modules.pop("nqkit.commands.count", None)

@@ -189,11 +189,11 @@ CASES: list[Case] = [
        f"baseline most_frequent --input {NQ_SIMPLE_TRAIN} --train {NQ_SIMPLE_TRAIN} "
        "-o b-frequent-train.json", "b-frequent-train.json"),
     _c("predict-first_paragraph",
-       f"predict first_paragraph {NQ_DEV} p-first.json", "p-first.json"),
+       f"predict first_paragraph --input {NQ_DEV} -o p-first.json", "p-first.json"),
     _c("predict-bm25_candidates",
-       f"predict bm25_candidates {NQ_DEV} p-bm25.json", "p-bm25.json"),
+       f"predict bm25_candidates --input {NQ_DEV} -o p-bm25.json", "p-bm25.json"),
     _c("predict-closest_question",
-       f"predict closest_question {NQ_DEV} p-closest.json --train {NQ_SIMPLE_DEV}",
+       f"predict closest_question --input {NQ_DEV} -o p-closest.json --train {NQ_SIMPLE_DEV}",
        "p-closest.json"),
     _c("eval-nq-of-baseline", f"eval nq --gold {NQ_DEV} --predictions p-bm25.json"),
     # ------------------------------------------------------------------ NQ-open, AmbigQA baselines

@@ -365,7 +365,7 @@ def _writing_commands(d: Path) -> dict[str, tuple[list[str], str]]:
         "convert nq-open": (["convert", "nq-open", gold, "-o", "OUT"], "file"),
         "baseline": (["baseline", "first_paragraph", "--input", gold, "-o", "OUT"],
                      "file"),
-        "predict": (["predict", "first_paragraph", gold, "OUT"], "file"),
+        "predict": (["predict", "first_paragraph", "--input", gold, "-o", "OUT"], "file"),
         "baseline-open nearest-question": (["baseline", "nearest-question", "--memory",
                                             nq_open, "--questions", nq_open, "-o", "OUT"],
                                            "file"),

@@ -3,13 +3,15 @@
 Each subcommand lives in a module of :mod:`nqkit.commands`, found there
 (:func:`nqkit.registry.discover`; adding a module adds its command), that defines
 ``ORDER`` (where ``nqkit --help`` lists it) and declares ``COMMANDS``, a tuple of
-:class:`nqkit.commands.base.Command` (name, group, help, declared settings, ``run``), or,
-for commands whose parsers are not yet declarations, defines ``GROUP`` (``None`` for a
-top-level command, or a group such as ``"eval"``) and ``register(subparsers)``, which adds
-its parser and sets ``func`` to a callable taking the parsed arguments and returning an
-exit code. Those modules import only ``argparse`` at top level so that ``nqkit --help``
-stays instant; heavy work is imported inside ``func``. Other modules of the package
-(helpers such as :mod:`nqkit.commands.base`) declare neither and are not commands.
+:class:`nqkit.commands.base.Command` (name, group, help, declared settings, ``run``; a
+command named like a group of :data:`GROUPS`, such as ``eval``, takes the group's place
+and adds its subcommands from a registry on first use), or, for commands whose parsers
+are not yet declarations, defines ``GROUP`` (``None`` for a top-level command, or a group
+such as ``"reqa"``) and ``register(subparsers)``, which adds its parser and sets ``func``
+to a callable taking the parsed arguments and returning an exit code. Those modules
+import only light modules at top level so that ``nqkit --help`` stays instant; heavy
+work is imported inside ``func``. Other modules of the package (helpers such as
+:mod:`nqkit.commands.base`) declare neither and are not commands.
 
 Results go to stdout; diagnostics and progress bars go to stderr. Bad input
 (:class:`nqkit.errors.InputError`) becomes one line on stderr and exit code 2.
@@ -35,14 +37,17 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from nqkit import __version__
+from nqkit.commands.base import print_help
 from nqkit.errors import NqkitError
 
 if TYPE_CHECKING:
     pass
 
-GROUPS: dict[str, str] = {
-    "eval": "score predictions with the official metrics of a task",
-    "compare": "paired significance tests of two systems on a task",
+# The groups of subcommands, in the order `nqkit --help` lists them first; None: the
+# group is a declared Command of the same name (its help is there)
+GROUPS: dict[str, str | None] = {
+    "eval": None,  # nqkit.commands.eval
+    "compare": None,  # nqkit.commands.compare
     "convert": "convert between dataset formats",
     "reqa": "ReQA answer-retrieval tasks: build, run, score",
     "data": "datasets by name: list, info, get (verified downloads), path, export, stats",
@@ -58,9 +63,13 @@ class NqkitArgumentParser(argparse.ArgumentParser):
     `nqkit eval nq --help``` instead of a usage block.
     """
 
-    def __init__(self, *args: Any, populate: Any = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, populate: Any = None, intermixed: bool = False,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._populate = populate
+        # positionals may come before and after options (``NAME --train T IN OUT``)
+        self._intermixed = intermixed
+        self._in_intermixed = False
 
     def _ensure(self) -> None:
         """Add the arguments now: ``populate(parser)`` runs on first parse or help, so
@@ -71,6 +80,13 @@ class NqkitArgumentParser(argparse.ArgumentParser):
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         self._ensure()
+        if self._intermixed and not self._in_intermixed:
+            # argparse's intermixed parsing calls this method again: once is enough
+            self._in_intermixed = True
+            try:
+                return self.parse_known_intermixed_args(args, namespace)
+            finally:
+                self._in_intermixed = False
         return super().parse_known_args(args, namespace)
 
     def format_help(self) -> str:
@@ -107,24 +123,27 @@ def build_parser() -> argparse.ArgumentParser:
     modules = command_modules()
     used = {c.group for m in modules for c in getattr(m, "COMMANDS", ())}
     used |= {getattr(m, "GROUP", None) for m in modules if not hasattr(m, "COMMANDS")}
+    # a declared command named like a group (its subcommands from a registry) takes the
+    # group's place in the listing
+    as_group = {c.name: c for m in modules for c in getattr(m, "COMMANDS", ())
+                if c.group is None and c.name in GROUPS}
     for group, help_text in GROUPS.items():
-        if group in used:
+        if group in as_group:
+            as_group[group].add_to(sub)
+        elif group in used and help_text is not None:
             gp = sub.add_parser(group, help=help_text, description=help_text)
             group_subs[group] = gp.add_subparsers(dest=f"{group}_command", metavar="TASK")
-            gp.set_defaults(func=lambda _args, _gp=gp: _print_help(_gp))
+            gp.set_defaults(func=lambda _args, _gp=gp: print_help(_gp))
     for module in modules:
         if hasattr(module, "COMMANDS"):  # declared (nqkit.commands.base.Command)
             for command in module.COMMANDS:
+                if command.group is None and command.name in as_group:
+                    continue  # added in its group's place
                 command.add_to(group_subs[command.group] if command.group else sub)
             continue
         module_group: str | None = getattr(module, "GROUP", None)
         module.register(group_subs[module_group] if module_group else sub)
     return parser
-
-
-def _print_help(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
 
 
 class Terminated(KeyboardInterrupt):

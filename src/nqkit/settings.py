@@ -16,7 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DeprecatedOption", "Param", "add_deprecated", "float_in", "int_in", "positive_int"]
+__all__ = ["DeprecatedOption", "Param", "add_deprecated", "float_in", "format_param", "int_in",
+           "output_param", "positive_int"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +41,10 @@ class Param:
 
     def add_to(self, parser: argparse.ArgumentParser) -> None:
         if not self.flag.startswith("-"):
+            # "*" without a default would be reported as a missing argument when absent
+            optional = {"default": self.default} if self.nargs in ("?", "*") else {}
             parser.add_argument(self.name, nargs=self.nargs, help=self.help,
-                                metavar=self.metavar)
+                                metavar=self.metavar, **optional)
             return
         shown = f"{self.short}/{self.flag}" if self.short else self.flag
         for old in self.deprecated:
@@ -69,6 +72,21 @@ class Param:
         if self.required and not self.deprecated:
             kwargs["required"] = True
         parser.add_argument(*filter(None, (self.short, self.flag)), **kwargs)
+
+
+def format_param(*choices: str, default: str | None = "table", help: str | None = None
+                 ) -> Param:
+    """``--format``, with the same spelling and help wherever a command prints results:
+    ``table`` (aligned text), ``json`` (one document), ``jsonl`` (one line per record)."""
+    text = help or f"{' or '.join(choices)} (default {default})"
+    return Param("format", "--format", text, default=default, choices=tuple(choices))
+
+
+def output_param(help: str, *, metavar: str | None = "FILE", required: bool = True,
+                 dest: str = "output", deprecated: Sequence[str] = ()) -> Param:
+    """``-o/--output``: the file (or directory) a command writes."""
+    return Param(dest, "--output", help, required=required, metavar=metavar, short="-o",
+                 output=True, deprecated=tuple(deprecated))
 
 
 class DeprecatedOption(argparse.Action):

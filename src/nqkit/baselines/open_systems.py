@@ -10,37 +10,45 @@
 
 from __future__ import annotations
 
-import sys
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from nqkit.baselines.systems import FORMAT, OUTPUT, SYSTEMS, System
+from nqkit.baselines.systems import FORMAT, OUTPUT, SYSTEMS, System, SystemSettings
 from nqkit.settings import Param, float_in, positive_int
 
 
-def run_nearest_question(s: dict[str, Any]) -> Any:
+@dataclass(frozen=True, kw_only=True)
+class NearestQuestionSettings(SystemSettings):
+    """The settings of ``nqkit baseline nearest-question``."""
+
+    memory: list[str]  # question-answer files whose answers are copied
+    questions: str  # the NQ-open file to answer (and score)
+    answer_field: str  # the gold field holding the answers
+
+
+def run_nearest_question(s: NearestQuestionSettings) -> Any:
     from nqkit.baselines.nearest_question import TfidfIndex, load_qa_memory
     from nqkit.formats.nq_open import NqOpenPrediction, read_nq_open
     from nqkit.io import write_jsonl
     from nqkit.metrics.nq_open import score_nq_open
-    from nqkit.report import progress
+    from nqkit.report import progress, warn
     from nqkit.tasks.nq_open import nq_open_result
 
-    memory = load_qa_memory(s["memory"])
-    questions = list(read_nq_open(s["questions"], answer_field=s["answer_field"]))
+    memory = load_qa_memory(s.memory)
+    questions = list(read_nq_open(s.questions, answer_field=s.answer_field))
     index = TfidfIndex(memory.questions)
     memory_set = set(memory.questions)
     overlap = sum(1 for ex in questions if ex.question in memory_set)
     if overlap:
-        print(f"nqkit: warning: {overlap:,} question(s) also occur in the memory; their "
-              "answers are copied (the memory should be disjoint from the questions)",
-              file=sys.stderr)
+        warn(f"{overlap:,} question(s) also occur in the memory; their answers are copied "
+             "(the memory should be disjoint from the questions)")
     preds = []
     for ex in progress(questions, desc="nearest question", unit="q"):
         (i, _), = index.nearest(ex.question, 1)
         preds.append(NqOpenPrediction(ex.question, memory.answers[i][0]))
-    write_jsonl(s["output"], ({"question": p.question, "prediction": p.prediction}
-                              for p in preds))
-    r = score_nq_open(questions, preds, answer_field=s["answer_field"])
+    write_jsonl(s.output, ({"question": p.question, "prediction": p.prediction}
+                           for p in preds))
+    r = score_nq_open(questions, preds, answer_field=s.answer_field)
     result = nq_open_result(r, title=f"TF-IDF nearest question: memory "
                             f"{len(memory.questions):,} questions, {len(questions):,} "
                             "questions answered")
@@ -48,7 +56,18 @@ def run_nearest_question(s: dict[str, Any]) -> Any:
     return result
 
 
-def run_ambigqa_answers(s: dict[str, Any]) -> Any:
+@dataclass(frozen=True, kw_only=True)
+class AmbigQaAnswersSettings(SystemSettings):
+    """The settings of ``nqkit baseline ambigqa-answers``."""
+
+    train: str  # AmbigNQ train: the neighbours and their answers
+    questions: str  # the AmbigNQ file to answer (and score)
+    k: int | None  # neighbours (None, with tau None: tuned)
+    tau: float | None  # relative similarity threshold (None, with k None: tuned)
+    tune_slice: int  # the first training questions, used for tuning
+
+
+def run_ambigqa_answers(s: AmbigQaAnswersSettings) -> Any:
     from nqkit.baselines.ambigqa_baselines import (
         NearestAnswersParams,
         nearest_answers,
@@ -59,26 +78,27 @@ def run_ambigqa_answers(s: dict[str, Any]) -> Any:
     from nqkit.formats.ambignq import read_ambignq
     from nqkit.io import write_json
     from nqkit.metrics.ambigqa import score_ambigqa
+    from nqkit.report import say
     from nqkit.tasks.ambigqa import ambigqa_result
 
-    train = list(read_ambignq(s["train"]))
-    questions = list(read_ambignq(s["questions"]))
-    if (s["k"] is None) != (s["tau"] is None):
+    train = list(read_ambignq(s.train))
+    questions = list(read_ambignq(s.questions))
+    if s.k is not None and s.tau is not None:
+        params, how = NearestAnswersParams(s.k, s.tau), "given"
+    elif s.k is not None or s.tau is not None:
         raise InputError(None, "give both --k and --tau, or neither (then both are tuned)",
                          "e.g. --k 2 --tau 0.8")
-    if s["k"] is not None:
-        params, how = NearestAnswersParams(s["k"], s["tau"]), "given"
     else:
-        if not 0 < s["tune_slice"] < len(train):
+        if not 0 < s.tune_slice < len(train):
             raise InputError(None, f"--tune-slice must be in 1..{len(train) - 1}",
                              "use about a tenth of the training questions")
-        params, grid = tune_nearest_answers(train, slice_size=s["tune_slice"])
-        how = f"tuned on the first {s['tune_slice']:,} training questions"
+        params, grid = tune_nearest_answers(train, slice_size=s.tune_slice)
+        how = f"tuned on the first {s.tune_slice:,} training questions"
         for p, f1 in grid:
-            print(f"nqkit: tuning k={p.k} tau={p.tau}: F1_ans {f1:.4f}", file=sys.stderr)
+            say(f"tuning k={p.k} tau={p.tau}: F1_ans {f1:.4f}")
     index = TfidfIndex([ex.question for ex in train])
     preds = nearest_answers(questions, train, index, params)
-    write_json(s["output"], {k: list(v.answers) for k, v in preds.items()})
+    write_json(s.output, {k: list(v.answers) for k, v in preds.items()})
     r = score_ambigqa(questions, preds)
     result = ambigqa_result(r, title=f"nearest AmbigNQ train questions: k={params.k}, "
                             f"tau={params.tau} ({how})", metrics=["F1 answer"])
@@ -86,7 +106,16 @@ def run_ambigqa_answers(s: dict[str, Any]) -> Any:
     return result
 
 
-def run_ambigqa_questions(s: dict[str, Any]) -> Any:
+@dataclass(frozen=True, kw_only=True)
+class AmbigQaQuestionsSettings(SystemSettings):
+    """The settings of ``nqkit baseline ambigqa-questions``."""
+
+    method: Literal["prompt", "nearest-edit"]  # how each answer's question is written
+    questions: str  # the AmbigNQ file (its gold answers are used)
+    train: str | None  # AmbigNQ train (needed by nearest-edit)
+
+
+def run_ambigqa_questions(s: AmbigQaQuestionsSettings) -> Any:
     from nqkit.baselines.ambigqa_baselines import nearest_edit_questions, prompt_copy_questions
     from nqkit.errors import InputError
     from nqkit.formats.ambignq import AmbigQaPrediction, read_ambignq
@@ -94,21 +123,21 @@ def run_ambigqa_questions(s: dict[str, Any]) -> Any:
     from nqkit.metrics.ambigqa import QUESTION_METRICS, score_ambigqa
     from nqkit.tasks.ambigqa import ambigqa_result
 
-    questions = list(read_ambignq(s["questions"]))
-    if s["method"] == "prompt":
+    questions = list(read_ambignq(s.questions))
+    if s.method == "prompt":
         pairs = prompt_copy_questions(questions)
     else:
-        if not s["train"]:
+        if not s.train:
             raise InputError(None, "--method nearest-edit needs --train",
                              "give AmbigNQ train, e.g. --train train_light.json")
-        pairs = nearest_edit_questions(questions, list(read_ambignq(s["train"])))
-    write_json(s["output"], pairs)
+        pairs = nearest_edit_questions(questions, list(read_ambignq(s.train)))
+    write_json(s.output, pairs)
     preds = {k: AmbigQaPrediction(tuple(p["answer"] for p in v),
                                   tuple(p["question"] for p in v)) for k, v in pairs.items()}
     r = score_ambigqa(questions, preds)
     result = ambigqa_result(r, title="question disambiguation, gold answers given: "
-                            f"{s['method']}", metrics=["F1 answer", *QUESTION_METRICS])
-    result.official = {"method": s["method"], **result.official}
+                            f"{s.method}", metrics=["F1 answer", *QUESTION_METRICS])
+    result.official = {"method": s.method, **result.official}
     return result
 
 
@@ -124,7 +153,8 @@ SYSTEMS.add("nearest-question", System(
         Param("answer_field", "--answer-field", "gold field holding the answers "
               "(default: answer)", default="answer", metavar="FIELD"),
         OUTPUT, FORMAT),
-    run=run_nearest_question, inputs=("memory", "questions")))
+    run=run_nearest_question, inputs=("memory", "questions"),
+    settings_type=NearestQuestionSettings))
 
 SYSTEMS.add("ambigqa-answers", System(
     "ambigqa-answers", "ambigqa", "AmbigQA: answers of the nearest train questions",
@@ -144,7 +174,8 @@ SYSTEMS.add("ambigqa-answers", System(
         Param("tune_slice", "--tune-slice", "training questions used for tuning "
               "(default: 1000)", default=1000, type=positive_int),
         FORMAT),
-    run=run_ambigqa_answers, inputs=("train", "questions")))
+    run=run_ambigqa_answers, inputs=("train", "questions"),
+    settings_type=AmbigQaAnswersSettings))
 
 SYSTEMS.add("ambigqa-questions", System(
     "ambigqa-questions", "ambigqa", "AmbigQA: question disambiguation given gold answers",
@@ -158,4 +189,5 @@ SYSTEMS.add("ambigqa-questions", System(
               required=True, metavar="FILE"),
         Param("train", "--train", "AmbigNQ train (needed by nearest-edit)", metavar="FILE"),
         OUTPUT, FORMAT),
-    run=run_ambigqa_questions, inputs=("questions", "train")))
+    run=run_ambigqa_questions, inputs=("questions", "train"),
+    settings_type=AmbigQaQuestionsSettings))

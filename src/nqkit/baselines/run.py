@@ -3,7 +3,6 @@ official predictions file. Shared by ``nqkit baseline`` and ``nqkit predict``.""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -13,7 +12,7 @@ from nqkit.errors import InputError
 from nqkit.formats.nq import read_nq
 from nqkit.formats.nq_predictions import NqPrediction, write_nq_predictions
 from nqkit.io import PathsLike, ensure_not_input, expand_paths
-from nqkit.report import progress
+from nqkit.report import note, progress
 
 T = TypeVar("T")
 
@@ -51,8 +50,7 @@ def load_system(name: str, train: PathsLike | None, *, quiet: bool = False
                                        unit="ex"), counted))
         n_train = counted[0]
     elif train and not quiet:
-        print(f"nqkit: note: {name} needs no training data; --train is ignored",
-              file=sys.stderr)
+        note(f"{name} needs no training data; --train is ignored")
     return baseline, n_train
 
 

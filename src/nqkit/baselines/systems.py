@@ -1,7 +1,8 @@
 """The one registry of baseline systems, by name, for ``nqkit baseline NAME``.
 
-A :class:`System` declares its task, its settings (:class:`~nqkit.settings.Param`) and a
-``run(settings)`` that writes the predictions to ``settings["output"]`` and returns the
+A :class:`System` declares its task, its settings (:class:`~nqkit.settings.Param`), the
+frozen record they arrive in (a subclass of :class:`SystemSettings`) and a
+``run(settings)`` that writes the predictions to ``settings.output`` and returns the
 scores as a :class:`~nqkit.tasks.base.Result` (``None`` when nothing is scored). An NQ
 baseline is a class with ``fit``/``predict(example)`` registered with
 :func:`nq_baseline`, which makes it a system with the shared NQ settings that
@@ -15,40 +16,84 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cache, partial
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from nqkit.registry import Registry, discover
-from nqkit.settings import Param
+from nqkit.settings import Param, format_param, output_param
 
-__all__ = ["FORMAT", "OUTPUT", "SYSTEMS", "System", "get_system", "nq_baseline", "nq_params",
-           "system_names"]
+__all__ = ["FORMAT", "OUTPUT", "SYSTEMS", "NqBaselineSettings", "System", "SystemSettings",
+           "get_system", "nq_baseline", "nq_params", "system_names"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SystemSettings:
+    """The settings every system has (:data:`OUTPUT`, :data:`FORMAT`); a system's record
+    adds its own as typed fields. Defaults stay in the :class:`Param` declarations."""
+
+    output: str  # where to write the predictions
+    format: str  # how the scores are printed: table or json
+
+
+S = TypeVar("S", bound=SystemSettings)
 
 
 @dataclass(frozen=True)
-class System:
+class System(Generic[S]):
     """A baseline the CLI can run: its task, declared settings and how to run it."""
 
     name: str
     task: str  # the task whose predictions it writes: "nq", "nq-open", "ambigqa"
     help: str
     params: tuple[Param, ...]
-    run: Callable[[dict[str, Any]], Any]  # settings -> Result | None
+    run: Callable[[S], Any]  # settings -> Result | None
     description: str = ""
     inputs: tuple[str, ...] = ()  # settings that name input files (never overwritten)
     # NQ baselines: the class (or factory) with fit/predict(example) that `nqkit predict`
     # and nqkit.baselines.get_baseline build; None for systems that only run whole files
     predictor: Callable[..., Any] | None = None
+    # the record run() takes, its fields the declared settings; None: the earlier form,
+    # run() takes a dict (kept for one release for systems declared outside nqkit)
+    settings_type: type[S] | None = None
+
+    def __post_init__(self) -> None:
+        if self.settings_type is None:
+            return
+        have = {f.name for f in fields(self.settings_type)}
+        declared = {p.name for p in self.params}
+        if have != declared:
+            raise TypeError(f"system {self.name!r}: the fields of "
+                            f"{self.settings_type.__name__} {sorted(have)} are not its "
+                            f"declared settings {sorted(declared)}")
+
+    def settings(self, **given: Any) -> S:
+        """The record of the system's settings: the given ones over the declared defaults.
+        A name the system does not declare is a ``TypeError`` that lists the known ones;
+        a missing required setting is an :class:`~nqkit.errors.InputError`."""
+        known = {p.name for p in self.params}
+        unknown = sorted(set(given) - known)
+        if unknown:
+            raise TypeError(f"system {self.name!r} has no setting(s) {unknown}; "
+                            f"known: {sorted(known)}")
+        out = {p.name: p.default for p in self.params}
+        out.update(given)
+        for p in self.params:  # an old spelling may stand in for a required option
+            if p.required and out[p.name] is None:
+                from nqkit.errors import InputError
+
+                raise InputError(None, f"{p.flag} is required",
+                                 f"see `nqkit baseline {self.name} --help`")
+        if self.settings_type is None:
+            return out  # type: ignore[return-value]  # the earlier form: a dict
+        return self.settings_type(**out)
 
 
-SYSTEMS: Registry[System] = Registry("baseline")
+SYSTEMS: Registry[System[Any]] = Registry("baseline")
 T = TypeVar("T", bound=Callable[..., Any])
 
-OUTPUT = Param("output", "--output", "where to write the predictions", required=True,
-               metavar="FILE", short="-o", output=True)
-FORMAT = Param("format", "--format", "table (default) or json", default="table",
-               choices=("table", "json"))
+OUTPUT = output_param("where to write the predictions")
+FORMAT = format_param("table", "json")
 
 
 @cache
@@ -69,30 +114,41 @@ def nq_params() -> tuple[Param, ...]:
     )
 
 
-def run_nq_baseline(name: str, s: dict[str, Any]) -> Any:
+@dataclass(frozen=True, kw_only=True)
+class NqBaselineSettings(SystemSettings):
+    """The settings of every NQ baseline (:func:`nq_params`)."""
+
+    input: list[str]  # examples to predict: paths or globs of shards
+    train: list[str] | None  # training files, for baselines that learn
+    eval: bool  # then score the predictions against the input's annotations
+    long_threshold: int  # as in `nqkit eval nq`
+    short_threshold: int
+
+
+def run_nq_baseline(name: str, s: NqBaselineSettings) -> Any:
     """Fit (when it learns) and run NQ baseline ``name``; score it with ``--eval``."""
     from nqkit.baselines.run import run_system
     from nqkit.io import staged_path
 
     gold = None
-    if s["eval"]:
+    if s.eval:
         from nqkit.tasks.nq import load_gold_for_eval
 
         # Refuse a gold the scores cannot mean anything on before predicting anything.
-        gold = load_gold_for_eval(s["input"], long_threshold=s["long_threshold"],
-                                  short_threshold=s["short_threshold"], cache=False)
-    baseline, summary = run_system(name, s["train"], s["input"], s["output"])
+        gold = load_gold_for_eval(s.input, long_threshold=s.long_threshold,
+                                  short_threshold=s.short_threshold, cache=False)
+    baseline, summary = run_system(name, s.train, s.input, s.output)
     trained = f", trained on {summary.num_train:,} examples" if baseline.needs_train else ""
     print(f"{summary.system}: {summary.num_examples:,} predictions "
-          f"({summary.num_answered:,} with a long answer{trained}) written to {s['output']}",
+          f"({summary.num_answered:,} with a long answer{trained}) written to {s.output}",
           file=sys.stderr)
-    if not s["eval"]:
+    if not s.eval:
         return None
     from nqkit.tasks.nq import evaluate_files, nq_result
 
-    r, _ = evaluate_files(s["input"], str(staged_path(s["output"])), cache=False,
-                          long_threshold=s["long_threshold"],
-                          short_threshold=s["short_threshold"], gold_examples=gold)
+    r, _ = evaluate_files(s.input, str(staged_path(s.output)), cache=False,
+                          long_threshold=s.long_threshold,
+                          short_threshold=s.short_threshold, gold_examples=gold)
     return nq_result(r)
 
 
@@ -106,7 +162,8 @@ def nq_baseline(name: str) -> Callable[[T], T]:
         SYSTEMS.add(name, System(name, "nq", f"NQ: {doc}", nq_params(),
                                  partial(run_nq_baseline, name),
                                  description=f"{doc} Writes official NQ predictions.",
-                                 inputs=("input", "train"), predictor=cls))
+                                 inputs=("input", "train"), predictor=cls,
+                                 settings_type=NqBaselineSettings))
         return cls
 
     return deco
@@ -123,7 +180,7 @@ def load_systems() -> None:
         _loaded = True
 
 
-def get_system(name: str) -> System:
+def get_system(name: str) -> System[Any]:
     load_systems()
     return SYSTEMS.get(name)
 

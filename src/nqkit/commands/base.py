@@ -7,20 +7,27 @@ spellings and help come from one place, and the CLI (:mod:`nqkit.cli`) adds the 
 Only ``argparse`` and :mod:`nqkit.settings` are imported here, so ``nqkit --help`` stays
 instant; ``run`` imports its heavy work when it is called.
 
-The settings every command spells the same way are declared once below
-(:func:`format_param`, :func:`output_param`).
+A command whose subcommands come from a registry (``nqkit eval TASK``, ``nqkit baseline
+NAME``) declares no ``run`` and a ``populate`` that adds them: without a subcommand it
+prints its help. A command named like a group of :data:`nqkit.cli.GROUPS` takes that
+group's place in ``nqkit --help``.
+
+The settings every command spells the same way are declared once
+(:func:`~nqkit.settings.format_param`, :func:`~nqkit.settings.output_param`, in
+:mod:`nqkit.settings` so that tasks and systems below the commands use them too).
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from nqkit.settings import Param
+from nqkit.settings import Param, format_param, output_param
 
-__all__ = ["Command", "format_param", "output_param"]
+__all__ = ["Command", "format_param", "output_param", "print_help"]
 
 
 @dataclass(frozen=True)
@@ -28,36 +35,41 @@ class Command:
     """One subcommand: ``nqkit NAME`` or, with a group, ``nqkit GROUP NAME``."""
 
     name: str
-    help: str  # the line in the group's listing
+    help: str | None  # the line in the group's listing; None: hidden (an old name)
     description: str  # the paragraph of ``--help``
-    run: Callable[[argparse.Namespace], int | None]  # parsed settings -> exit code
+    # parsed settings -> exit code; None: a command of subcommands, which prints its help
+    run: Callable[[argparse.Namespace], int | None] | None
     params: tuple[Param, ...] = ()
     group: str | None = None  # None: a top-level command
-    # settings that come from a registry (retrievers, systems): added on first parse or
-    # help of this command only, so they cost nothing at ``nqkit --help``
+    # settings or subcommands that come from a registry (tasks, retrievers, systems):
+    # added on first parse or help of this command only, so they cost nothing at
+    # ``nqkit --help``
     populate: Callable[[argparse.ArgumentParser], None] | None = None
+    epilog: str = ""  # printed after the options, as written (line breaks kept)
+    # positionals may come before and after options: `NAME --train T IN OUT`
+    intermixed: bool = False
 
     def add_to(self, subparsers: Any) -> argparse.ArgumentParser:
         """Add this command's parser to ``subparsers``; returns it."""
-        extra = {"populate": self.populate} if self.populate is not None else {}
+        extra: dict[str, Any] = {}
+        if self.populate is not None:
+            extra["populate"] = self.populate
+        if self.help is not None:
+            extra["help"] = self.help
+        if self.intermixed:
+            extra["intermixed"] = True
+        if self.epilog:
+            extra.update(epilog=self.epilog,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
         p: argparse.ArgumentParser = subparsers.add_parser(
-            self.name, help=self.help, description=self.description, **extra)
+            self.name, description=self.description, **extra)
         for param in self.params:
             param.add_to(p)
-        p.set_defaults(func=self.run)
+        p.set_defaults(func=self.run or (lambda _args: print_help(p)))
         return p
 
 
-def format_param(*choices: str, default: str | None = "table", help: str | None = None
-                 ) -> Param:
-    """``--format``, with the same spelling and help wherever a command prints results:
-    ``table`` (aligned text), ``json`` (one document), ``jsonl`` (one line per record)."""
-    text = help or f"{' or '.join(choices)} (default {default})"
-    return Param("format", "--format", text, default=default, choices=tuple(choices))
-
-
-def output_param(help: str, *, metavar: str | None = "FILE", required: bool = True,
-                 dest: str = "output", deprecated: Sequence[str] = ()) -> Param:
-    """``-o/--output``: the file (or directory) a command writes."""
-    return Param(dest, "--output", help, required=required, metavar=metavar, short="-o",
-                 output=True, deprecated=tuple(deprecated))
+def print_help(parser: argparse.ArgumentParser) -> int:
+    """A command of subcommands given none: its help on stderr, exit code 2."""
+    parser.print_help(sys.stderr)
+    return 2

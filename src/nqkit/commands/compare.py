@@ -9,16 +9,33 @@ accepted as in ``nqkit eval TASK``.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import Any
 
-GROUP = "compare"
-ORDER = 30  # where `nqkit --help` lists it
+from nqkit.commands.base import Command, format_param
+from nqkit.settings import Param, positive_int
+
+# The settings of every `nqkit compare TASK`, after the task's own
+SYSTEMS = (
+    Param("system_a", "A", "predictions of system A (the baseline)", metavar="A"),
+    Param("system_b", "B", "predictions of system B", metavar="B"),
+)
+TESTS = (
+    Param("test", "--test", "which test(s) to run (default: both)", default="both",
+          choices=("both", "bootstrap", "randomization")),
+    Param("resamples", "--resamples", "bootstrap resamples (default 1000)", default=1000,
+          type=positive_int, metavar="N"),
+    Param("trials", "--trials", "approximate randomization trials (default 10000)",
+          default=10000, type=positive_int, metavar="N"),
+    format_param("table", "json"),
+)
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from nqkit.settings import positive_int
+def add_tasks(parser: argparse.ArgumentParser) -> None:
+    """``nqkit compare TASK`` for every registered task with headline metrics."""
     from nqkit.tasks.base import get_task, task_names
 
+    subparsers = parser.add_subparsers(dest="compare_command", metavar="TASK")
     for name in task_names():
         task = get_task(name)
         if not task.headline or "predictions" not in task.common:
@@ -32,19 +49,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             if param.name in ("predictions", "per_item", "bootstrap", "format"):
                 continue
             if param.name == "gold":  # one value per --gold, so that A and B stay positional
-                p.add_argument("--gold", action="append", required=param.required,
-                               metavar="GOLD", help=param.help + " (repeat for several)")
-                continue
+                param = replace(param, action="append", nargs=None, deprecated=(),
+                                help=param.help + " (repeat for several)")
             param.add_to(p)
-        p.add_argument("system_a", metavar="A", help="predictions of system A (the baseline)")
-        p.add_argument("system_b", metavar="B", help="predictions of system B")
-        p.add_argument("--test", choices=("both", "bootstrap", "randomization"),
-                       default="both", help="which test(s) to run (default: both)")
-        p.add_argument("--resamples", type=positive_int, default=1000, metavar="N",
-                       help="bootstrap resamples (default 1000)")
-        p.add_argument("--trials", type=positive_int, default=10000, metavar="N",
-                       help="approximate randomization trials (default 10000)")
-        p.add_argument("--format", choices=("table", "json"), default="table")
+        for param in (*SYSTEMS, *TESTS):
+            param.add_to(p)
         p.set_defaults(func=run, task_name=name)
 
 
@@ -133,3 +142,9 @@ def run(args: argparse.Namespace) -> int:
                        f"A = {args.system_a}"))
     print(f"signature: {out['signature']}")
     return 0
+
+
+ORDER = 30  # where `nqkit --help` lists it (in the place of the group `compare`)
+COMMANDS = (Command(
+    "compare", "paired significance tests of two systems on a task",
+    "paired significance tests of two systems on a task", None, populate=add_tasks),)

@@ -10,17 +10,17 @@ task's own settings. Old spellings (``--references``, ``--per-question``, ``--no
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import replace
 from typing import Any
 
-GROUP = "eval"
-ORDER = 20  # where `nqkit --help` lists it
+from nqkit.commands.base import Command
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_tasks(parser: argparse.ArgumentParser) -> None:
+    """``nqkit eval TASK`` for every registered task, from its declarations."""
     from nqkit.tasks.base import get_task, task_names
 
+    subparsers = parser.add_subparsers(dest="eval_command", metavar="TASK")
     for name in task_names():
         task = get_task(name)
         p = subparsers.add_parser(name, help=task.help, description=task.description,
@@ -37,13 +37,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def task_settings(task: Any, args: argparse.Namespace) -> dict[str, Any]:
     """The task's settings from parsed arguments (old spellings resolved)."""
+    from nqkit.report import note
+
     settings = {p.name: getattr(args, p.name) for p in task.all_params()
                 if hasattr(args, p.name)}
     legacy = getattr(args, "legacy_positional", None)
     if legacy is not None and task.deprecated_positional:
         new = next(p.flag for p in task.all_params() if p.name == task.deprecated_positional)
-        print(f"nqkit: note: a positional {task.deprecated_positional} is deprecated and will "
-              f"be removed in the next release; use {new} {legacy}", file=sys.stderr)
+        note(f"a positional {task.deprecated_positional} is deprecated and will be removed "
+             f"in the next release; use {new} {legacy}")
         settings[task.deprecated_positional] = legacy
     return settings
 
@@ -96,3 +98,9 @@ def run(args: argparse.Namespace) -> int:
     emit_result(result, format=settings.get("format", "table"),
                 per_item=settings.get("per_item"))
     return 0
+
+
+ORDER = 20  # where `nqkit --help` lists it (in the place of the group `eval`)
+COMMANDS = (Command(
+    "eval", "score predictions with the official metrics of a task",
+    "score predictions with the official metrics of a task", None, populate=add_tasks),)

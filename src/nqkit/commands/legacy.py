@@ -8,33 +8,25 @@ from __future__ import annotations
 
 import argparse
 
-GROUP = None
-ORDER = 80  # where `nqkit --help` lists it
-
-MOVED = {"human-bounds": "eval human-bounds"}
+from nqkit.commands.base import Command
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from nqkit.commands.eval import run as run_eval
+def _add_human_bounds(p: argparse.ArgumentParser) -> None:
     from nqkit.tasks.base import get_task
 
-    for old, new in MOVED.items():
-        task = get_task(new.split()[-1])
-        p = subparsers.add_parser(old, description=f"deprecated: use `nqkit {new}`")
-        for param in task.all_params():
-            param.add_to(p)
+    task = get_task("human-bounds")
+    for param in task.all_params():
+        param.add_to(p)
+    p.set_defaults(task_name=task.name)
 
-        def run(args: argparse.Namespace, _old: str = old, _new: str = new) -> int:
-            from nqkit.report import note
 
-            note(f"`nqkit {_old}` is deprecated and will be removed in the next release; "
-                 f"use `nqkit {_new}`")
-            return run_eval(args)
+def run_human_bounds(args: argparse.Namespace) -> int:
+    from nqkit.commands.eval import run as run_eval
+    from nqkit.report import note
 
-        p.set_defaults(func=run, task_name=task.name)
-
-    p = subparsers.add_parser("baseline-open", description="deprecated: use `nqkit baseline`",
-                              populate=_add_open_systems)
+    note("`nqkit human-bounds` is deprecated and will be removed in the next release; "
+         "use `nqkit eval human-bounds`")
+    return run_eval(args)
 
 
 def _add_open_systems(p: argparse.ArgumentParser) -> None:
@@ -52,3 +44,12 @@ def _add_open_systems(p: argparse.ArgumentParser) -> None:
     for action in p._subparsers._group_actions if p._subparsers else []:
         for q in getattr(action, "choices", {}).values():
             q.set_defaults(func=run_open)
+
+
+ORDER = 80  # where `nqkit --help` lists it
+COMMANDS = (
+    Command("human-bounds", None, "deprecated: use `nqkit eval human-bounds`",
+            run_human_bounds, populate=_add_human_bounds),
+    Command("baseline-open", None, "deprecated: use `nqkit baseline`", None,
+            populate=_add_open_systems),
+)

@@ -1,50 +1,73 @@
-"""``nqkit predict``: the competition's contract — examples in, one predictions file out."""
+"""``nqkit predict NAME --input GLOB -o OUT``: the competition's contract — examples in, one
+predictions file out.
+
+The input and output are options, spelled as in ``nqkit baseline NAME``. The earlier forms,
+``nqkit predict NAME INPUT OUTPUT`` and ``nqkit predict --system NAME INPUT OUTPUT``, keep
+working for one release, each with one notice.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
-GROUP = None
-ORDER = 70  # where `nqkit --help` lists it
+from nqkit.commands.base import Command, output_param
+from nqkit.settings import Param
 
-
-def register(sub: Any) -> None:
-    p = sub.add_parser(
-        "predict", help="predict NQ examples without annotations (competition style)",
-        description="Read NQ examples (the competition's input: a pattern of .jsonl.gz "
-        "shards in the original format, no annotations needed) and write one predictions "
-        "file that `nqkit eval nq` accepts.")
-    from nqkit.settings import add_deprecated
-
-    p.add_argument("name", metavar="NAME",
-                   help="the system to run: an NQ baseline (see `nqkit baseline --help`)")
-    p.add_argument("input", metavar="INPUT_PATTERN",
-                   help="input shards, e.g. 'nq-test-*.jsonl.gz' (quote the pattern)")
-    p.add_argument("output", nargs="?", metavar="OUTPUT.json",
-                   help="the predictions file to write")
-    add_deprecated(p, "--system", "a positional NAME", "system")
-    p.add_argument("--train", action="append", metavar="GLOB",
-                   help="training files, for systems that need them (repeatable)")
-    p.set_defaults(func=run)
+USE = "NAME --input INPUT_PATTERN -o OUTPUT.json"
 
 
 def run(args: argparse.Namespace) -> int:
     from nqkit.baselines.run import run_system
     from nqkit.errors import InputError
     from nqkit.io import check_output, expand_paths
+    from nqkit.report import note
 
-    if getattr(args, "system", None) is not None:  # old form: --system NAME INPUT OUTPUT
-        args.name, args.input, args.output = args.system, args.name, args.input
-    if args.output is None:
-        raise InputError(None, "expected NAME INPUT_PATTERN OUTPUT.json",
-                         "nqkit predict first_paragraph 'nq-test-*.jsonl.gz' preds.json")
-    args.system = args.name
-    inputs = expand_paths(args.input, what="input")
+    name, positionals = args.name, list(args.legacy or [])
+    if args.system is not None:  # the oldest form: --system NAME INPUT OUTPUT
+        name, positionals = args.system, [p for p in (args.name, *positionals) if p]
+    if positionals and (args.input is not None or args.output is not None):
+        raise InputError(None, "give the input and output either as --input/-o or as "
+                         "positional arguments, not both", f"nqkit predict {USE}")
+    if len(positionals) > 2:
+        raise InputError(None, f"unexpected argument(s) {' '.join(positionals[2:])}",
+                         f"nqkit predict {USE}")
+    inputs, output = (args.input, args.output) if not positionals else (
+        positionals[0], positionals[1] if len(positionals) == 2 else None)
+    if name is None or inputs is None or output is None:
+        raise InputError(None, f"expected {USE}",
+                         "nqkit predict first_paragraph --input 'nq-test-*.jsonl.gz' "
+                         "-o preds.json")
+    # the old forms: one notice, once the command line is known to be complete
+    if args.system is not None:
+        note(f"--system is deprecated and will be removed in the next release; use {USE}")
+    elif positionals:
+        note("positional INPUT_PATTERN OUTPUT.json are deprecated and will be removed in "
+             f"the next release; use {USE}")
+    files = expand_paths(inputs, what="input")
     train = expand_paths(args.train, what="training") if args.train else []
-    check_output(args.output, [*inputs, *train], option="OUTPUT")
-    _, summary = run_system(args.system, args.train, args.input, args.output)
-    print(f"{summary.system}: {summary.num_examples:,} predictions written to {args.output}",
+    check_output(output, [*files, *train], option="-o" if not positionals else "OUTPUT")
+    _, summary = run_system(name, args.train, inputs, output)
+    print(f"{summary.system}: {summary.num_examples:,} predictions written to {output}",
           file=sys.stderr)
     return 0
+
+
+ORDER = 70  # where `nqkit --help` lists it
+COMMANDS = (Command(
+    "predict", "predict NQ examples without annotations (competition style)",
+    "Read NQ examples (the competition's input: a pattern of .jsonl.gz shards in the "
+    "original format, no annotations needed) and write one predictions file that "
+    "`nqkit eval nq` accepts.",
+    run, params=(
+        Param("name", "name", "the system to run: an NQ baseline (see `nqkit baseline "
+              "--help`)", metavar="NAME"),
+        # the earlier positional INPUT_PATTERN OUTPUT.json, hidden
+        Param("legacy", "legacy", argparse.SUPPRESS, nargs="*"),
+        Param("input", "--input", "input shards, e.g. 'nq-test-*.jsonl.gz' (quote the "
+              "pattern)", nargs="+", metavar="GLOB"),
+        output_param("the predictions file to write", metavar="OUTPUT.json", required=False),
+        Param("system", "--system", argparse.SUPPRESS),  # the oldest form, hidden
+        Param("train", "--train", "training files, for systems that need them "
+              "(repeatable)", action="append", metavar="GLOB"),
+    ), intermixed=True),)

@@ -6,11 +6,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from nqkit.settings import Param
 from nqkit.signature import ResultWarning
-from nqkit.tasks.base import TASKS, Coverage, Result, Task
+from nqkit.tasks.base import TASKS, Coverage, Result, Settings, Task
 
 PARAMS: tuple[Param, ...] = (
     Param("matching", "--matching", "greedy: the official one-to-one matching (default); "
@@ -34,16 +35,24 @@ def result_warnings(r: Any) -> list[ResultWarning]:
     return lines
 
 
-def score(s: dict[str, Any]) -> Result:
+@dataclass(frozen=True, kw_only=True)
+class AmbigQaSettings(Settings):
+    """The settings of ``nqkit eval ambigqa`` (declared in :data:`PARAMS`)."""
+
+    matching: str  # greedy (the official one-to-one matching) or optimal
+
+
+def score(s: AmbigQaSettings) -> Result:
     from nqkit.formats.ambignq import read_ambignq, read_ambigqa_predictions
     from nqkit.io import expand_paths
     from nqkit.metrics.ambigqa import score_ambigqa
 
-    references = [ex for path in expand_paths(s["gold"], what="gold")
-                  for ex in read_ambignq(path)]
-    predictions = read_ambigqa_predictions(s["predictions"])
-    r = score_ambigqa(references, predictions, matching=s["matching"],
-                      missing="empty" if s["allow_missing"] else "error")
+    gold, path = s.inputs()
+    references = [ex for gold_file in expand_paths(gold, what="gold")
+                  for ex in read_ambignq(gold_file)]
+    predictions = read_ambigqa_predictions(path)
+    r = score_ambigqa(references, predictions, matching=s.matching,
+                      missing="empty" if s.allow_missing else "error")
     return ambigqa_result(r)
 
 
@@ -88,7 +97,7 @@ TASK = TASKS.add("ambigqa", Task(
     "multi-answer questions) and, for question-answer pairs, F1_BLEU-1..4 and F1_EDIT-F1 "
     "(the paper reports these on multi only). Numbers equal the official script's; "
     "questions are PTB-tokenized in pure Python.",
-    score=score, params=PARAMS,
+    score=score, params=PARAMS, settings_type=AmbigQaSettings,
     gold_help="AmbigNQ JSON (e.g. dev_light.json)", predictions_help="predictions JSON object",
     headline=("F1 answer (all)", "F1 answer (multi)", "F1 bleu4 (multi)",
               "F1 edit-f1 (multi)"),

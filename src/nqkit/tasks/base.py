@@ -1,14 +1,14 @@
 """The task contract: what every evaluation declares, and the one result shape it returns.
 
 A :class:`Task` declares how it reads gold and predictions, its settings as
-:class:`Param` records (flag, type, default, help, signature key), and ``score()``, which
-returns a :class:`Result`. The rest is built from those declarations, once, for every
-task: the ``nqkit compare TASK`` command line (``nqkit eval TASK`` next), the
-signature (sacrebleu's idea: every setting that changes a number, the version last),
-bootstrap intervals of the headline metrics and paired significance tests
-(:mod:`nqkit.stats`). Today ``nqkit compare`` and library callers
-(``get_task("nq-open").run(gold=[...], predictions=..., bootstrap=1000).to_table()``) go
-through it; the ``nqkit eval`` commands move onto it next.
+:class:`Param` records (flag, type, default, help, signature key), the frozen record
+they reach ``score()`` in (a subclass of :class:`Settings`, so mypy checks every use),
+and ``score()``, which returns a :class:`Result`. The rest is built from those
+declarations, once, for every task: the ``nqkit eval TASK`` and ``nqkit compare TASK``
+command lines, the signature (sacrebleu's idea: every setting that changes a number, the
+version last), bootstrap intervals of the headline metrics and paired significance tests
+(:mod:`nqkit.stats`). Library callers go through the same path:
+``get_task("nq-open").run(gold=[...], predictions=..., bootstrap=1000).to_table()``.
 
 Tasks register themselves in :data:`TASKS` when their module is imported; every module of
 :mod:`nqkit.tasks` is imported on first use (:func:`nqkit.registry.discover`), so adding a
@@ -18,15 +18,15 @@ task is adding a module.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, fields, replace
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from nqkit.registry import Registry, discover
-from nqkit.settings import Param, int_in
+from nqkit.settings import Param, format_param, int_in
 from nqkit.signature import ResultWarning
 
 if TYPE_CHECKING:  # numpy stays out of start-up
-
+    from nqkit.io import PathLike, PathsLike
     from nqkit.stats import Interval, ItemStats
 
 # The most bootstrap resamples `--bootstrap` accepts: far more than a 95% interval needs
@@ -39,6 +39,7 @@ __all__ = [
     "Coverage",
     "Param",
     "Result",
+    "Settings",
     "Task",
     "get_task",
     "task_names",
@@ -56,9 +57,8 @@ ALLOW_MISSING = Param("allow_missing", "--allow-missing",
 ALLOW_EXTRA = Param("allow_extra", "--allow-extra",
                     "ignore predictions for items not in the gold (default: error)",
                     action="store_true", default=False)
-FORMAT = Param("format", "--format", "table (default), json, or jsonl (one line per item "
-               "on stdout; the summary goes to stderr)", default="table",
-               choices=("table", "json", "jsonl"))
+FORMAT = format_param("table", "json", "jsonl", help="table (default), json, or jsonl (one "
+                      "line per item on stdout; the summary goes to stderr)")
 PER_ITEM = Param("per_item", "--per-item", "also write one JSON line per gold item",
                  metavar="FILE", output=True,
                  deprecated=("--per-question", "--per-example", "--ranks"))
@@ -69,6 +69,39 @@ SEED = Param("seed", "--seed", "seed of the resampling, a non-negative integer (
              default=0, type=int_in(0))
 COMMON: tuple[Param, ...] = (GOLD, PREDICTIONS, ALLOW_MISSING, ALLOW_EXTRA, FORMAT, PER_ITEM,
                              BOOTSTRAP, SEED)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settings:
+    """The settings of one evaluation, as ``score()`` receives them: the common ones of
+    :data:`COMMON`, shared by every task (a task that does not declare one gets its
+    default). A task's record adds its own settings as typed fields; the defaults, flags
+    and help stay in the task's :class:`Param` declarations, so a record has no defaults
+    and :meth:`Task.settings` builds it."""
+
+    gold: PathsLike | None  # gold file(s): paths, globs or registry names
+    predictions: PathLike | None  # the predictions file
+    allow_missing: bool  # gold items without a prediction count as wrong (else an error)
+    allow_extra: bool  # predictions for items not in the gold are ignored (else an error)
+    format: str  # how the CLI prints the result: table, json or jsonl
+    per_item: PathLike | None  # where the CLI writes one JSON line per gold item
+    bootstrap: int  # resamples of the headline metrics' intervals (0: none)
+    seed: int  # seed of the resampling
+
+    def inputs(self) -> tuple[PathsLike, str]:
+        """The gold and the predictions file, for a task that requires both (given: the
+        task's declarations require them)."""
+        import os
+
+        if self.gold is None or self.predictions is None:
+            from nqkit.errors import InputError
+
+            raise InputError(None, "--gold and --predictions are required",
+                             "give the gold file(s) and a predictions file")
+        return self.gold, os.fspath(self.predictions)
+
+
+S = TypeVar("S", bound=Settings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,19 +203,20 @@ class Result:
 
 
 @dataclass(frozen=True)
-class Task:
+class Task(Generic[S]):
     """A registered evaluation: its declarations and its scoring function.
 
-    ``score(settings)`` receives every declared setting by name (``gold``,
-    ``predictions``, the common ones in :data:`COMMON` that the task uses, and its own
-    ``params``) and returns a :class:`Result`; :meth:`run` fills in defaults, checks the
-    common settings and adds bootstrap intervals, for the CLI and for library callers alike.
+    ``score(settings)`` receives a frozen record of type ``settings`` (a subclass of
+    :class:`Settings` whose own fields are the task's ``params``), built by
+    :meth:`settings` from the declared defaults and the given values, and returns a
+    :class:`Result`; :meth:`run` checks the common settings and adds bootstrap intervals,
+    for the CLI and for library callers alike.
     """
 
     name: str
     help: str
     description: str
-    score: Callable[[dict[str, Any]], Result]
+    score: Callable[[S], Result]
     params: tuple[Param, ...] = ()  # the task's own settings
     common: tuple[str, ...] = ("gold", "predictions", "allow_missing", "allow_extra",
                                "format", "per_item", "bootstrap", "seed")
@@ -195,6 +229,19 @@ class Task:
     # the setting an old positional argument of the command stood for (hidden, noticed)
     deprecated_positional: str | None = None
     gold_deprecated: tuple[str, ...] = ("--references",)  # old spellings of --gold
+    # the record score() takes; None: the earlier form, score() takes a dict of the
+    # settings (kept for one release for tasks declared outside nqkit)
+    settings_type: type[S] | None = None
+
+    def __post_init__(self) -> None:
+        # the record and the declarations name the same settings, or the task is not built
+        if self.settings_type is None:
+            return
+        own = {f.name for f in fields(self.settings_type)} - {f.name for f in fields(Settings)}
+        declared = {p.name for p in self.params}
+        if own != declared:
+            raise TypeError(f"task {self.name!r}: the fields of {self.settings_type.__name__} "
+                            f"{sorted(own)} are not its declared settings {sorted(declared)}")
 
     def all_params(self) -> tuple[Param, ...]:
         by_name = {p.name: p for p in COMMON}
@@ -209,15 +256,18 @@ class Task:
             out.append(p)
         return (*out, *self.params)
 
-    def settings(self, **given: Any) -> dict[str, Any]:
-        """Every setting of the task: the given ones over the declared defaults."""
+    def settings(self, **given: Any) -> S:
+        """The record of every setting of the task: the given ones over the declared
+        defaults (the common settings the task does not declare keep their defaults).
+        A name the task does not declare is a ``TypeError`` that lists the known ones."""
         params = self.all_params()
         known = {p.name for p in params}
         unknown = sorted(set(given) - known)
         if unknown:
             raise TypeError(f"task {self.name!r} has no setting(s) {unknown}; "
                             f"known: {sorted(known)}")
-        out = {p.name: p.default for p in params}
+        declared = params if self.settings_type is None else (*COMMON, *params)
+        out = {p.name: p.default for p in declared}
         out.update(given)
         for p in params:
             if p.required and out[p.name] is None:
@@ -225,13 +275,17 @@ class Task:
 
                 raise InputError(None, f"{p.flag} is required", f"nqkit eval {self.name} "
                                  f"{p.flag} {p.metavar or p.name.upper()} ...")
-        return out
+        if self.settings_type is None:
+            return out  # type: ignore[return-value]  # the earlier form: a dict
+        return self.settings_type(**out)
 
     def run(self, **given: Any) -> Result:
         """Score with the given settings (defaults for the rest), intervals included."""
         settings = self.settings(**given)
-        bootstrap = settings.get("bootstrap") or 0
-        seed = settings.get("seed") or 0
+        if isinstance(settings, dict):  # the earlier form
+            bootstrap, seed = settings.get("bootstrap") or 0, settings.get("seed") or 0
+        else:
+            bootstrap, seed = settings.bootstrap or 0, settings.seed or 0
         if bootstrap and not 1 <= bootstrap <= MAX_BOOTSTRAP:
             from nqkit.errors import InputError
 
@@ -272,7 +326,7 @@ class Task:
             result.signature = mark_signature(result.signature, added)
 
 
-TASKS: Registry[Task] = Registry("task")
+TASKS: Registry[Task[Any]] = Registry("task")
 # Modules of nqkit.tasks that declare no task: this one, and the ReQA data builder (which
 # imports the sentence splitter, kept out of start-up).
 NOT_TASKS = ("base", "reqa")
@@ -286,7 +340,7 @@ def _load() -> None:
         _loaded = True
 
 
-def get_task(name: str) -> Task:
+def get_task(name: str) -> Task[Any]:
     _load()
     return TASKS.get(name)
 

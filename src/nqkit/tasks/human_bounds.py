@@ -7,10 +7,11 @@ annotators are the predictors.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from nqkit.settings import Param, positive_int
-from nqkit.tasks.base import TASKS, Result, Task
+from nqkit.tasks.base import TASKS, Result, Settings, Task
 
 EPILOG = """\
 The paper splits 25-way annotations into 5 references and a pool of 20 (super-annotator:
@@ -19,14 +20,28 @@ annotator out:
   nqkit eval human-bounds --gold 'nq-dev-*.jsonl.gz' --num-references 4 --splits all"""
 
 
-def score(s: dict[str, Any]) -> Result:
+@dataclass(frozen=True, kw_only=True)
+class HumanBoundsSettings(Settings):
+    """The settings of ``nqkit eval human-bounds`` (declared below); it reads only gold."""
+
+    num_references: int  # annotations per example used as references
+    beta: int  # references have an answer when at least this many of them gave one
+    votes: int | None  # the super-annotator answers at this many pool votes (None: 8/20)
+    splits: Literal["first", "all"]  # first (the first N annotations are the references) or all
+    gold_cache: bool  # read and write the gold annotation cache
+
+
+def score(s: HumanBoundsSettings) -> Result:
+    from nqkit.errors import InputError
     from nqkit.formats.gold_cache import load_nq_gold
     from nqkit.metrics.human import human_bounds
 
-    gold = load_nq_gold(s["gold"], cache=s["gold_cache"])
+    if s.gold is None:
+        raise InputError(None, "--gold is required", "nqkit eval human-bounds --gold FILES")
+    gold = load_nq_gold(s.gold, cache=s.gold_cache)
     hb = human_bounds([(i, g.annotations) for i, g in gold.items()],
-                      references=s["num_references"], beta=s["beta"], votes=s["votes"],
-                      splits=s["splits"])
+                      references=s.num_references, beta=s.beta, votes=s.votes,
+                      splits=s.splits)
     cases = (("single annotator", "long", "single-long", hb.single_long),
              ("single annotator", "short", "single-short", hb.single_short),
              ("super-annotator", "long", "super-long", hb.super_long),
@@ -51,7 +66,7 @@ TASK = TASKS.add("human-bounds", Task(
     help="human upper bounds on NQ from k-way annotations (paper §5.2)",
     description="Estimate single-annotator and super-annotator precision/recall/F1 by "
     "splitting each example's annotations into references and a predictor pool.",
-    score=score, epilog=EPILOG,
+    score=score, epilog=EPILOG, settings_type=HumanBoundsSettings,
     common=("gold", "format"), gold_deprecated=(),  # --references was the count here
     gold_help="k-way annotated NQ files (original or simplified; globs)",
     params=(

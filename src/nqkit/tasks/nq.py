@@ -9,6 +9,7 @@ intervals :mod:`nqkit.stats` (the threshold re-tuned in every resample).
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nqkit.errors import InputError
@@ -19,7 +20,7 @@ from nqkit.io import ExpandedPaths, PathsLike, expand_paths, gc_paused
 from nqkit.metrics.nq import NqResult, check_gold, evaluate_nq
 from nqkit.report import progress
 from nqkit.settings import Param, positive_int
-from nqkit.tasks.base import TASKS, Coverage, Result, Task
+from nqkit.tasks.base import TASKS, Coverage, Result, Settings, Task
 
 if TYPE_CHECKING:
     from nqkit.analysis.nq_breakdown import GroupScore
@@ -152,17 +153,29 @@ def _g(g: GroupScore) -> dict[str, Any]:
             "recall": g.recall, "f1": g.f1}
 
 
-def score(s: dict[str, Any]) -> Result:
+@dataclass(frozen=True, kw_only=True)
+class NqSettings(Settings):
+    """The settings of ``nqkit eval nq`` (declared below, with their defaults)."""
+
+    long_threshold: int  # gold has a long answer when at least this many annotators gave one
+    short_threshold: int  # the same for short answers
+    breakdown: bool  # also score by gold long-answer type and by question word
+    pr_curve: str | None  # where to draw the precision-recall curves
+    gold_cache: bool  # read and write the gold annotation cache
+
+
+def score(s: NqSettings) -> Result:
+    gold_files, predictions = s.inputs()
     r, gold = evaluate_files(
-        s["gold"], s["predictions"], long_threshold=s["long_threshold"],
-        short_threshold=s["short_threshold"], allow_missing=s["allow_missing"],
-        allow_extra=s["allow_extra"], with_types=s["breakdown"], cache=s["gold_cache"])
-    result = nq_result(r, gold, breakdown=s["breakdown"], long_threshold=s["long_threshold"])
-    if s["pr_curve"]:
+        gold_files, predictions, long_threshold=s.long_threshold,
+        short_threshold=s.short_threshold, allow_missing=s.allow_missing,
+        allow_extra=s.allow_extra, with_types=s.breakdown, cache=s.gold_cache)
+    result = nq_result(r, gold, breakdown=s.breakdown, long_threshold=s.long_threshold)
+    if s.pr_curve:
         from nqkit.analysis.plots import write_pr_curve
 
-        write_pr_curve(s["pr_curve"], {"long": r.long, "short": r.short})
-        result.notes.append(f"precision-recall curve written to {s['pr_curve']}")
+        write_pr_curve(s.pr_curve, {"long": r.long, "short": r.short})
+        result.notes.append(f"precision-recall curve written to {s.pr_curve}")
     return result
 
 
@@ -201,5 +214,5 @@ TASK = TASKS.add("nq", Task(
     gold_help="gold NQ files (original or simplified; .jsonl or .jsonl.gz; globs)",
     predictions_help="predictions JSON (official format)",
     headline=("long-best-threshold-f1", "short-best-threshold-f1"),
-    epilog=FORMAT_HELP,
+    epilog=FORMAT_HELP, settings_type=NqSettings,
 ))

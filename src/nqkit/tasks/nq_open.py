@@ -7,11 +7,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from nqkit.settings import Param
 from nqkit.signature import ResultWarning
-from nqkit.tasks.base import TASKS, Coverage, Result, Task
+from nqkit.tasks.base import TASKS, Coverage, Result, Settings, Task
 
 PARAMS: tuple[Param, ...] = (
     Param("answer_field", "--answer-field",
@@ -50,18 +51,28 @@ def result_warnings(r: Any) -> list[ResultWarning]:
     return lines
 
 
-def score(s: dict[str, Any]) -> Result:
+@dataclass(frozen=True, kw_only=True)
+class NqOpenSettings(Settings):
+    """The settings of ``nqkit eval nq-open`` (declared in :data:`PARAMS`)."""
+
+    answer_field: str  # the gold field holding the answers
+    convention: str  # the exact-match rule, by name (orqa: the official one)
+    regex: bool  # gold answers are regular expressions (CuratedTrec)
+    explain: bool  # also score under every convention and list where they disagree
+
+
+def score(s: NqOpenSettings) -> Result:
     from nqkit.formats.nq_open import read_nq_open, read_nq_open_predictions
     from nqkit.metrics.nq_open import score_nq_open
 
-    references = list(read_nq_open(s["gold"], answer_field=s["answer_field"]))
+    gold, path = s.inputs()
+    references = list(read_nq_open(gold, answer_field=s.answer_field))
     # predictions may also be one JSON object {question: answer}
-    predictions = list(read_nq_open_predictions(s["predictions"]))
-    r = score_nq_open(references, predictions, regex=s["regex"],
-                      missing="wrong" if s["allow_missing"] else "error",
-                      answer_field=s["answer_field"], convention=s["convention"],
-                      where=s["predictions"])
-    return nq_open_result(r, explain=s["explain"])
+    predictions = list(read_nq_open_predictions(path))
+    r = score_nq_open(references, predictions, regex=s.regex,
+                      missing="wrong" if s.allow_missing else "error",
+                      answer_field=s.answer_field, convention=s.convention, where=path)
+    return nq_open_result(r, explain=s.explain)
 
 
 def nq_open_result(r: Any, *, explain: bool = False, title: str = "NQ-open exact match",
@@ -140,7 +151,7 @@ TASK = TASKS.add("nq-open", Task(
     "answer: [...]} by exact match after NFD, lower-casing, punctuation and article "
     "removal (max over gold answers). Numbers equal the official evaluate_predictions.py; "
     "other published conventions by name with --convention, all of them with --explain.",
-    score=score, params=PARAMS,
+    score=score, params=PARAMS, settings_type=NqOpenSettings,
     gold_help="NQ-open JSONL gold (plain or .gz)",
     predictions_help='predictions JSONL {"question", "prediction"}',
     headline=("exact match",),

@@ -9,10 +9,11 @@ A question asked by several queries counts once, with its best rank (the paper's
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from nqkit.tasks.base import TASKS, Result, Task
+from nqkit.tasks.base import TASKS, Result, Settings, Task
 
 if TYPE_CHECKING:
     from nqkit.metrics.ranking import QueryRanks, RankingResult
@@ -134,22 +135,23 @@ def _read_ranks(path: str, task: Any, *, allow_missing: bool, allow_extra: bool,
     return [q.question for q in task.queries], ranks
 
 
-def score(s: dict[str, Any]) -> Result:
+def score(s: Settings) -> Result:
     from nqkit.errors import InputError
     from nqkit.metrics.ranking import aggregate_ranks
     from nqkit.tasks.reqa import load_task
 
-    if len(s["gold"]) != 1:
-        raise InputError(None, f"--gold takes one ReQA task directory, got {len(s['gold'])}",
+    gold, path = s.inputs()
+    dirs = [gold] if isinstance(gold, str | os.PathLike) else list(gold)
+    if len(dirs) != 1:
+        raise InputError(None, f"--gold takes one ReQA task directory, got {len(dirs)}",
                          "nqkit eval reqa --gold TASK_DIR --predictions RANKS.jsonl")
-    task = load_task(s["gold"][0])
-    questions, ranks = _read_ranks(s["predictions"], task, allow_missing=s["allow_missing"],
-                                   allow_extra=s["allow_extra"])
-    settings = {"missing": "miss"} if s["allow_missing"] else {}
+    task = load_task(dirs[0])
+    questions, ranks = _read_ranks(path, task, allow_missing=s.allow_missing,
+                                   allow_extra=s.allow_extra)
+    settings = {"missing": "miss"} if s.allow_missing else {}
     r = aggregate_ranks(questions, ranks, index_size=len(task.index), settings=settings)
     source = task.params.get("source", "?")
-    return ranking_result(questions, ranks, r, title=f"ReQA {source}: ranks of "
-                          f"{s['predictions']}")
+    return ranking_result(questions, ranks, r, title=f"ReQA {source}: ranks of {path}")
 
 
 TASK = TASKS.add("reqa", Task(
@@ -157,7 +159,7 @@ TASK = TASKS.add("reqa", Task(
     description="Score per-query ranks ({query, question, sentence_rank, paragraph_rank} "
     "JSON lines, ties averaged) against a ReQA task directory: MRR and R@1/5/10 over "
     "distinct questions, each with its best rank (ReQA, Eq. 1-2).",
-    score=score,
+    score=score, settings_type=Settings,
     gold_help="the ReQA task directory (from `nqkit reqa build`)",
     predictions_help="per-query ranks (JSON lines from `nqkit reqa run --per-item`)",
     headline=("sentence MRR", "sentence R@1", "paragraph MRR", "paragraph R@1"),

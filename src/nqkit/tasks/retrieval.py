@@ -9,13 +9,18 @@ JSONL), joined by question. The scoring is
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from nqkit.errors import InputError
 from nqkit.settings import Param, int_in, positive_int
 from nqkit.signature import ResultWarning
-from nqkit.tasks.base import TASKS, Coverage, Result, Task
+from nqkit.tasks.base import TASKS, Coverage, Result, Settings, Task
+
+if TYPE_CHECKING:
+    from nqkit.io import PathsLike
 
 PARAMS: tuple[Param, ...] = (
     Param("topk", "--topk", "cut-offs (default: 1 5 20 100)", default=[1, 5, 20, 100],
@@ -27,6 +32,18 @@ PARAMS: tuple[Param, ...] = (
           "(default 0, as Pyserini numbers DPR topics)", default=0, type=int_in(0)),
 )
 
+
+
+@dataclass(frozen=True, kw_only=True)
+class RetrievalSettings(Settings):
+    """The settings of ``nqkit eval retrieval`` (declared in :data:`PARAMS`); the gold is
+    optional (the answers inside the results), the predictions are the results."""
+
+    topk: list[int]  # the cut-offs k of top-k answer recall
+    passages: str | None  # the passage corpus of a TREC run (None: DPR results JSON)
+    first_qid: int  # the TREC run's query id of the first question
+
+
 TREC_SUFFIXES = (".trec", ".trec.gz", ".run", ".run.gz", ".txt", ".txt.gz")
 
 
@@ -35,7 +52,7 @@ def _is_trec(path: str) -> bool:
     return str(path).endswith(TREC_SUFFIXES)
 
 
-def _gold_answers(paths: list[str]) -> dict[str, tuple[str, ...]]:
+def _gold_answers(paths: PathsLike) -> dict[str, tuple[str, ...]]:
     from nqkit.formats.dpr import read_dpr_qa_tsv
     from nqkit.formats.nq_open import read_nq_open
     from nqkit.io import expand_paths
@@ -65,7 +82,7 @@ def result_warnings(r: Any) -> list[ResultWarning]:
     return lines
 
 
-def _joined(results: Iterable[Any], gold: dict[str, tuple[str, ...]], s: dict[str, Any],
+def _joined(results: Iterable[Any], gold: dict[str, tuple[str, ...]], s: RetrievalSettings,
             path: str) -> Iterator[Any]:
     """The results with the gold answers, read as a stream: a question not in the gold is
     left out (or refused), and the gold questions never asked follow with no context. The
@@ -81,17 +98,17 @@ def _joined(results: Iterable[Any], gold: dict[str, tuple[str, ...]], s: dict[st
         answers = gold.get(r.question)
         if answers is None:
             extra.append(r.question)
-        elif not extra or s["allow_extra"]:  # after a refused one, only count the rest
+        elif not extra or s.allow_extra:  # after a refused one, only count the rest
             yield DprResult(r.question, answers, r.ctxs)
     seen = set(asked)
     # results of another known split: one line naming both, before any number
     check_split(gold.keys(), seen, where=path)
-    if extra and not s["allow_extra"]:
+    if extra and not s.allow_extra:
         raise InputError(path, f"{len(extra):,} question(s) of the results are not in the "
                          f"gold (e.g. {'; '.join(map(repr, extra[:3]))})",
                          "check the split, or pass --allow-extra to ignore them")
     missing = [q for q in gold if q not in seen]
-    if missing and not s["allow_missing"]:
+    if missing and not s.allow_missing:
         raise InputError(path, f"{len(missing):,} of {len(gold):,} gold questions have no "
                          f"results (e.g. {'; '.join(map(repr, missing[:3]))})",
                          "retrieve for every question, or pass --allow-missing to count "
@@ -100,7 +117,7 @@ def _joined(results: Iterable[Any], gold: dict[str, tuple[str, ...]], s: dict[st
         yield DprResult(q, gold[q], ())
 
 
-def score(s: dict[str, Any]) -> Result:
+def score(s: RetrievalSettings) -> Result:
     import numpy as np
 
     from nqkit.formats.dpr import read_dpr_results
@@ -108,27 +125,27 @@ def score(s: dict[str, Any]) -> Result:
     from nqkit.report import progress
     from nqkit.stats import ItemStats
 
-    path = s["predictions"]
-    if not path:
+    if not s.predictions:
         raise InputError(None, "no retrieval results given",
                          "nqkit eval retrieval --predictions results.json")
+    path = os.fspath(s.predictions)
     results: Iterable[Any]
-    if s["passages"] is not None or _is_trec(path):
-        if not s["gold"] or s["passages"] is None:
+    if s.passages is not None or _is_trec(path):
+        if not s.gold or s.passages is None:
             raise InputError(path, "a TREC run names passages and question numbers only",
                              "give its questions and answers with --gold (DPR .qa.tsv or "
                              "NQ-open JSONL) and the corpus with --passages psgs_w100.tsv")
         from nqkit.formats.trec import trec_to_dpr_results
 
-        results = trec_to_dpr_results(path, s["gold"], s["passages"],
-                                      first_qid=s["first_qid"], progress=progress)
+        results = trec_to_dpr_results(path, s.gold, s.passages,
+                                      first_qid=s.first_qid, progress=progress)
     else:
         results = read_dpr_results(path)  # a stream: one question in memory at a time
     scored: list[str] = []  # the questions scored, in order (for the per-item output)
-    if s["gold"]:
-        gold = _gold_answers(s["gold"])
+    if s.gold:
+        gold = _gold_answers(s.gold)
         results = _joined(results, gold, s, path)
-    ks = sorted(set(s["topk"]))
+    ks = sorted(set(s.topk))
     r = score_answer_recall(_noted(progress(results, desc="answer recall", unit="q"),
                                    scored), ks, where=path)
     items = [{"question": q, "first_hit": hit}
@@ -154,7 +171,8 @@ TASK = TASKS.add("retrieval", Task(
     "title, text, score}]}]: a question counts at k when one of its first k passages "
     "contains an answer's token sequence (DPR simple tokenizer, NFD, lower-cased). "
     "Contexts are taken in file order.",
-    score=score, params=PARAMS, gold_required=False, predictions_required=False,
+    score=score, params=PARAMS, settings_type=RetrievalSettings, gold_required=False,
+    predictions_required=False,
     gold_help="optional questions and answers (DPR .qa.tsv or NQ-open JSONL); default: the "
     "answers inside the results",
     predictions_help="retrieval results JSON (DPR dense_retriever output)",
