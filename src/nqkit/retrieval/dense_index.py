@@ -20,7 +20,8 @@ lists, 8-dimensional sub-quantizers, 8 bits, 32 lists probed) and searched in on
 process; faiss's scores are approximate (IVF-PQ: compressed vectors) and its lists are
 re-ordered by score and passage order.
 
-``device``: ``cpu``, ``cuda`` (float16 weights) or ``auto`` (CUDA when torch sees a GPU).
+``device``: ``cpu``, ``cuda`` (float16 weights) or ``auto`` (CUDA when torch sees a GPU;
+:func:`nqkit.retrieval.dense.resolve_device`).
 """
 
 from __future__ import annotations
@@ -65,13 +66,6 @@ class DenseSettings:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def resolve_device(device: str) -> str:
-    """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; others unchanged."""
-    from nqkit.retrieval.dense import resolve_device as resolve
-
-    return resolve(device)
 
 
 def dense_versions() -> dict[str, str]:
