@@ -37,7 +37,7 @@ PARAMS: tuple[Param, ...] = (
     Param("alpha", "--alpha", "hybrid norm: weight of the normalized BM25 score, fused = "
           "alpha * bm25 + dense (Pyserini's convention; default 1.0, not tuned)",
           default=1.0, type=float_in(0)),
-    Param("depth", "--depth", "hybrid: hits taken from each index before fusion "
+    Param("depth", "--depth", "hybrid: hits taken from each retriever before fusion "
           "(default 1000)", default=1000, type=positive_int),
 )
 

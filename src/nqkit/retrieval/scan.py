@@ -19,7 +19,7 @@ import numpy as np
 
 from nqkit.cluster import Cluster, peak_rss_mb
 from nqkit.retrieval.store import Shard, iter_shard
-from nqkit.retrieval.topk import Hits, merge_topk, pack_hits, topk_of_row, unpack_hits
+from nqkit.retrieval.topk import Hits, merge_shard_results, pack_hits, topk_of_row
 
 __all__ = ["ScoreTexts", "scan_search"]
 
@@ -57,6 +57,4 @@ def scan_search(index: Any, questions: list[str], k: int, cluster: Cluster,
     jobs = [_ScanJob(str(index.root), s, tuple(questions), k, score, settings)
             for s in index.shards]
     results = cluster.map(_scan_job, jobs, desc=f"{index.retriever} search")
-    per_shard = [unpack_hits(r["hits"]) for r in results]
-    merged = [merge_topk([h[i] for h in per_shard], k) for i in range(len(questions))]
-    return merged, max(r["peak_rss_mb"] for r in results)
+    return merge_shard_results(results, len(questions), k)
