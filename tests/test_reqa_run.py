@@ -252,6 +252,7 @@ def test_presets_give_the_defaults_and_yield_to_options(small_task: Path, capsys
         "bm25", k1=0.9, b=0.4)))
     mixed = run("--preset", "pyserini-nq", "--k1", "1.2")
     assert "|k1:1.2|b:0.4|" in str(mixed["signature"])
+    assert "|b:0.75|bm25:atire|" in str(run("--bm25-method", "atire")["signature"])
 
 
 def test_zscore_rows() -> None:

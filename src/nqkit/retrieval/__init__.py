@@ -33,7 +33,7 @@ def retriever_spec(name: str) -> Any:
 
 
 def retriever_class(name: str) -> Any:
-    """The in-memory retriever ``name``: ``PARAMS`` and ``from_settings(settings)``."""
+    """The in-memory retriever class of ``name`` (``from_settings(settings)``, ``index``)."""
     from nqkit.errors import InputError
 
     cls = retriever_spec(name).in_memory

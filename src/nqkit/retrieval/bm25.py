@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -91,7 +91,6 @@ class BM25Retriever:
     stopwords: str = "en"
     stemmer: str | None = "english"
     name: str = field(default="bm25", init=False)
-    PARAMS: ClassVar[tuple[Param, ...]] = PARAMS
 
     @classmethod
     def from_settings(cls, s: Mapping[str, Any]) -> BM25Retriever:

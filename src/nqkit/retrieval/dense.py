@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -253,7 +253,6 @@ class DenseRetriever:
     with_context: bool = False
     device: str = "cpu"  # cpu, cuda (float16) or auto
     name: str = field(default="dense", init=False)
-    PARAMS: ClassVar[tuple[Param, ...]] = PARAMS
 
     @classmethod
     def from_settings(cls, s: Mapping[str, Any]) -> DenseRetriever:

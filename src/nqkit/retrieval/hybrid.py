@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -79,7 +79,6 @@ class HybridRetriever:
     fusion: str = "zscore"
     alpha: float = 1.0
     name: str = field(default="hybrid", init=False)
-    PARAMS: ClassVar[tuple[Param, ...]] = PARAMS
 
     @classmethod
     def from_settings(cls, s: Mapping[str, Any]) -> HybridRetriever:
