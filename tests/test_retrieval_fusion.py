@@ -153,3 +153,52 @@ def test_questions_without_an_answer_field_name_the_line_shape(tmp_path: Path) -
                                "(EfficientQA test references use "
                                "'answer_and_def_correct_predictions')")
     assert e.value.fix == 'each line must look like {"question": "...", "answer": ["..."]}'
+
+
+def test_midrange_normalize_by_hand() -> None:
+    from nqkit.retrieval.fusion import midrange_normalize
+
+    # mid-range 4, range 4: (2 - 4) / 4, (4 - 4) / 4, (6 - 4) / 4
+    s = np.array([2.0, 4.0, 6.0])
+    assert midrange_normalize(s, 2.0, 6.0).tolist() == [-0.5, 0.0, 0.5]
+    assert midrange_normalize(np.array([3.0, 3.0]), 3.0, 3.0).tolist() == [0.0, 0.0]
+    rows = np.array([[2.0, 4.0, 6.0], [5.0, 5.0, 5.0]])
+    got = midrange_normalize(rows, rows.min(axis=1, keepdims=True),
+                             rows.max(axis=1, keepdims=True))
+    assert got.tolist() == [[-0.5, 0.0, 0.5], [0.0, 0.0, 0.0]]
+
+
+def test_whole_row_fusions_by_hand() -> None:
+    from nqkit.retrieval.fusion import fuse_rows
+
+    lexical = np.array([[3.0, 1.0, 0.0]], dtype=np.float32)
+    dense = np.array([[0.1, 0.9, 0.5]], dtype=np.float32)
+    # norm, alpha 2: lexical (s - 1.5) / 3 = [0.5, -1/6, -0.5]; dense mid-range 0.5, range
+    # 0.8: [-0.5, 0.5, 0]; fused 2 * lexical + dense = [0.5, 1/6, -1]
+    got = fuse_rows("norm", lexical, dense, alpha=2.0)
+    assert got.dtype == np.float32
+    assert got[0].tolist() == pytest.approx([0.5, 1 / 6, -1.0], abs=1e-6)
+    # rrf: lexical ranks 1, 2, 3; dense ranks 3, 1, 2
+    assert fuse_rows("rrf", lexical, dense)[0].tolist() == pytest.approx(
+        [1 / 61 + 1 / 63, 1 / 62 + 1 / 61, 1 / 63 + 1 / 62], rel=1e-6)
+    # tied scores rank by column order, as the hit lists of retrieve do
+    tied = np.array([[1.0, 1.0, 0.0]], dtype=np.float32)
+    assert fuse_rows("rrf", tied, tied)[0].tolist() == pytest.approx(
+        [2 / 61, 2 / 62, 2 / 63], rel=1e-6)
+    with pytest.raises(ValueError, match="fusion"):
+        fuse_rows("max", lexical, dense)
+
+
+def test_a_two_index_run_refuses_a_whole_row_fusion() -> None:
+    from types import SimpleNamespace
+
+    from nqkit.retrieval.run import check_compatible
+
+    indexes = [SimpleNamespace(root=Path(name), fingerprint="f" * 64, retriever=name)
+               for name in ("bm25", "dense")]
+    check_compatible(indexes, "norm")  # type: ignore[arg-type]
+    check_compatible(indexes, "rrf")  # type: ignore[arg-type]
+    with pytest.raises(InputError) as e:
+        check_compatible(indexes, "zscore")  # type: ignore[arg-type]
+    assert e.value.where == "--fusion zscore"
+    assert "top --depth hits" in e.value.problem and e.value.fix == "use --fusion norm or rrf"

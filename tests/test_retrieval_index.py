@@ -529,6 +529,20 @@ def small_corpus(real_corpus: Path, tmp_path_factory: pytest.TempPathFactory) ->
     return path
 
 
+def test_index_build_starts_from_its_preset(small_corpus: Path, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    require("bm25s")
+    cases = [([], (0.9, 0.4)), (["--preset", "reqa"], (1.5, 0.75)),
+             (["--preset", "reqa", "--b", "0.5"], (1.5, 0.5))]
+    for i, (argv, want) in enumerate(cases):
+        out = tmp_path / f"ix{i}"
+        assert main(["index", "build", "--cluster", "none", "--corpus", str(small_corpus),
+                     "--retriever", "bm25", "-o", str(out), *argv, "--format", "json"]) == 0
+        settings = json.loads((out / "params.json").read_text(encoding="utf-8"))["settings"]
+        assert (settings["k1"], settings["b"]) == want
+    capsys.readouterr()
+
+
 def test_dense_local_cluster_equals_one_process_and_sentence_transformers(
         small_corpus: Path, tmp_path: Path) -> None:
     require("dask.distributed")

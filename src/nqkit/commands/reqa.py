@@ -48,13 +48,15 @@ def _add_run_params(p: Any) -> None:
 
 def run_params() -> list[Any]:
     """The settings of ``reqa run``: its own, then every registered retriever's."""
-    from nqkit.retrieval import retriever_class, retriever_names
+    from nqkit.retrieval import retriever_names
+    from nqkit.retrieval.base import MEMORY, RETRIEVERS, preset_param, retriever_params
     from nqkit.settings import Param, positive_int
 
     own = [
         Param("task", "task", "task directory from `nqkit reqa build`", metavar="DIR"),
         Param("retriever", "--retriever", "the retriever (default bm25)", default="bm25",
-              choices=tuple(retriever_names())),
+              choices=tuple(n for n in retriever_names()
+                            if RETRIEVERS.get(n).in_memory is not None)),
         Param("level", "--level", "index sentences (both levels scored; default) or whole "
               "paragraphs (paragraph level only, the paper's Table 6 BM25 setting)",
               default="sentence", choices=("sentence", "paragraph")),
@@ -79,13 +81,7 @@ def run_params() -> list[Any]:
         Param("format", "--format", "table (default) or json", default="table",
               choices=("table", "json")),
     ]
-    seen = {p.name for p in own}
-    for name in retriever_names():
-        for param in retriever_class(name).PARAMS:
-            if param.name not in seen:
-                seen.add(param.name)
-                own.append(param)
-    return own
+    return [*own, preset_param("reqa"), *retriever_params(MEMORY)]
 
 
 def run_build(args: argparse.Namespace) -> int:
@@ -146,6 +142,7 @@ def run_run(args: argparse.Namespace) -> int:
     from nqkit.metrics.ranking import RankTargets, aggregate_ranks, rank_queries
     from nqkit.report import emit_result, progress
     from nqkit.retrieval import retriever_class
+    from nqkit.retrieval.base import apply_preset
     from nqkit.tasks.reqa import load_task
     from nqkit.tasks.reqa_eval import ranking_result
 
@@ -168,7 +165,7 @@ def run_run(args: argparse.Namespace) -> int:
     targets = RankTargets.from_sentences([c.sentence for c in task.index],
                                          [c.doc_id for c in task.index],
                                          [q.answer_sentence for q in queries])
-    settings = vars(args).copy()
+    settings = apply_preset(vars(args))
     settings["cache_dir"] = None if args.no_embedding_cache else (
         args.embedding_cache or os.path.join(args.task, "embeddings"))
     retriever = retriever_class(args.retriever).from_settings(settings)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from nqkit.settings import float_in, positive_int
+from nqkit.settings import positive_int
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -17,14 +17,21 @@ KS = (1, 5, 20, 100)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from nqkit.commands.index import add_cluster_options
-
     p = subparsers.add_parser(
         "retrieve", help="retrieve passages for questions from an index (DPR results format)",
         description="Retrieve the top-k passages of every question from an index built by "
         "`nqkit index build` and write DPR's results format (question, answers, ctxs with "
         "id, title, text, score, has_answer). Two --index directories (BM25 and dense over "
-        "the same corpus) give a hybrid run.")
+        "the same corpus) give a hybrid run.",
+        populate=_add_params)  # the retrievers load only when `retrieve` is used
+    p.set_defaults(func=run)
+
+
+def _add_params(p: argparse.ArgumentParser) -> None:
+    """retrieve's own options, then the search settings every retriever declares."""
+    from nqkit.commands.index import add_cluster_options
+    from nqkit.retrieval.base import SEARCH, preset_param, retriever_params
+
     p.add_argument("--index", action="append", required=True, metavar="DIR",
                    help="index directory; give a BM25 and a dense one for a hybrid run")
     p.add_argument("--questions", required=True, metavar="FILE",
@@ -38,20 +45,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--tag", default=None, help="TREC run tag (default nqkit-RETRIEVER)")
     p.add_argument("--eval", action="store_true",
                    help="print top-1/5/20/100 answer recall (DPR has_answer) with a signature")
-    p.add_argument("--fusion", choices=("norm", "rrf"), default="norm",
-                   help="hybrid: Pyserini's normalized-score fusion (default) or reciprocal "
-                   "rank fusion")
-    p.add_argument("--alpha", type=float_in(0), default=1.0,
-                   help="hybrid norm: weight of the normalized BM25 score, fused = alpha * "
-                   "bm25 + dense (Pyserini's convention; default 1.0, not tuned)")
-    p.add_argument("--depth", type=positive_int, default=1000,
-                   help="hybrid: hits taken from each retriever before fusion (default 1000)")
-    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
-                   help="dense: where to encode the questions (default auto)")
+    for param in (preset_param("pyserini-nq"), *retriever_params(SEARCH)):
+        param.add_to(p)
     add_cluster_options(p)
     p.add_argument("--format", choices=("table", "json"), default="table",
                    help="how --eval prints (default table)")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,9 +58,10 @@ def run(args: argparse.Namespace) -> int:
     from nqkit.cluster import open_cluster, validate_spec
     from nqkit.errors import InputError
     from nqkit.io import check_output, ensure_not_input
+    from nqkit.retrieval.base import apply_preset
     from nqkit.retrieval.open_index import load_index
     from nqkit.retrieval.questions import read_questions
-    from nqkit.retrieval.run import run_retrieval
+    from nqkit.retrieval.run import check_compatible, run_retrieval, search_options
 
     clock = _Clock()
     validate_spec(args.cluster)
@@ -87,18 +86,15 @@ def run(args: argparse.Namespace) -> int:
         check_output(args.trec, [args.questions], option="--trec")
     _outside_indexes(args)
     indexes = [load_index(d) for d in args.index]
+    settings = apply_preset(vars(args))
+    check_compatible(indexes, settings["fusion"])
     questions = read_questions(args.questions)
-    device = args.device
-    if any(i.retriever == "dense" for i in indexes):
-        from nqkit.retrieval.dense import resolve_device
-
-        device = resolve_device(device)
+    options = search_options(indexes, settings)
     clock.lap("reading")
     with open_cluster(args.cluster, workers=args.workers) as cluster:
         clock.lap("cluster")
         t0 = time.perf_counter()  # the search, without starting the cluster
-        result = run_retrieval(indexes, questions, args.topk, cluster, fusion=args.fusion,
-                               alpha=args.alpha, depth=args.depth, device=device)
+        result = run_retrieval(indexes, questions, args.topk, cluster, settings, options)
         seconds = time.perf_counter() - t0
         clock.lap("search")
     clock.lap("cluster")

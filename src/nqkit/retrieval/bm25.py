@@ -1,23 +1,54 @@
 """BM25 with bm25s (Lucene variant), English stop words and the Snowball stemmer.
 
-ReQA's Table 6 uses BM25 at paragraph level; index sentences for sentence level.
-Scores of all documents for one query come from ``bm25s.BM25.get_scores`` (a sparse
-matrix-vector product), so a full score row costs about the size of the postings of the
-query terms.
+Declared once (:data:`SPEC`) for both paths. In memory (``nqkit reqa run``; ReQA's
+Table 6 uses BM25 at paragraph level, index sentences for sentence level), scores of all
+documents for one query come from ``bm25s.BM25.get_scores`` (a sparse matrix-vector
+product), so a full score row costs about the size of the postings of the query terms.
+Sharded (``nqkit index build``/``retrieve``): :mod:`nqkit.retrieval.bm25_index`, with
+exactly the scores of one bm25s index over the whole corpus.
+
+``k1`` and ``b`` default to the command's preset (:data:`nqkit.retrieval.base.PRESETS`):
+ReQA's 1.5 / 0.75 for ``reqa run``, Pyserini's NQ 0.9 / 0.4 for ``index build``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
-from nqkit.retrieval.base import RETRIEVERS, ScoreFn, missing_extra
+from nqkit.retrieval.base import (
+    BUILD,
+    MEMORY,
+    RETRIEVERS,
+    RetrieverSpec,
+    ScoreFn,
+    ShardedJobs,
+    missing_extra,
+)
+from nqkit.retrieval.bm25_index import BM25_METHODS
 from nqkit.settings import Param, float_in
 
-__all__ = ["BM25Retriever"]
+__all__ = ["PARAMS", "SPEC", "BM25Retriever"]
+
+
+PARAMS: tuple[Param, ...] = (
+    Param("k1", "--k1", "BM25 k1 (default: the preset's; reqa 1.5, pyserini-nq 0.9)",
+          type=float_in(0)),
+    Param("b", "--b", "BM25 b (default: the preset's; reqa 0.75, pyserini-nq 0.4)",
+          type=float_in(0, 1)),
+    Param("bm25_method", "--bm25-method", "bm25s's BM25 variant (tf and idf; default "
+          "lucene)", default="lucene", choices=BM25_METHODS),
+)
+
+
+def signature_settings(k1: float, b: float, method: str, stopwords: str, stemmer: str
+                       ) -> dict[str, object]:
+    """The settings that change BM25 scores, as signatures name them (both paths)."""
+    return {"retriever": "bm25", "k1": k1, "b": b, "bm25": method, "stop": stopwords,
+            "stem": stemmer}
 
 
 def _import_bm25s() -> tuple[Any, Any]:
@@ -60,19 +91,15 @@ class BM25Retriever:
     stopwords: str = "en"
     stemmer: str | None = "english"
     name: str = field(default="bm25", init=False)
-    # the command-line settings of `nqkit reqa run --retriever bm25`
-    PARAMS: ClassVar[tuple[Param, ...]] = (
-        Param("k1", "--k1", "BM25 k1 (default 1.5)", default=1.5, type=float_in(0)),
-        Param("b", "--b", "BM25 b (default 0.75)", default=0.75, type=float_in(0, 1)),
-    )
 
     @classmethod
     def from_settings(cls, s: Mapping[str, Any]) -> BM25Retriever:
-        return cls(k1=s["k1"], b=s["b"])
+        """``s``: parsed options after :func:`nqkit.retrieval.base.apply_preset`."""
+        return cls(k1=s["k1"], b=s["b"], method=s.get("bm25_method", "lucene"))
 
     def settings(self) -> dict[str, object]:
-        return {"retriever": self.name, "k1": self.k1, "b": self.b, "bm25": self.method,
-                "stop": self.stopwords, "stem": self.stemmer or "none"}
+        return signature_settings(self.k1, self.b, self.method, self.stopwords,
+                                  self.stemmer or "none")
 
     def _tokenizer(self) -> Any:
         bm25s, Stemmer = _import_bm25s()
@@ -98,4 +125,43 @@ class BM25Retriever:
         return _BM25Index(model, vocab, len(docs), tokenize)
 
 
-RETRIEVERS.add("bm25", BM25Retriever)
+# -- the sharded path: nqkit.retrieval.bm25_index, its settings from the same options ----
+
+def _index_settings(s: Mapping[str, Any]) -> dict[str, Any]:
+    from nqkit.retrieval.bm25_index import BM25Settings
+
+    return BM25Settings(k1=s["k1"], b=s["b"], method=s["bm25_method"]).as_dict()
+
+
+def _build(root: Any, shards: Any, settings: dict[str, Any], cluster: Any) -> dict[str, Any]:
+    from nqkit.retrieval.bm25_index import BM25Settings, build_bm25
+
+    return build_bm25(root, shards, BM25Settings(**settings), cluster)
+
+
+def _search(index: Any, questions: list[str], k: int, cluster: Any,
+            options: Mapping[str, Any]) -> tuple[list[Any], float]:
+    from nqkit.retrieval.bm25_index import BM25Settings, search_bm25
+
+    return search_bm25(index.root, index.shards, BM25Settings(**index.settings()), questions,
+                       k, cluster)
+
+
+def _index_signature(params: Mapping[str, Any]) -> dict[str, object]:
+    s = params["settings"]
+    return {**signature_settings(s["k1"], s["b"], s["method"], s["stopwords"], s["stemmer"]),
+            "fields": s["fields"], "bm25s": params["versions"]["bm25s"]}
+
+
+def _versions() -> dict[str, str]:
+    from nqkit.retrieval.bm25_index import bm25_versions
+
+    return bm25_versions()
+
+
+SPEC = RETRIEVERS.add("bm25", RetrieverSpec(
+    "bm25", "BM25 (bm25s, English stop words, Snowball stemmer)", PARAMS,
+    uses={MEMORY: ("k1", "b", "bm25_method"), BUILD: ("k1", "b", "bm25_method")},
+    in_memory=BM25Retriever,
+    sharded=ShardedJobs(_index_settings, _build, _search, _index_signature, _versions,
+                        ("bm25s", "PyStemmer"))))

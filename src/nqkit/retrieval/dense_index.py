@@ -20,7 +20,8 @@ lists, 8-dimensional sub-quantizers, 8 bits, 32 lists probed) and searched in on
 process; faiss's scores are approximate (IVF-PQ: compressed vectors) and its lists are
 re-ordered by score and passage order.
 
-``device``: ``cpu``, ``cuda`` (float16 weights) or ``auto`` (CUDA when torch sees a GPU).
+``device``: ``cpu``, ``cuda`` (float16 weights) or ``auto`` (CUDA when torch sees a GPU;
+:func:`nqkit.retrieval.dense.resolve_device`).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from nqkit.errors import InputError
 from nqkit.metrics.ranking import dot_scores
 from nqkit.retrieval.base import missing_extra
 from nqkit.retrieval.store import Shard, iter_shard
-from nqkit.retrieval.topk import Hits, merge_topk, pack_hits, topk_rows, unpack_hits
+from nqkit.retrieval.topk import Hits, merge_shard_results, merge_topk, pack_hits, topk_rows
 
 __all__ = ["ANN_METHODS", "DenseSettings", "build_dense", "dense_versions", "encode_queries",
            "search_dense"]
@@ -65,13 +66,6 @@ class DenseSettings:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def resolve_device(device: str) -> str:
-    """``auto`` -> ``cuda`` when torch sees a GPU, else ``cpu``; others unchanged."""
-    from nqkit.retrieval.dense import resolve_device as resolve
-
-    return resolve(device)
 
 
 def dense_versions() -> dict[str, str]:
@@ -261,9 +255,7 @@ def search_dense(root: Path, shards: tuple[Shard, ...], settings: DenseSettings,
         return _search_ann(root, settings.ann, queries, k), peak_rss_mb()
     results = cluster.map(_query_job, [_QueryJob(str(root), s, queries, k) for s in shards],
                           desc="dense search")
-    per_shard = [unpack_hits(r["hits"]) for r in results]
-    merged = [merge_topk([h[i] for h in per_shard], k) for i in range(len(queries))]
-    return merged, max(r["peak_rss_mb"] for r in results)
+    return merge_shard_results(results, len(queries), k)
 
 
 def _search_ann(root: Path, ann: str, queries: np.ndarray, k: int) -> list[Hits]:

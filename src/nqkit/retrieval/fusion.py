@@ -1,16 +1,26 @@
-"""Fusion of a sparse and a dense run: Pyserini's normalized scores, or reciprocal ranks.
+"""Fusion of a lexical and a dense retriever, for both paths: the formulas, then the plumbing.
 
-* ``norm`` — Pyserini's ``HybridSearcher`` with ``normalization=True`` (Ma et al. 2021, "A
-  replication study of dense passage retriever", §3): for each question, take the top
-  ``depth`` hits of each retriever; a passage missing from one list gets that list's
-  minimum score; each list's scores are centred on the mid-range and divided by the range,
-  ``(s - (min + max) / 2) / (max - min)``; the fused score is
-  ``alpha * sparse + dense`` (the weight is on the sparse side, Pyserini's default). A list
-  whose scores are all equal (range 0) contributes 0 instead of dividing by zero.
-* ``rrf`` — reciprocal rank fusion (Cormack, Clarke and Büttcher, SIGIR 2009):
-  ``sum over lists of 1 / (60 + rank)``, rank from 1, over each list's top ``depth``.
+The formulas (small functions named for what they compute):
 
-Scores are computed in float64. Ties are broken by passage order (Pyserini sorts a
+* :func:`zscore_rows` — standardize each score row over all documents (minus the row
+  mean, divided by the row standard deviation; a constant row becomes zeros). ``zscore``
+  fusion is ``weight * z(dense) + (1 - weight) * z(lexical)`` (``--weight``, the dense
+  side; 0.5 by default, not tuned on any evaluation data).
+* :func:`midrange_normalize` — Pyserini's ``HybridSearcher`` with ``normalization=True``
+  (Ma et al. 2021, "A replication study of dense passage retriever", §3): scores centred
+  on the mid-range and divided by the range, ``(s - (min + max) / 2) / (max - min)``; a
+  zero range gives 0 instead of dividing by zero. ``norm`` fusion is
+  ``alpha * sparse + dense`` (``--alpha``, the weight on the sparse side, Pyserini's
+  convention; 1.0 by default, not tuned).
+* :func:`reciprocal_rank` — reciprocal rank fusion (Cormack, Clarke and Büttcher, SIGIR
+  2009): ``sum over lists of 1 / (60 + rank)``, rank from 1.
+
+The plumbing: :func:`fuse_normalized` and :func:`fuse_rrf` fuse one question's top-``depth``
+hit lists (``nqkit retrieve`` with two indexes: a passage missing from one list gets that
+list's minimum score, as in Pyserini), and :func:`fuse_rows` fuses whole score rows of
+every document (``nqkit reqa run --retriever hybrid``: every document is in both "lists",
+so ``norm`` and ``rrf`` there are the same formulas with the depth the whole collection).
+List fusion is computed in float64 and ties are broken by passage order (Pyserini sorts a
 Python set, whose order is arbitrary), so fused runs are reproducible.
 """
 
@@ -20,11 +30,40 @@ import numpy as np
 
 from nqkit.retrieval.topk import Hits
 
-__all__ = ["FUSIONS", "RRF_K", "fuse_normalized", "fuse_rrf"]
+__all__ = ["FUSIONS", "LIST_FUSIONS", "RRF_K", "fuse_normalized", "fuse_rows", "fuse_rrf",
+           "midrange_normalize", "reciprocal_rank", "zscore_rows"]
 
-FUSIONS = ("norm", "rrf")
+FUSIONS = ("zscore", "norm", "rrf")  # over whole score rows (reqa run)
+LIST_FUSIONS = ("norm", "rrf")  # over top-depth hit lists (retrieve): z-scores need every row
 RRF_K = 60
 
+
+# -- formulas ---------------------------------------------------------------------------
+
+def zscore_rows(scores: np.ndarray) -> np.ndarray:
+    """Standardize each row (constant rows become zeros)."""
+    s = scores.astype(np.float32, copy=False)
+    mean = s.mean(axis=1, keepdims=True)
+    std = s.std(axis=1, keepdims=True)
+    return np.asarray((s - mean) / np.where(std > 0, std, 1.0), dtype=np.float32)
+
+
+def midrange_normalize(scores: np.ndarray, lo: np.ndarray | float, hi: np.ndarray | float
+                       ) -> np.ndarray:
+    """Pyserini's normalization ``(s - (lo + hi) / 2) / (hi - lo)``; 0 where ``hi == lo``."""
+    span = np.asarray(hi) - np.asarray(lo)
+    if span.ndim == 0:
+        return (scores - (lo + hi) / 2) / span if span > 0 else np.zeros_like(scores)
+    safe = np.where(span > 0, span, 1.0)
+    return np.where(span > 0, (scores - (lo + hi) / 2) / safe, 0.0)
+
+
+def reciprocal_rank(ranks: np.ndarray, k: int = RRF_K) -> np.ndarray:
+    """``1 / (k + rank)`` for ranks counted from 1."""
+    return 1.0 / (k + ranks)
+
+
+# -- hit lists (retrieve) -----------------------------------------------------------------
 
 def _ordered(rows: np.ndarray, scores: np.ndarray, k: int) -> Hits:
     order = np.lexsort((rows, -scores))[:k]
@@ -41,8 +80,7 @@ def fuse_normalized(sparse: Hits, dense: Hits, alpha: float, k: int) -> Hits:
         hi = float(s.max()) if s.shape[0] else 1.0
         full = np.full(rows.shape[0], lo, dtype=np.float64)
         full[np.searchsorted(rows, hits[0])] = s
-        span = hi - lo
-        parts.append((full - (lo + hi) / 2) / span if span > 0 else np.zeros_like(full))
+        parts.append(midrange_normalize(full, lo, hi))
     return _ordered(rows, alpha * parts[0] + parts[1], k)
 
 
@@ -52,5 +90,38 @@ def fuse_rrf(lists: list[Hits], k: int, rrf_k: int = RRF_K) -> Hits:
     total = np.zeros(rows.shape[0], dtype=np.float64)
     for hits in lists:
         ranks = np.arange(1, hits[0].shape[0] + 1, dtype=np.float64)
-        total[np.searchsorted(rows, hits[0])] += 1.0 / (rrf_k + ranks)
+        total[np.searchsorted(rows, hits[0])] += reciprocal_rank(ranks, rrf_k)
     return _ordered(rows, total, k)
+
+
+# -- whole score rows (reqa run) ----------------------------------------------------------
+
+def _row_ranks(scores: np.ndarray) -> np.ndarray:
+    """Rank (from 1) of every column in its row, by score then column order."""
+    order = np.argsort(-scores, axis=1, kind="stable")
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(1, scores.shape[1] + 1)[None, :], axis=1)
+    return ranks
+
+
+def fuse_rows(fusion: str, lexical: np.ndarray, dense: np.ndarray, *, weight: float = 0.5,
+              alpha: float = 1.0) -> np.ndarray:
+    """Fused float32 ``(queries, documents)`` scores of two score matrices."""
+    if fusion == "zscore":
+        total = np.zeros(lexical.shape, dtype=np.float32)
+        # dense first, then lexical: the order of the float32 additions is part of the result
+        for w, part in ((weight, dense), (1.0 - weight, lexical)):
+            total += np.float32(w) * zscore_rows(part)
+        return total
+    if fusion == "norm":
+        parts = []
+        for s in (lexical, dense):
+            s = s.astype(np.float64)
+            parts.append(midrange_normalize(s, s.min(axis=1, keepdims=True),
+                                            s.max(axis=1, keepdims=True)))
+        return np.asarray(alpha * parts[0] + parts[1], dtype=np.float32)
+    if fusion == "rrf":
+        total64 = (reciprocal_rank(_row_ranks(lexical).astype(np.float64))
+                   + reciprocal_rank(_row_ranks(dense).astype(np.float64)))
+        return np.asarray(total64, dtype=np.float32)
+    raise ValueError(f"fusion must be one of {FUSIONS}, got {fusion!r}")

@@ -7,6 +7,9 @@ An index directory describes itself (house style 8)::
     DIR/passages/            the passage store (shard-NNNNN.tsv + offsets-NNNNN.npy)
     DIR/bm25/ or DIR/dense/  the retriever's shard arrays
 
+The retriever's build and search jobs, settings, signature and checked library versions
+come from its declaration (:class:`nqkit.retrieval.base.ShardedJobs`).
+
 :func:`build_index` writes everything into a temporary sibling directory and renames it
 into place only when the build succeeded, so a failed or interrupted build leaves no
 half index. :func:`load_index` checks ``params.json`` before any search: the format
@@ -22,9 +25,10 @@ import contextlib
 import itertools
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nqkit import __version__
 from nqkit.cluster import Cluster
@@ -32,7 +36,11 @@ from nqkit.errors import InputError
 from nqkit.io import PathLike
 from nqkit.retrieval.store import PassageStore, Shard, write_store
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "OpenIndex", "build_index", "load_index"]
+if TYPE_CHECKING:
+    from nqkit.retrieval.base import ShardedJobs
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "OpenIndex", "build_index", "load_index",
+           "sharded_jobs", "sharded_retrievers"]
 
 FORMAT = "nqkit-passage-index"
 FORMAT_VERSION = 1
@@ -65,48 +73,48 @@ class OpenIndex:
 
     def signature_settings(self) -> dict[str, object]:
         """The settings that change this retriever's scores, for signatures."""
-        s = self.params["settings"]
-        if self.retriever == "bm25":
-            return {"retriever": "bm25", "k1": s["k1"], "b": s["b"], "bm25": s["method"],
-                    "stop": s["stopwords"], "stem": s["stemmer"], "fields": s["fields"],
-                    "bm25s": self.params["versions"]["bm25s"]}
-        device = s["device"] + ("-fp16" if s["device"].startswith("cuda") else "")
-        return {"retriever": "dense", "model": s["model_name"],
-                "model-fp": s["model_fingerprint"].rsplit("-", 1)[-1][:8],
-                "doc": s["doc_text"], "search": s["ann"], "device": device}
+        return sharded_jobs(self.retriever).signature(self.params)
 
-    def search(self, questions: list[str], k: int, cluster: Cluster, *,
-               device: str = "cpu") -> tuple[list[Any], float]:
-        """Top-k ``(rows, scores)`` per question, and the largest job peak RSS (MB)."""
-        if self.retriever == "bm25":
-            from nqkit.retrieval.bm25_index import BM25Settings, search_bm25
+    def search(self, questions: list[str], k: int, cluster: Cluster,
+               options: Mapping[str, Any] | None = None) -> tuple[list[Any], float]:
+        """Top-k ``(rows, scores)`` per question, and the largest job peak RSS (MB).
 
-            return search_bm25(self.root, self.shards, BM25Settings(**self.settings()),
-                               questions, k, cluster)
-        from nqkit.retrieval.dense_index import DenseSettings, encode_queries, search_dense
+        ``options``: the retriever's ``search_options`` (e.g. the resolved ``device``).
+        """
+        jobs = sharded_jobs(self.retriever)
+        if options is None:  # the declared defaults of retrieve's settings
+            from nqkit.retrieval.base import SEARCH, retriever_params
 
-        ds = DenseSettings(**self.settings())
-        q = encode_queries(ds, questions, device)
-        return search_dense(self.root, self.shards, ds, q, k, cluster)
+            options = jobs.search_options({p.name: p.default for p in retriever_params(
+                SEARCH, [self.retriever])})
+        return jobs.search(self, questions, k, cluster, options)
+
+
+def sharded_jobs(retriever: str) -> ShardedJobs:
+    """The index build and search jobs of ``retriever`` (from the retriever registry)."""
+    from nqkit.retrieval.base import load_retrievers
+
+    registry = load_retrievers()
+    jobs = registry.get(retriever).sharded if retriever in registry else None
+    if jobs is None:
+        raise InputError(None, f"retriever {retriever!r} builds no index directory",
+                         "choose one of: " + ", ".join(sharded_retrievers()))
+    return jobs
+
+
+def sharded_retrievers() -> list[str]:
+    """Names of the retrievers that build index directories."""
+    from nqkit.retrieval.base import load_retrievers
+
+    registry = load_retrievers()
+    return [n for n in registry.names() if registry.get(n).sharded is not None]
 
 
 def _versions(retriever: str) -> dict[str, str]:
     import numpy
 
-    v = {"nqkit": __version__, "numpy": numpy.__version__}
-    if retriever == "bm25":
-        from nqkit.retrieval.bm25_index import bm25_versions
-
-        v.update(bm25_versions())
-    else:
-        from nqkit.retrieval.dense_index import dense_versions
-
-        v.update(dense_versions())
-    return v
-
-
-CHECKED_VERSIONS = {"bm25": ("bm25s", "PyStemmer"),
-                    "dense": ("torch", "sentence-transformers")}
+    return {"nqkit": __version__, "numpy": numpy.__version__,
+            **sharded_jobs(retriever).versions()}
 
 
 def _file_sizes(root: Path) -> dict[str, int]:
@@ -118,11 +126,13 @@ def build_index(corpus: PathLike, out: PathLike, retriever: str, cluster: Cluste
                 shard_size: int, settings: Any) -> dict[str, Any]:
     """Build an index directory at ``out``; returns its params (also in params.json).
 
-    ``settings`` is a :class:`~nqkit.retrieval.bm25_index.BM25Settings` or a
-    :class:`~nqkit.retrieval.dense_index.DenseSettings`.
+    ``settings``: the retriever's settings, as recorded in params.json (a dict, or a
+    record with ``as_dict()`` such as :class:`~nqkit.retrieval.bm25_index.BM25Settings`).
     """
     from nqkit.io import atomic_directory, check_new_directory
 
+    if hasattr(settings, "as_dict"):
+        settings = settings.as_dict()
     out = Path(out)
     check_new_directory(out, option="-o")
     versions = _versions(retriever)  # a missing extra fails before any work
@@ -130,21 +140,14 @@ def build_index(corpus: PathLike, out: PathLike, retriever: str, cluster: Cluste
         t0 = time.perf_counter()
         info = write_store(corpus, tmp, shard_size)
         t_store = time.perf_counter() - t0
-        if retriever == "bm25":
-            from nqkit.retrieval.bm25_index import build_bm25
-
-            facts = build_bm25(tmp, info.shards, settings, cluster)
-        else:
-            from nqkit.retrieval.dense_index import build_dense
-
-            facts = build_dense(tmp, info.shards, settings, cluster)
+        facts = sharded_jobs(retriever).build(tmp, info.shards, dict(settings), cluster)
         params = {
             "format": FORMAT, "format_version": FORMAT_VERSION, "retriever": retriever,
             "corpus": {"path": str(Path(corpus).resolve()), "fingerprint": info.fingerprint,
                        "passages": info.passages},
             "shard_size": shard_size,
             "shards": [[s.start, s.stop] for s in info.shards],
-            "settings": settings.as_dict(),
+            "settings": dict(settings),
             "facts": facts,
             "build": {"seconds": round(time.perf_counter() - t0, 2),
                       "store_seconds": round(t_store, 2), "cluster": cluster.spec,
@@ -187,7 +190,7 @@ def load_index(root: PathLike) -> OpenIndex:
         params["settings"], params["corpus"]["fingerprint"]
     except (KeyError, TypeError, ValueError) as e:
         raise InputError(path, f"missing or malformed entry ({e!r})", rebuild) from None
-    if retriever not in CHECKED_VERSIONS:
+    if retriever not in sharded_retrievers():
         raise InputError(path, f"unknown retriever {retriever!r}", rebuild)
     if not shards or shards[-1].stop != n or any(
             a.stop != b.start for a, b in itertools.pairwise(shards)):
@@ -206,7 +209,7 @@ def load_index(root: PathLike) -> OpenIndex:
         raise InputError(root, f"the index files do not match params.json ({found})",
                          f"the directory was changed after it was built: {rebuild}")
     current = _versions(retriever)
-    for key in CHECKED_VERSIONS[retriever]:
+    for key in sharded_jobs(retriever).checked_versions:
         if recorded.get(key) != current.get(key):
             raise InputError(path, f"the index was built with {key} {recorded.get(key)}, this "
                              f"environment has {current.get(key)} (tokens or embeddings could "

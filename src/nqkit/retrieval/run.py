@@ -11,7 +11,7 @@ score as Python prints it. The optional TREC run has the same lists.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +28,7 @@ from nqkit.retrieval.topk import Hits
 from nqkit.text.dpr_tokenize import AnswerCheck, fold
 
 __all__ = ["Run", "check_compatible", "dpr_results", "run_retrieval", "run_signature_settings",
-           "score_values", "write_dpr_results"]
+           "score_values", "search_options", "write_dpr_results"]
 
 _ROW_LIMIT = 50_000  # passages whose JSON fragment, text and folded text are kept (~2.5 KB each)
 
@@ -43,18 +43,34 @@ class Run:
     peak_rss_mb: float
 
 
-def check_compatible(indexes: Sequence[OpenIndex]) -> None:
-    """Two indexes fuse only over the same corpus and as one sparse plus one dense."""
+def _hybrid_parts() -> tuple[str, str]:
+    """The (lexical, dense) retrievers a two-index run fuses, from the hybrid's declaration."""
+    from nqkit.retrieval.base import load_retrievers
+
+    lexical, dense = load_retrievers().get("hybrid").parts
+    return lexical, dense
+
+
+def check_compatible(indexes: Sequence[OpenIndex], fusion: str | None = None) -> None:
+    """Two indexes fuse only over the same corpus, as one lexical plus one dense, and with
+    a fusion of top-depth hit lists."""
     if len(indexes) == 2:
         a, b = indexes
         if a.fingerprint != b.fingerprint:
             raise InputError(f"--index {b.root}", f"was built from another corpus (fingerprint "
                              f"{b.fingerprint[:12]}, the first index has {a.fingerprint[:12]})",
                              "build both indexes from the same corpus file")
-        if {a.retriever, b.retriever} != {"bm25", "dense"}:
-            raise InputError(f"--index {b.root}", "a hybrid run fuses one bm25 and one dense "
-                             f"index, got {a.retriever} and {b.retriever}",
+        lexical, dense = _hybrid_parts()
+        if {a.retriever, b.retriever} != {lexical, dense}:
+            raise InputError(f"--index {b.root}", f"a hybrid run fuses one {lexical} and one "
+                             f"{dense} index, got {a.retriever} and {b.retriever}",
                              "give --index BM25_DIR --index DENSE_DIR")
+        from nqkit.retrieval.fusion import LIST_FUSIONS
+
+        if fusion is not None and fusion not in LIST_FUSIONS:
+            raise InputError(f"--fusion {fusion}", "needs the score of every passage; "
+                             "retrieve fuses each index's top --depth hits",
+                             "use --fusion " + " or ".join(LIST_FUSIONS))
     elif len(indexes) != 1:
         raise InputError(None, f"give one or two --index directories, got {len(indexes)}",
                          "one for a bm25 or dense run, two for a hybrid run")
@@ -62,54 +78,67 @@ def check_compatible(indexes: Sequence[OpenIndex]) -> None:
 
 def run_signature_settings(indexes: Sequence[OpenIndex], fusion: str | None, alpha: float,
                            depth: int) -> dict[str, object]:
+    from nqkit.retrieval.hybrid import fusion_settings
+
     first = indexes[0]
     out: dict[str, object] = {"corpus": first.fingerprint[:12], "passages": first.passages}
     if len(indexes) == 1:
         out.update(first.signature_settings())
         return out
-    sparse = next(i for i in indexes if i.retriever == "bm25")
-    dense = next(i for i in indexes if i.retriever == "dense")
     out["retriever"] = "hybrid"
-    out["fusion"] = fusion
-    if fusion == "norm":
-        out["alpha"] = alpha
-    else:
-        out["rrf-k"] = 60
+    out.update(fusion_settings(str(fusion), 0.0, alpha))
     out["depth"] = depth
-    for prefix, index in (("sparse", sparse), ("dense", dense)):
+    for prefix, name in zip(("sparse", "dense"), _hybrid_parts(), strict=True):
+        index = next(i for i in indexes if i.retriever == name)
         for key, value in index.signature_settings().items():
             if key != "retriever":
                 out[f"{prefix}.{key}"] = value
     return out
 
 
+def search_options(indexes: Sequence[OpenIndex], settings: Mapping[str, Any]
+                   ) -> dict[str, dict[str, Any]]:
+    """Each index's search options from ``retrieve``'s parsed settings (checked now, before
+    any work: ``--device cuda`` without a GPU is refused here)."""
+    from nqkit.retrieval.open_index import sharded_jobs
+
+    return {i.retriever: sharded_jobs(i.retriever).search_options(settings) for i in indexes}
+
+
 def run_retrieval(indexes: Sequence[OpenIndex], questions: Sequence[Question], k: int,
-                  cluster: Cluster, *, fusion: str = "norm", alpha: float = 1.0,
-                  depth: int = 1000, device: str = "cpu") -> Run:
-    """Search one index, or both of a sparse and a dense index and fuse them."""
+                  cluster: Cluster, settings: Mapping[str, Any],
+                  options: Mapping[str, Mapping[str, Any]] | None = None) -> Run:
+    """Search one index, or a lexical and a dense index and fuse them.
+
+    ``settings``: ``retrieve``'s parsed settings after
+    :func:`nqkit.retrieval.base.apply_preset` (``fusion``, ``alpha``, ``depth`` and the
+    retrievers' search settings); ``options``: :func:`search_options` of them.
+    """
     from nqkit.retrieval.fusion import fuse_normalized, fuse_rrf
 
-    check_compatible(indexes)
+    fusion, alpha, depth = settings["fusion"], settings["alpha"], settings["depth"]
+    check_compatible(indexes, fusion)
+    if options is None:
+        options = search_options(indexes, settings)
     texts = [q.question for q in questions]
-    settings = run_signature_settings(indexes, fusion if len(indexes) == 2 else None, alpha,
-                                      max(depth, k))
+    run_settings = run_signature_settings(indexes, fusion if len(indexes) == 2 else None,
+                                          alpha, max(depth, k))
     if len(indexes) == 1:
-        hits, peak = indexes[0].search(texts, k, cluster, device=device)
-        return Run(hits, settings, False, peak)
+        hits, peak = indexes[0].search(texts, k, cluster, options[indexes[0].retriever])
+        return Run(hits, run_settings, False, peak)
     depth = max(depth, k)
     by_kind = {}
     peak = 0.0
     for index in indexes:
-        h, p = index.search(texts, depth, cluster, device=device)
+        h, p = index.search(texts, depth, cluster, options[index.retriever])
         by_kind[index.retriever] = h
         peak = max(peak, p)
+    lexical, dense = (by_kind[name] for name in _hybrid_parts())
     if fusion == "norm":
-        fused = [fuse_normalized(s, d, alpha, k)
-                 for s, d in zip(by_kind["bm25"], by_kind["dense"], strict=True)]
+        fused = [fuse_normalized(s, d, alpha, k) for s, d in zip(lexical, dense, strict=True)]
     else:
-        fused = [fuse_rrf([s, d], k) for s, d in zip(by_kind["bm25"], by_kind["dense"],
-                                                      strict=True)]
-    return Run(fused, settings, True, peak)
+        fused = [fuse_rrf([s, d], k) for s, d in zip(lexical, dense, strict=True)]
+    return Run(fused, run_settings, True, peak)
 
 
 def score_values(scores: np.ndarray, fused: bool) -> list[float]:

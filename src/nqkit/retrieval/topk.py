@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-__all__ = ["Hits", "merge_topk", "pack_hits", "topk_of_row", "topk_rows", "unpack_hits"]
+__all__ = ["Hits", "merge_shard_results", "merge_topk", "pack_hits", "topk_of_row", "topk_rows",
+           "unpack_hits"]
 
 Hits = tuple[np.ndarray, np.ndarray]  # (rows int64, scores float32), best first
 
@@ -88,3 +90,12 @@ def unpack_hits(packed: Packed) -> list[Hits]:
     """The inverse of :func:`pack_hits`."""
     rows, scores, offsets = packed
     return [(rows[a:b], scores[a:b]) for a, b in itertools.pairwise(offsets.tolist())]
+
+
+def merge_shard_results(results: Sequence[dict[str, Any]], n: int, k: int
+                        ) -> tuple[list[Hits], float]:
+    """Shard search jobs' results (``{"hits": packed, "peak_rss_mb": ...}``, one per shard)
+    merged into the top ``k`` of each of ``n`` questions; also the largest job peak RSS."""
+    per_shard = [unpack_hits(r["hits"]) for r in results]
+    merged = [merge_topk([h[i] for h in per_shard], k) for i in range(n)]
+    return merged, max(r["peak_rss_mb"] for r in results)
