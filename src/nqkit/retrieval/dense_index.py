@@ -83,7 +83,7 @@ _ENCODERS: dict[tuple[str, str, int], Any] = {}  # one model per worker process
 
 
 def _encoder(settings: DenseSettings, device: str) -> Any:
-    from nqkit.retrieval.dense import SentenceTransformerEncoder
+    from nqkit.retrieval.encoders import SentenceTransformerEncoder
 
     key = (settings.model, device, settings.batch_size)
     if key not in _ENCODERS:
@@ -95,7 +95,7 @@ def _encoder(settings: DenseSettings, device: str) -> Any:
 
 def model_settings(model: str | None, batch_size: int, device: str, ann: str) -> DenseSettings:
     """Settings for a model directory (default: all-MiniLM-L6-v2 from its package)."""
-    from nqkit.retrieval.dense import SentenceTransformerEncoder, default_model_path
+    from nqkit.retrieval.encoders import SentenceTransformerEncoder, default_model_path
 
     path = model if model is not None else default_model_path()
     if not os.path.isdir(path):
@@ -212,7 +212,7 @@ def encode_queries(settings: DenseSettings, questions: list[str], device: str) -
 
     The model directory recorded in params.json must still hold the same files.
     """
-    from nqkit.retrieval.dense import SentenceTransformerEncoder
+    from nqkit.retrieval.encoders import SentenceTransformerEncoder
 
     if not os.path.isdir(settings.model):
         raise InputError(settings.model, "the index's model directory is gone",
