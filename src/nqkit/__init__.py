@@ -5,7 +5,7 @@ baselines (``nqkit.baselines``), retrievers (``nqkit.retrieval``) and a browser.
 Heavy modules are imported lazily; ``import nqkit`` is cheap.
 """
 
-__version__ = "0.1.0"
+from nqkit._version import __version__
 
 __all__ = ["__version__"]
 

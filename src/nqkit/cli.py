@@ -36,7 +36,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from nqkit import __version__
+from nqkit._version import __version__
 from nqkit.commands.base import print_help
 from nqkit.errors import NqkitError
 

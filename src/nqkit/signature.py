@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from nqkit import __version__
+from nqkit._version import __version__
 
 
 @dataclass(frozen=True, slots=True)

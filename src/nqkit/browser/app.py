@@ -34,7 +34,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import DictLoader, Environment, select_autoescape
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from nqkit import __version__
+from nqkit._version import __version__
 from nqkit.browser.model import GOLD_FILTERS, OUTCOMES, PAGE_SIZE, SORTS, Dataset, Query, Row
 from nqkit.browser.render import (
     highlight_original,

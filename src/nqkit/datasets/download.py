@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from nqkit import __version__
+from nqkit._version import __version__
 from nqkit.datasets.registry import DataFile, Dataset
 from nqkit.datasets.store import RECORD, dataset_dir, file_lock, read_record, update_record
 from nqkit.errors import InputError

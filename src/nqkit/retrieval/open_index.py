@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nqkit import __version__
+from nqkit._version import __version__
 from nqkit.cluster import Cluster
 from nqkit.errors import InputError
 from nqkit.io import PathLike

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from nqkit import __version__
+from nqkit._version import __version__
 from nqkit.errors import InputError, location
 from nqkit.formats.nq import validate_nq_json
 from nqkit.formats.squad import SquadArticle, squad_articles_from_json
