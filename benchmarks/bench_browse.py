@@ -61,8 +61,8 @@ def main() -> int:
     from fastapi.testclient import TestClient
 
     from nqkit.browser.app import create_app
+    from nqkit.browser.example_store import open_store
     from nqkit.browser.model import load_dataset
-    from nqkit.browser.store import open_store
 
     shards = sorted(str(p) for p in args.data.glob("nq-dev-0*.jsonl.gz"))
     preds = args.data / "predictions.json"

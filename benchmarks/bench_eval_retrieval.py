@@ -50,7 +50,7 @@ from nqkit.commands.retrieve import _trec_blocks
 from nqkit.formats.trec import write_trec_blocks
 from nqkit.retrieval.open_index import load_index
 from nqkit.retrieval.questions import read_questions
-from nqkit.retrieval.run import run_retrieval, write_dpr_results
+from nqkit.retrieval.open_run import run_retrieval, write_dpr_results
 from nqkit.text.dpr_tokenize import simple_tokenize
 index, questions, out = load_index(sys.argv[1]), read_questions(sys.argv[2]), sys.argv[3]
 with open_cluster("none") as cluster:

@@ -24,6 +24,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from nqkit.formats.reqa import build_from_squad  # noqa: E402
 from nqkit.formats.squad import iter_squad_articles  # noqa: E402
 from nqkit.io import iter_jsonl  # noqa: E402
 from nqkit.metrics.ranking import (  # noqa: E402
@@ -33,7 +34,6 @@ from nqkit.metrics.ranking import (  # noqa: E402
     reqa_evaluate,
 )
 from nqkit.retrieval import get_retriever  # noqa: E402
-from nqkit.tasks.reqa import build_from_squad  # noqa: E402
 
 
 def end_to_end(squad: Path, retriever_name: str, **opts: object) -> tuple[float, dict, int]:

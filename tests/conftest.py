@@ -91,8 +91,8 @@ def small_reqa_task(dest: Path) -> Path:
     the real SQuAD 1.1 dev sample (what the TREC tests of ``reqa run`` rank)."""
     import json
 
+    from nqkit.formats.reqa import build_from_squad, save_task
     from nqkit.formats.squad import squad_articles_from_json
-    from nqkit.tasks.reqa import build_from_squad, save_task
 
     doc = json.loads(shared_file("data", "squad", "dev-v1.1.json").read_text())
     art = doc["data"][0]

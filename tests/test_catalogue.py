@@ -746,7 +746,7 @@ def _reqa_task_files() -> dict[str, Content]:
     params = {"format": "nqkit-reqa-task", "format_version": 1}
 
     def params_ok(c: Corpus) -> bytes:
-        from nqkit.tasks.reqa import TASK_FORMAT, TASK_FORMAT_VERSION
+        from nqkit.formats.reqa import TASK_FORMAT, TASK_FORMAT_VERSION
         return js({**params, "format": TASK_FORMAT, "format_version": TASK_FORMAT_VERSION,
                    "source": "squad", "counts": {}})
 

@@ -251,8 +251,8 @@ def test_an_output_option_expands_the_inputs_once_and_refuses_an_input(tmp_path,
 
 
 def test_eval_reqa_per_item_takes_the_task_directory_as_gold(tmp_path, capsys):
+    from nqkit.formats.reqa import build_from_squad, save_task
     from nqkit.formats.squad import squad_articles_from_json
-    from nqkit.tasks.reqa import build_from_squad, save_task
 
     context = "Paris is in France. Berlin is in Germany."
     doc = {"data": [{"title": "T", "paragraphs": [{"context": context, "qas": [

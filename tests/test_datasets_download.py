@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from nqkit.datasets.download import DownloadError, fetch, mirror_url
+from nqkit.datasets.local import RECORD, dataset_dir, read_record, resolve
 from nqkit.datasets.registry import load_registry
-from nqkit.datasets.store import RECORD, dataset_dir, read_record, resolve
 from nqkit.errors import InputError
 
 from conftest import shared_file

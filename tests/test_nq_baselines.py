@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from nqkit.baselines import baseline_names, get_baseline
-from nqkit.baselines.closest_question import question_words
+from nqkit.baselines.nq_closest_question import question_words
 from nqkit.baselines.pages import normalize_title, page_keys
 from nqkit.data.toy import (
     TOY_PATH,
@@ -210,7 +210,7 @@ def test_closest_question_copies_null(dev, train):
 
 
 def test_baselines_that_need_training_say_so(dev):
-    from nqkit.baselines.run import load_system
+    from nqkit.baselines.predict_files import load_system
 
     with pytest.raises(InputError, match="the most_frequent baseline learns from training "
                        "data, but no training files were given"):

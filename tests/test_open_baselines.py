@@ -7,7 +7,7 @@ import string
 
 import pytest
 
-from nqkit.baselines.nearest_question import TfidfIndex, load_qa_memory
+from nqkit.baselines.open_nearest_question import TfidfIndex, load_qa_memory
 from nqkit.cli import main
 
 from conftest import shared_file

@@ -361,7 +361,7 @@ class _CountingRanks(np.ndarray):
 
 
 def test_ranking_result_reads_each_level_once_and_only_when_asked() -> None:
-    from nqkit.tasks.reqa_eval import ranking_result
+    from nqkit.tasks.reqa import ranking_result
 
     # By hand: q2 is asked twice; its best sentence rank is 1.5 (not 4), paragraph 1;
     # q1: sentence 3, paragraph 2. Sentence MRR = (1/3 + 1/1.5) / 2 = 0.5; R@1 = 0 (1.5

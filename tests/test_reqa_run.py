@@ -12,12 +12,12 @@ import orjson
 import pytest
 
 from nqkit.cli import main
+from nqkit.formats.reqa import build_from_squad, save_task
 from nqkit.formats.squad import iter_squad_articles, squad_articles_from_json
 from nqkit.metrics.ranking import RankTargets, aggregate_ranks, rank_queries, reqa_evaluate
 from nqkit.retrieval import get_retriever, retriever_names
 from nqkit.retrieval.dense import CallableEncoder, DenseRetriever
 from nqkit.retrieval.hybrid import zscore_rows
-from nqkit.tasks.reqa import build_from_squad, save_task
 
 from conftest import require, shared_file
 
@@ -63,7 +63,7 @@ def _reference_levels(task_dir: Path, retriever: object) -> dict[str, dict[str, 
     the best paragraph (scored by its best sentence) holding it; a question asked several
     times keeps its best rank; MRR and R@k average over distinct questions.
     """
-    from nqkit.tasks.reqa import load_task
+    from nqkit.formats.reqa import load_task
 
     task = load_task(task_dir)
     sentences = [c.sentence for c in task.index]
@@ -144,7 +144,7 @@ def test_bm25_paragraph_level_table(squad_task: Path, capsys) -> None:
 
 
 def test_callable_encoder_equals_direct_scoring(small_task: Path) -> None:
-    from nqkit.tasks.reqa import load_task
+    from nqkit.formats.reqa import load_task
 
     task = load_task(small_task)
 

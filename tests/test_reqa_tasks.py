@@ -10,13 +10,13 @@ import pytest
 
 from nqkit.cli import main
 from nqkit.errors import InputError
-from nqkit.formats.squad import squad_articles_from_json
-from nqkit.tasks.reqa import (
+from nqkit.formats.reqa import (
     build_from_squad,
     iter_nq_as_squad,
     load_task,
     nq_clean_text,
 )
+from nqkit.formats.squad import squad_articles_from_json
 
 from conftest import shared_file
 
@@ -162,7 +162,7 @@ def test_nq_bad_record(tmp_path: Path, capsys) -> None:
 
 def test_task_directory_is_checked_on_load(tmp_path: Path) -> None:
     out = tmp_path / "t"
-    from nqkit.tasks.reqa import save_task
+    from nqkit.formats.reqa import save_task
 
     save_task(build_from_squad(squad_articles_from_json(_tiny_squad(), "tiny")), out)
     lines = (out / "queries.jsonl").read_text().splitlines()

@@ -28,8 +28,8 @@ from nqkit.errors import InputError
 from nqkit.formats.dpr import read_dpr_biencoder, read_dpr_results
 from nqkit.metrics.answer_recall import passage_has_answer
 from nqkit.retrieval.corpus import Passage
+from nqkit.retrieval.open_run import Run, score_values, write_dpr_results
 from nqkit.retrieval.questions import Question
-from nqkit.retrieval.run import Run, score_values, write_dpr_results
 from nqkit.text.dpr_tokenize import AnswerCheck, fold, simple_tokenize
 
 from conftest import shared_file
@@ -207,7 +207,7 @@ def test_fast_writer_equals_the_dict_writer_byte_for_byte(
 def test_fast_writer_on_the_real_run_shape(biencoder: list[Any], tmp_path: Path) -> None:
     """Many questions over repeated passages (the fragment cache hit and emptied), more
     than one block of score formatting."""
-    import nqkit.retrieval.run as run_module
+    import nqkit.retrieval.open_run as run_module
 
     passages = _passages(biencoder)
     store = ListStore(passages)

@@ -192,7 +192,7 @@ def test_whole_row_fusions_by_hand() -> None:
 def test_a_two_index_run_refuses_a_whole_row_fusion() -> None:
     from types import SimpleNamespace
 
-    from nqkit.retrieval.run import check_compatible
+    from nqkit.retrieval.open_run import check_compatible
 
     indexes = [SimpleNamespace(root=Path(name), fingerprint="f" * 64, retriever=name)
                for name in ("bm25", "dense")]

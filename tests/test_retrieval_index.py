@@ -678,7 +678,7 @@ def test_a_store_build_ended_by_a_bad_passage_closes_its_open_shard(tmp_path):
     import gc
     import warnings
 
-    from nqkit.retrieval.store import write_store
+    from nqkit.retrieval.passage_store import write_store
 
     corpus = tmp_path / "bad.tsv"
     corpus.write_text("id\ttext\ttitle\n1\tsome text\tA title\n2\tno title\n", encoding="utf-8")

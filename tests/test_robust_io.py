@@ -445,8 +445,8 @@ def test_unwritable_output_directory_is_one_line_exit_2(name, tmp_path, capsys):
 
 
 def test_reqa_run_never_writes_over_the_task_files(tmp_path, capsys):
+    from nqkit.formats.reqa import build_from_squad, save_task
     from nqkit.formats.squad import squad_articles_from_json
-    from nqkit.tasks.reqa import build_from_squad, save_task
 
     doc = json.loads(shared_file("data", "squad", "dev-v1.1.json").read_text())
     art = doc["data"][0]

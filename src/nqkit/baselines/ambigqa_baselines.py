@@ -2,7 +2,7 @@
 disambiguation given the gold answers (AmbigQA paper, Min et al. 2020, §6 and Table 4).
 
 * :func:`nearest_answers` — the answer set of the most similar AmbigNQ training question
-  (TF-IDF, :class:`~nqkit.baselines.nearest_question.TfidfIndex`), extended with the first
+  (TF-IDF, :class:`~nqkit.baselines.open_nearest_question.TfidfIndex`), extended with the first
   answer of up to ``k - 1`` further neighbours whose similarity is at least ``tau`` times
   the best one. ``k`` and ``tau`` are chosen by :func:`tune_nearest_answers` on a slice of
   the training data (the slice queried against the rest of train), never on dev.
@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from nqkit.baselines.nearest_question import TfidfIndex
+from nqkit.baselines.open_nearest_question import TfidfIndex
 from nqkit.formats.ambignq import AmbigNqExample, AmbigQaPrediction, MultipleQAs
 from nqkit.text.normalize import normalize_answer
 

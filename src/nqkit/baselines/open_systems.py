@@ -27,7 +27,7 @@ class NearestQuestionSettings(SystemSettings):
 
 
 def run_nearest_question(s: NearestQuestionSettings) -> Any:
-    from nqkit.baselines.nearest_question import TfidfIndex, load_qa_memory
+    from nqkit.baselines.open_nearest_question import TfidfIndex, load_qa_memory
     from nqkit.formats.nq_open import NqOpenPrediction, read_nq_open
     from nqkit.io import write_jsonl
     from nqkit.metrics.nq_open import score_nq_open
@@ -73,7 +73,7 @@ def run_ambigqa_answers(s: AmbigQaAnswersSettings) -> Any:
         nearest_answers,
         tune_nearest_answers,
     )
-    from nqkit.baselines.nearest_question import TfidfIndex
+    from nqkit.baselines.open_nearest_question import TfidfIndex
     from nqkit.errors import InputError
     from nqkit.formats.ambignq import read_ambignq
     from nqkit.io import write_json

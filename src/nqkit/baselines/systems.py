@@ -127,7 +127,7 @@ class NqBaselineSettings(SystemSettings):
 
 def run_nq_baseline(name: str, s: NqBaselineSettings) -> Any:
     """Fit (when it learns) and run NQ baseline ``name``; score it with ``--eval``."""
-    from nqkit.baselines.run import run_system
+    from nqkit.baselines.predict_files import run_system
     from nqkit.io import staged_path
 
     gold = None

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from nqkit.analysis.nq_breakdown import question_word
-from nqkit.browser.store import ExampleStore, ExampleSummary, open_store
+from nqkit.browser.example_store import ExampleStore, ExampleSummary, open_store
 from nqkit.formats.nq_predictions import NqPrediction, check_id_types, read_nq_predictions
 from nqkit.io import PathsLike
 from nqkit.metrics.nq import AnswerStat, NqResult, evaluate_nq, gold_has_long, gold_has_short

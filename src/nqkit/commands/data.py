@@ -30,7 +30,7 @@ def run_list(args: argparse.Namespace) -> int:
     import orjson
 
     from nqkit.datasets.download import human_bytes
-    from nqkit.datasets.store import dataset_dir, on_disk
+    from nqkit.datasets.local import dataset_dir, on_disk
     from nqkit.report import format_table
 
     reg = _registry(args)
@@ -64,8 +64,8 @@ def run_info(args: argparse.Namespace) -> int:
     import orjson
 
     from nqkit.datasets.download import human_bytes
+    from nqkit.datasets.local import dataset_dir, get_command, on_disk, read_record
     from nqkit.datasets.registry import FORMATS
-    from nqkit.datasets.store import dataset_dir, get_command, on_disk, read_record
 
     reg = _registry(args)
     ds = reg.get(args.name)
@@ -124,7 +124,7 @@ def run_get(args: argparse.Namespace) -> int:
     import orjson
 
     from nqkit.datasets.download import fetch, human_bytes
-    from nqkit.datasets.store import RECORD, dataset_dir
+    from nqkit.datasets.local import RECORD, dataset_dir
     from nqkit.errors import InputError
     from nqkit.report import format_table, note, say
 
@@ -170,7 +170,7 @@ def run_get(args: argparse.Namespace) -> int:
 
 
 def run_path(args: argparse.Namespace) -> int:
-    from nqkit.datasets.store import local_paths, split_name
+    from nqkit.datasets.local import local_paths, split_name
     from nqkit.errors import InputError
 
     if args.shards and len(args.names) > 1:
@@ -191,7 +191,7 @@ def run_path(args: argparse.Namespace) -> int:
 
 def run_export(args: argparse.Namespace) -> int:
     from nqkit.datasets.export import export_dataset
-    from nqkit.datasets.store import local_paths, split_name
+    from nqkit.datasets.local import local_paths, split_name
     from nqkit.errors import InputError
     from nqkit.io import check_output
     from nqkit.report import say

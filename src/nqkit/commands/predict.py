@@ -18,7 +18,7 @@ USE = "NAME --input INPUT_PATTERN -o OUTPUT.json"
 
 
 def run(args: argparse.Namespace) -> int:
-    from nqkit.baselines.run import run_system
+    from nqkit.baselines.predict_files import run_system
     from nqkit.errors import InputError
     from nqkit.io import check_output, expand_paths
     from nqkit.report import note

@@ -89,9 +89,9 @@ def run_build(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from nqkit.errors import InputError, examples
+    from nqkit.formats.reqa import build_from_nq, build_from_squad, save_task
     from nqkit.io import check_output, expand_paths, write_json
     from nqkit.report import format_table
-    from nqkit.tasks.reqa import build_from_nq, build_from_squad, save_task
 
     out = Path(args.output)
     files = expand_paths(args.inputs, what="SQuAD" if args.source == "squad" else "NQ")
@@ -138,13 +138,13 @@ def run_run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from nqkit.errors import InputError
+    from nqkit.formats.reqa import load_task
     from nqkit.io import check_output, write_jsonl
     from nqkit.metrics.ranking import RankTargets, aggregate_ranks, rank_queries
     from nqkit.report import emit_result, progress
     from nqkit.retrieval import retriever_class
     from nqkit.retrieval.base import apply_preset
-    from nqkit.tasks.reqa import load_task
-    from nqkit.tasks.reqa_eval import ranking_result
+    from nqkit.tasks.reqa import ranking_result
 
     task = load_task(args.task)
     # The task directory's own files are inputs: no output may land on one of them.

@@ -60,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
     from nqkit.io import check_output, ensure_not_input
     from nqkit.retrieval.base import apply_preset
     from nqkit.retrieval.open_index import load_index
+    from nqkit.retrieval.open_run import check_compatible, run_retrieval, search_options
     from nqkit.retrieval.questions import read_questions
-    from nqkit.retrieval.run import check_compatible, run_retrieval, search_options
 
     clock = _Clock()
     validate_spec(args.cluster)
@@ -148,7 +148,7 @@ def _write(args: argparse.Namespace, questions: list[Any], indexes: list[Any], r
 
     from nqkit.formats.trec import write_trec_blocks
     from nqkit.report import progress
-    from nqkit.retrieval.run import write_dpr_results
+    from nqkit.retrieval.open_run import write_dpr_results
     from nqkit.text.dpr_tokenize import AnswerCheck
 
     check = AnswerCheck()  # shared by the results' flags and --eval: one tokenization a text
@@ -182,7 +182,7 @@ def _print_eval(args: argparse.Namespace, questions: list[Any], indexes: list[An
 
     from nqkit.metrics.answer_recall import score_answer_recall
     from nqkit.report import format_table, print_warnings, progress
-    from nqkit.retrieval.run import dpr_results
+    from nqkit.retrieval.open_run import dpr_results
     from nqkit.tasks.retrieval import result_warnings
 
     ks = sorted({k for k in KS if k <= args.topk} | {args.topk})
@@ -210,7 +210,7 @@ TREC_BLOCK = 1024  # questions per block of the TREC run: bounds the writer's me
 def _trec_blocks(questions: list[Any], result: Any, store: Any) -> Iterator[Any]:
     """The run's hits as :class:`nqkit.formats.trec.TrecBlock` s, each passage id read
     from the store once per block (not once per line), scores as the results file has
-    them (:func:`nqkit.retrieval.run.score_values`): float32 text for one retriever,
+    them (:func:`nqkit.retrieval.open_run.score_values`): float32 text for one retriever,
     float64 for a fused run."""
     import numpy as np
 

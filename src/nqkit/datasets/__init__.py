@@ -7,13 +7,14 @@ without the user asking. Downloads live in :mod:`nqkit.datasets.download`, expor
 
 Registry names work wherever a path is read, in the command line and in library calls
 (``read_nq_open("nq-open/dev")``): the ``nqkit`` package installs
-:func:`nqkit.datasets.store.lookup_paths` as the io floor's name resolver
+:func:`nqkit.datasets.local.lookup_paths` as the io floor's name resolver
 (:func:`nqkit.io.set_name_resolver`) when it is imported, and imports this layer only when
 a text that may be a name is read; forked worker processes inherit it.
 """
 
 from __future__ import annotations
 
+from nqkit.datasets.local import data_home, dataset_dir, local_paths, on_disk, resolve
 from nqkit.datasets.registry import (
     DataFile,
     Dataset,
@@ -22,7 +23,6 @@ from nqkit.datasets.registry import (
     load_registry,
     parse_shards,
 )
-from nqkit.datasets.store import data_home, dataset_dir, local_paths, on_disk, resolve
 
 __all__ = [
     "DataFile",

@@ -54,8 +54,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from nqkit._version import __version__
+from nqkit.datasets.local import RECORD, dataset_dir, file_lock, read_record, update_record
 from nqkit.datasets.registry import DataFile, Dataset
-from nqkit.datasets.store import RECORD, dataset_dir, file_lock, read_record, update_record
 from nqkit.errors import InputError
 
 __all__ = ["DownloadError", "Fetched", "fetch", "human_bytes", "mirror_url"]

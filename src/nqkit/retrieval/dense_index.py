@@ -38,7 +38,7 @@ from nqkit.cluster import Cluster, peak_rss_mb
 from nqkit.errors import InputError
 from nqkit.metrics.ranking import dot_scores
 from nqkit.retrieval.base import missing_extra
-from nqkit.retrieval.store import Shard, iter_shard
+from nqkit.retrieval.passage_store import Shard, iter_shard
 from nqkit.retrieval.topk import Hits, merge_shard_results, merge_topk, pack_hits, topk_rows
 
 __all__ = ["ANN_METHODS", "DenseSettings", "build_dense", "dense_versions", "encode_queries",

@@ -34,7 +34,7 @@ from nqkit._version import __version__
 from nqkit.cluster import Cluster
 from nqkit.errors import InputError
 from nqkit.io import PathLike
-from nqkit.retrieval.store import PassageStore, Shard, write_store
+from nqkit.retrieval.passage_store import PassageStore, Shard, write_store
 
 if TYPE_CHECKING:
     from nqkit.retrieval.base import ShardedJobs

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from nqkit.cluster import Cluster, peak_rss_mb
-from nqkit.retrieval.store import Shard, iter_shard
+from nqkit.retrieval.passage_store import Shard, iter_shard
 from nqkit.retrieval.topk import Hits, merge_shard_results, pack_hits, topk_of_row
 
 __all__ = ["ScoreTexts", "scan_search"]

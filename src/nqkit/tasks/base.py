@@ -327,9 +327,8 @@ class Task(Generic[S]):
 
 
 TASKS: Registry[Task[Any]] = Registry("task")
-# Modules of nqkit.tasks that declare no task: this one, and the ReQA data builder (which
-# imports the sentence splitter, kept out of start-up).
-NOT_TASKS = ("base", "reqa")
+# Modules of nqkit.tasks that declare no task: this one.
+NOT_TASKS = ("base",)
 _loaded = False
 
 

@@ -1,370 +1,166 @@
-"""ReQA answer-retrieval tasks built from SQuAD or Natural Questions (Ahmad et al., 2019).
+"""The ReQA task: MRR and R@k of a ranking run over a ReQA task (Ahmad et al. 2019, §3).
 
-A ReQA task is an *answer index* (every sentence of every paragraph, with the id of its
-paragraph) and a list of *queries* (a question and its target sentence). Building follows
-the paper's §3.1 and Algorithm 1, with the behaviour of the official scripts where the
-paper is silent:
-
-* paragraphs are numbered from 1 in file order (``doc_id``), counting every paragraph;
-* the sentences of a paragraph come from :func:`nqkit.text.sentences.sentence_spans`;
-* the index is deduplicated on (sentence, paragraph text), keeping the first occurrence,
-  and holds the sentences of the paragraphs that have at least one question;
-* each (question, answer) pair becomes a query whose target is the sentence containing
-  ``answer_start``; a question whose answers fall in the same sentence gives one query.
-  When ``answer_start`` falls on the whitespace between two sentences, the next sentence
-  is the target (the official script would emit the string ``"None"``).
-
-From NQ (§3.2), :func:`nq_to_squad_article` keeps an annotation with exactly one short
-answer inside a ``<P>`` long answer and rebuilds the paragraph and answer text from the
-non-HTML tokens. The official converter reads one annotation per record (NQ train);
-``annotations="each"`` treats every (example, annotator) pair of a 5-way annotated dev
-record as a record of its own.
-
-A task directory describes itself: ``index.jsonl`` (``{sentence, doc_id}``),
-``queries.jsonl`` (``{question, answer_sentence, doc_id}``), ``paragraphs.jsonl``
-(``{doc_id, title, context}``) and ``params.json`` (source, inputs, counts, version).
+``nqkit reqa run TASK`` ranks and scores in one go (and writes the per-query ranks with
+``--per-item``); ``nqkit eval reqa --gold TASK --predictions RANKS.jsonl`` scores such a
+ranks file again, and ``nqkit compare reqa --gold TASK A.jsonl B.jsonl`` tests two runs.
+A question asked by several queries counts once, with its best rank (the paper's Eq. 1-2).
 """
 
 from __future__ import annotations
 
-import bisect
+import functools
 import os
-import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from nqkit._version import __version__
-from nqkit.errors import InputError, location
-from nqkit.formats.nq import validate_nq_json
-from nqkit.formats.squad import SquadArticle, squad_articles_from_json
-from nqkit.io import (
-    PathsLike,
-    ensure_not_input,
-    expand_paths,
-    iter_jsonl,
-    iter_lines,
-    parse_json_line,
-    read_json,
-    write_json,
-    write_jsonl,
-)
-from nqkit.text.sentences import sentence_spans
+from nqkit.tasks.base import TASKS, Result, Settings, Task
 
-__all__ = ["TASK_FORMAT", "ReqaCandidate", "ReqaQuery", "ReqaTask", "build_from_nq",
-           "build_from_squad", "load_task", "nq_clean_text", "nq_to_squad_article",
-           "save_task"]
+if TYPE_CHECKING:
+    from nqkit.metrics.ranking import QueryRanks, RankingResult
 
-TASK_FORMAT = "nqkit-reqa-task"
-TASK_FORMAT_VERSION = 1
+LEVELS = (("sentence", "sentence"), ("document", "paragraph"))  # metric level -> table name
 
 
-@dataclass(frozen=True)
-class ReqaCandidate:
-    """One item of the answer index."""
+def ranking_result(questions: Sequence[str], ranks: QueryRanks, r: RankingResult, *,
+                   title: str = "ReQA") -> Result:
+    """A ReQA ranking as the :class:`~nqkit.tasks.base.Result` every task returns.
 
-    sentence: str  # the candidate answer sentence
-    doc_id: int  # the paragraph it comes from (1-based, file order)
+    JSON keys follow the table: ``queries``, ``distinct_questions``, ``index_size`` and a
+    block per level named ``sentence`` / ``paragraph``.
+    """
+    rows = []
+    official: dict[str, Any] = {"index_size": r.index_size, "queries": r.questions,
+                                "distinct_questions": r.distinct_questions}
+    for name, label in LEVELS:
+        if name in r.levels:
+            m = r.levels[name]
+            rows.append((label, *m.values()))
+            official[label] = dict(m)
+    headers = ("level", *(k.upper() for k in next(iter(r.levels.values()))))
 
-
-@dataclass(frozen=True)
-class ReqaQuery:
-    """One query: a question and the sentence that answers it."""
-
-    question: str  # the question text (a question may be asked several times)
-    answer_sentence: str  # the target sentence (any index item with this text counts)
-    doc_id: int  # the paragraph the question was asked about
-
-
-@dataclass(frozen=True)
-class ReqaParagraph:
-    """A paragraph: the context of its sentences and the unit of paragraph-level scores."""
-
-    doc_id: int  # 1-based, file order
-    title: str  # the article title
-    context: str  # the paragraph text
-
-
-@dataclass(frozen=True)
-class ReqaTask:
-    index: tuple[ReqaCandidate, ...]  # the answer index, in order
-    queries: tuple[ReqaQuery, ...]  # the queries, in order
-    paragraphs: tuple[ReqaParagraph, ...]  # every paragraph, by doc_id
-    params: Mapping[str, Any]  # how the task was built
-
-    def context_of(self, doc_id: int) -> str:
-        return self.paragraphs[doc_id - 1].context
-
-
-def _target_sentence(spans: Sequence[tuple[int, int]], answer_start: int) -> int:
-    """Index of the sentence holding ``answer_start`` (or the next one when it is on a gap)."""
-    starts = [s for s, _ in spans]
-    i = bisect.bisect_right(starts, answer_start) - 1
-    if i >= 0 and answer_start < spans[i][1]:
-        return i
-    return min(i + 1, len(spans) - 1)
-
-
-def build_from_squad(articles: Iterable[SquadArticle], params: Mapping[str, Any] | None = None,
-                     ) -> ReqaTask:
-    """Build the ReQA index and queries from SQuAD articles (paper §3.1, Algorithm 1)."""
-    index: list[ReqaCandidate] = []
-    queries: list[ReqaQuery] = []
-    paragraphs: list[ReqaParagraph] = []
-    seen: set[tuple[str, str]] = set()
-    for article in articles:
-        for par in article.paragraphs:
-            doc_id = len(paragraphs) + 1
-            paragraphs.append(ReqaParagraph(doc_id, article.title, par.context))
-            if not par.qas:
+    @functools.cache
+    def best() -> dict[str, dict[str, float]]:
+        # Per level, each distinct question's best rank (first-seen order): computed once,
+        # when the per-item records or the headline statistics are first asked for.
+        out: dict[str, dict[str, float]] = {}
+        for name, label in LEVELS:
+            arr = getattr(ranks, name)
+            if arr is None:
                 continue
-            spans = sentence_spans(par.context)
-            sentences = [par.context[a:b] for a, b in spans]
-            for qa in par.qas:
-                targets: set[int] = set()
-                for ans in qa.answers:
-                    t = _target_sentence(spans, ans.answer_start)
-                    if sentences[t] in {sentences[j] for j in targets}:
-                        continue
-                    targets.add(t)
-                    queries.append(ReqaQuery(qa.question, sentences[t], doc_id))
-            for s in sentences:
-                if (s, par.context) not in seen:
-                    seen.add((s, par.context))
-                    index.append(ReqaCandidate(s, doc_id))
-    info = dict(params or {})
-    info.update(counts={"paragraphs": len(paragraphs), "index": len(index),
-                        "queries": len(queries),
-                        "distinct_questions": len({q.question for q in queries})})
-    return ReqaTask(tuple(index), tuple(queries), tuple(paragraphs), info)
+            b: dict[str, float] = {}
+            for q, rank in zip(questions, arr.tolist(), strict=True):
+                b[q] = min(rank, b.get(q, float("inf")))
+            out[label] = b
+        return out
+
+    def items() -> list[dict[str, Any]]:
+        per = best()
+        return [{"question": q, **{f"{label}_rank": per[label][q] for label in per}}
+                for q in dict.fromkeys(questions)]
+
+    def headline() -> dict[str, Any]:
+        import numpy as np
+
+        from nqkit.stats import ItemStats
+
+        out: dict[str, Any] = {}
+        ks = [int(k[2:]) for k in next(iter(r.levels.values())) if k.startswith("r@")]
+        for label, per in best().items():
+            arr = np.fromiter(per.values(), dtype=float, count=len(per))
+            out[f"{label} MRR"] = ItemStats.of(1.0 / arr)
+            for k in ks:
+                out[f"{label} R@{k}"] = ItemStats.of((arr <= k).astype(float))
+        return out
+
+    return Result(task="reqa", title=title, headers=headers, rows=rows,
+                  signature=r.signature, official=official, items=items, item_key="question",
+                  headline=headline, digits=3)
 
 
-# --- Natural Questions -> SQuAD (paper §3.2) --------------------------------------------
+def _read_ranks(path: str, task: Any, *, allow_missing: bool, allow_extra: bool,
+                ) -> tuple[list[str], Any]:
+    import numpy as np
 
-_SPACE = re.compile(r"\s")
+    from nqkit.errors import InputError, for_example
+    from nqkit.io import iter_jsonl
+    from nqkit.metrics.ranking import QueryRanks
 
-
-def _gap_has_space(gap: str) -> bool:
-    """True when ``gap`` (HTML between two tokens) has whitespace outside of any tag.
-
-    Tags are tracked by counting ``<`` and ``>``, because some tags are missing from the
-    token list.
-    """
-    depth = 0
-    for ch in gap:
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
-            depth -= 1
-        elif depth == 0 and _SPACE.match(ch):
-            return True
-    return False
-
-
-def nq_clean_text(tokens: Sequence[Mapping[str, Any]], html: bytes, start: int, end: int,
-                  *, look_past_end: bool = False) -> str:
-    """Text of tokens ``[start, end)`` without HTML tokens, one space where HTML has space.
-
-    After each text token a single space is written when the HTML between it and the next
-    text token (looking no further than ``end``, or ``end + 1`` with ``look_past_end``;
-    when no text token is found, up to the last tag token looked at) holds whitespace
-    outside of tags. ``look_past_end`` is used for the text before a short answer, so that
-    it ends with the space that separates it from the answer.
-    """
-    limit = end + 1 if look_past_end else end
-    out: list[str] = []
-    for i in range(start, end):
-        tok = tokens[i]
-        if tok["html_token"]:
+    n = len(task.queries)
+    sentence = np.full(n, np.inf)
+    document = np.full(n, np.inf)
+    seen = np.zeros(n, dtype=bool)
+    has = {"sentence": False, "document": False}
+    extra: list[str] = []
+    for lineno, rec in enumerate(iter_jsonl(path, what="ranks"), 1):
+        where = f"{path}:{lineno}"
+        q = rec.get("query")
+        if not isinstance(q, int) or isinstance(q, bool) or q < 0:
+            raise InputError(where, f"'query' must be a query number, found {q!r:.40}",
+                             "give the ranks written by `nqkit reqa run --per-item`")
+        if q >= n:
+            extra.append(str(q))
             continue
-        out.append(tok["token"])
-        nxt = tok
-        for j in range(i + 1, min(limit, len(tokens))):
-            nxt = tokens[j]
-            if not nxt["html_token"]:
-                break
-        gap = html[tok["end_byte"]:nxt["start_byte"]].decode("utf-8", errors="replace")
-        if _gap_has_space(gap):
-            out.append(" ")
-    return "".join(out)
+        if rec.get("question") is not None and rec["question"] != task.queries[q].question:
+            raise InputError(where, f"query {q} is {rec['question']!r:.60} here but "
+                             f"{task.queries[q].question!r:.60} in the task",
+                             "score the ranks against the task they were computed on")
+        for key, arr, level in (("sentence_rank", sentence, "sentence"),
+                                ("paragraph_rank", document, "document")):
+            v = rec.get(key)
+            if v is None:
+                continue
+            if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 1:
+                raise InputError(where, f"{key} must be a rank >= 1, found {v!r:.40}",
+                                 "ranks start at 1 (ties averaged)")
+            arr[q] = float(v)
+            has[level] = True
+        seen[q] = True
+    if extra and not allow_extra:
+        raise InputError(path, f"{len(extra):,} query number(s) beyond the task's {n:,} "
+                         f"queries ({for_example(extra)})",
+                         "check the task directory, or pass --allow-extra to ignore them")
+    missing = np.flatnonzero(~seen)
+    if len(missing) == n:
+        raise InputError(path, "no ranks for any query of the task",
+                         "give the ranks written by `nqkit reqa run --per-item`")
+    if len(missing) and not allow_missing:
+        raise InputError(path, f"{len(missing):,} of {n:,} queries have no ranks "
+                         f"({for_example(str(i) for i in missing)})",
+                         "rank every query, or pass --allow-missing to count them as misses")
+    ranks = QueryRanks(sentence if has["sentence"] else None,
+                       document if has["document"] else None)
+    if ranks.sentence is None and ranks.document is None:
+        raise InputError(path, "no sentence_rank or paragraph_rank in any line",
+                         "give the ranks written by `nqkit reqa run --per-item`")
+    return [q.question for q in task.queries], ranks
 
 
-def _nq_get(record: Mapping[str, Any], key: str, where: str | None) -> Any:
-    if key not in record:
-        raise InputError(where, f"missing key {key!r}",
-                         "the input must be Natural Questions in the ORIGINAL format "
-                         "(document_html, document_tokens, annotations)")
-    return record[key]
+def score(s: Settings) -> Result:
+    from nqkit.errors import InputError
+    from nqkit.formats.reqa import load_task
+    from nqkit.metrics.ranking import aggregate_ranks
+
+    gold, path = s.inputs()
+    dirs = [gold] if isinstance(gold, str | os.PathLike) else list(gold)
+    if len(dirs) != 1:
+        raise InputError(None, f"--gold takes one ReQA task directory, got {len(dirs)}",
+                         "nqkit eval reqa --gold TASK_DIR --predictions RANKS.jsonl")
+    task = load_task(dirs[0])
+    questions, ranks = _read_ranks(path, task, allow_missing=s.allow_missing,
+                                   allow_extra=s.allow_extra)
+    settings = {"missing": "miss"} if s.allow_missing else {}
+    r = aggregate_ranks(questions, ranks, index_size=len(task.index), settings=settings)
+    source = task.params.get("source", "?")
+    return ranking_result(questions, ranks, r, title=f"ReQA {source}: ranks of {path}")
 
 
-def nq_to_squad_article(record: Mapping[str, Any], annotation: Mapping[str, Any],
-                        where: str | None = None) -> dict[str, Any] | None:
-    """Convert one (NQ example, annotation) to a one-paragraph SQuAD article, or ``None``.
-
-    Kept: exactly one short answer, and a long answer that is a ``<P>`` block (§3.2).
-    ``where`` names the record in error messages.
-    """
-    shorts = annotation["short_answers"]
-    if len(shorts) != 1:
-        return None
-    long = annotation["long_answer"]
-    if long["start_token"] < 0:
-        return None
-    tokens = _nq_get(record, "document_tokens", where)
-    if tokens[long["start_token"]]["token"] != "<P>":
-        return None
-    html = _nq_get(record, "document_html", where).encode("utf-8")
-    short = shorts[0]
-    context = nq_clean_text(tokens, html, long["start_token"], long["end_token"])
-    answer = nq_clean_text(tokens, html, short["start_token"], short["end_token"])
-    before = nq_clean_text(tokens, html, long["start_token"], short["start_token"],
-                           look_past_end=True)
-    return {
-        "title": _nq_get(record, "document_title", where),
-        "paragraphs": [{
-            "context": context,
-            "qas": [{
-                "answers": [{"answer_start": len(before), "text": answer}],
-                "id": _nq_get(record, "example_id", where),
-                "question": _nq_get(record, "question_text", where),
-            }],
-        }],
-    }
-
-
-NqAnnotations = Literal["first", "each"]
-
-
-def _iter_nq_json(paths: PathsLike) -> Iterator[tuple[str, Any]]:
-    for path in expand_paths(paths, what="NQ"):
-        for lineno, raw in iter_lines(path):
-            where = location(path, lineno) or str(path)
-            yield where, parse_json_line(raw, where)
-
-
-def iter_nq_as_squad(paths: PathsLike, annotations: NqAnnotations = "first",
-                     counter: list[int] | None = None) -> Iterator[dict[str, Any]]:
-    """Yield SQuAD articles converted from NQ original-format shards, in file order.
-
-    ``annotations="first"`` uses each record's first annotation (the official converter,
-    made for NQ train with one annotation per record); ``"each"`` converts every
-    annotation as a record of its own and adds ``annotator_index`` to the article.
-    ``counter[0]``, when given, is increased by the number of records converted (one per
-    (example, annotator) pair with ``"each"``).
-    """
-    for line_where, record in _iter_nq_json(paths):
-        if not isinstance(record, dict):
-            raise InputError(line_where, f"expected a JSON object, found "
-                             f"{type(record).__name__}", "each line must be one NQ example")
-        ex_id = record.get("example_id", "?")
-        where = f"{line_where} (example {ex_id})"
-        anns = _nq_get(record, "annotations", where)
-        if not isinstance(anns, list) or not anns:
-            raise InputError(where, "'annotations' must be a non-empty list",
-                             "the input must be Natural Questions in the ORIGINAL format")
-        validate_nq_json(record, line_where)
-        chosen = anns[:1] if annotations == "first" else anns
-        if counter is not None:
-            counter[0] += len(chosen)
-        for k, ann in enumerate(chosen):
-            try:
-                article = nq_to_squad_article(record, ann, where)
-            except (KeyError, TypeError, IndexError) as e:
-                raise InputError(where, f"malformed annotation {k} ({e.__class__.__name__}: "
-                                 f"{e})", "the input must be Natural Questions in the ORIGINAL "
-                                 "format") from e
-            if article is not None:
-                if annotations == "each":
-                    article["annotator_index"] = k
-                yield article
-
-
-def build_from_nq(paths: PathsLike, annotations: NqAnnotations = "first",
-                  ) -> tuple[ReqaTask, dict[str, Any]]:
-    """Build a ReQA NQ task; also returns the intermediate SQuAD document."""
-    files = expand_paths(paths, what="NQ")
-    counter = [0]
-    articles = list(iter_nq_as_squad(files, annotations, counter))
-    squad = {"version": "nq-as-squad", "records_in": counter[0], "data": articles}
-    params = {"source": "nq", "inputs": [str(p) for p in files], "nq_annotations": annotations}
-    task = build_from_squad(squad_articles_from_json(squad, "nq-as-squad"), params)
-    return task, squad
-
-
-# --- task directories ---------------------------------------------------------------------
-
-def save_task(task: ReqaTask, out_dir: str | os.PathLike[str],
-              inputs: Sequence[str | os.PathLike[str]] = ()) -> None:
-    """Write a task directory (every file atomically; ``params.json`` last)."""
-    out = Path(out_dir)
-    for name in ("index.jsonl", "queries.jsonl", "paragraphs.jsonl", "params.json"):
-        ensure_not_input(out / name, inputs)
-    write_jsonl(out / "index.jsonl", ({"sentence": c.sentence, "doc_id": c.doc_id}
-                                      for c in task.index))
-    write_jsonl(out / "queries.jsonl", ({"question": q.question,
-                                         "answer_sentence": q.answer_sentence,
-                                         "doc_id": q.doc_id} for q in task.queries))
-    write_jsonl(out / "paragraphs.jsonl", ({"doc_id": p.doc_id, "title": p.title,
-                                            "context": p.context} for p in task.paragraphs))
-    write_json(out / "params.json", {"format": TASK_FORMAT, "format_version": TASK_FORMAT_VERSION,
-                                     **task.params, "nqkit_version": __version__})
-
-
-def _typed(obj: Mapping[str, Any], key: str, kind: type, where: str | None) -> Any:
-    value = obj.get(key)
-    if not isinstance(value, kind) or isinstance(value, bool):
-        raise InputError(where, f"{key!r} must be {kind.__name__}, found "
-                         f"{type(value).__name__ if key in obj else 'nothing'}",
-                         "rebuild the task with `nqkit reqa build`")
-    return value
-
-
-def _iter_records(path: Path) -> Iterator[tuple[str | None, dict[str, Any]]]:
-    for n, rec in enumerate(iter_jsonl(path, what="ReQA task"), 1):
-        yield location(path, n), rec
-
-
-def load_task(task_dir: str | os.PathLike[str]) -> ReqaTask:
-    """Read a task directory written by :func:`save_task`, checking its description."""
-    d = Path(task_dir)
-    if not d.is_dir():
-        raise InputError(d, "is not a directory", "give the directory written by "
-                         "`nqkit reqa build ... -o DIR`")
-    params_path = d / "params.json"
-    if not params_path.exists():
-        raise InputError(d, "no params.json: this is not a ReQA task directory",
-                         "build one with `nqkit reqa build ... -o DIR`")
-    params = read_json(params_path, what="params.json")
-    if not isinstance(params, dict) or params.get("format") != TASK_FORMAT:
-        raise InputError(params_path, f"'format' must be {TASK_FORMAT!r}",
-                         "build the directory with `nqkit reqa build ... -o DIR`")
-    if params.get("format_version") != TASK_FORMAT_VERSION:
-        raise InputError(params_path, f"format_version {params.get('format_version')!r} is not "
-                         f"supported (expected {TASK_FORMAT_VERSION})",
-                         "rebuild the task with this version of nqkit")
-    index = tuple(ReqaCandidate(_typed(r, "sentence", str, w), _typed(r, "doc_id", int, w))
-                  for w, r in _iter_records(d / "index.jsonl"))
-    queries = tuple(ReqaQuery(_typed(r, "question", str, w), _typed(r, "answer_sentence", str, w),
-                              _typed(r, "doc_id", int, w))
-                    for w, r in _iter_records(d / "queries.jsonl"))
-    paragraphs = tuple(ReqaParagraph(_typed(r, "doc_id", int, w), str(r.get("title", "")),
-                                     _typed(r, "context", str, w))
-                       for w, r in _iter_records(d / "paragraphs.jsonl"))
-    for i, p in enumerate(paragraphs, 1):
-        if p.doc_id != i:
-            raise InputError(d / "paragraphs.jsonl", f"doc_id {p.doc_id} at position {i}: "
-                             "paragraphs must be numbered 1, 2, ... in order",
-                             "rebuild the task with `nqkit reqa build`")
-    sentences = {c.sentence for c in index}
-    for n, q in enumerate(queries, 1):
-        if q.answer_sentence not in sentences:
-            raise InputError(location(d / "queries.jsonl", n),
-                             "the answer sentence is not in the index",
-                             "rebuild the task with `nqkit reqa build`")
-    for n, c in enumerate(index, 1):
-        if not 1 <= c.doc_id <= len(paragraphs):
-            raise InputError(location(d / "index.jsonl", n),
-                             f"doc_id {c.doc_id} is not a paragraph (1..{len(paragraphs)})",
-                             "rebuild the task with `nqkit reqa build`")
-    return ReqaTask(index, queries, paragraphs, params)
+TASK = TASKS.add("reqa", Task(
+    name="reqa", help="ReQA MRR and R@k of a ranks file (from `nqkit reqa run --per-item`)",
+    description="Score per-query ranks ({query, question, sentence_rank, paragraph_rank} "
+    "JSON lines, ties averaged) against a ReQA task directory: MRR and R@1/5/10 over "
+    "distinct questions, each with its best rank (ReQA, Eq. 1-2).",
+    score=score, settings_type=Settings,
+    gold_help="the ReQA task directory (from `nqkit reqa build`)",
+    predictions_help="per-query ranks (JSON lines from `nqkit reqa run --per-item`)",
+    headline=("sentence MRR", "sentence R@1", "paragraph MRR", "paragraph R@1"),
+))
