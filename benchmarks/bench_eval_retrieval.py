@@ -50,11 +50,18 @@ from nqkit.commands.retrieve import _trec_blocks
 from nqkit.formats.trec import write_trec_blocks
 from nqkit.retrieval.open_index import load_index
 from nqkit.retrieval.questions import read_questions
-from nqkit.retrieval.open_run import run_retrieval, write_dpr_results
 from nqkit.text.dpr_tokenize import simple_tokenize
+try:
+    from nqkit.retrieval.base import apply_preset
+    from nqkit.retrieval.open_run import run_retrieval, write_dpr_results
+    search = (apply_preset({"preset": "pyserini-nq", "fusion": None, "alpha": 1.0,
+                            "depth": 1000}),)
+except ImportError:  # a checkout from before the retrievers were declared once
+    from nqkit.retrieval.run import run_retrieval, write_dpr_results
+    search = ()
 index, questions, out = load_index(sys.argv[1]), read_questions(sys.argv[2]), sys.argv[3]
 with open_cluster("none") as cluster:
-    run = run_retrieval([index], questions, 100, cluster)
+    run = run_retrieval([index], questions, 100, cluster, *search)
 simple_tokenize("x")  # the tokenizer's pattern is built once per process, not timed
 t0 = time.perf_counter()
 write_dpr_results(out + ".json", questions, run, index)
