@@ -10,78 +10,67 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nqkit.settings import Param
+from nqkit.commands.base import Command
+from nqkit.settings import Param, format_param, output_param, positive_int
 
-GROUP = "reqa"
 ORDER = 90  # where `nqkit --help` lists it
 
+BUILD_PARAMS = (
+    Param("source", "--from", "input format", choices=("squad", "nq"), required=True),
+    Param("inputs", "inputs", "the SQuAD JSON file, or NQ .jsonl(.gz) files / globs",
+          nargs="+", metavar="INPUT"),
+    output_param("task directory", metavar="DIR"),
+    Param("nq_annotations", "--nq-annotations", "NQ: convert the first annotation of each "
+          "record (official, for train) or each (example, annotator) pair (dev); default: "
+          "first", default="first", choices=("first", "each")),
+    format_param("table", "json", help=""),
+)
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    b = subparsers.add_parser(
-        "build", help="build a ReQA task directory from SQuAD JSON or NQ original shards",
-        description="Build a ReQA task (answer index + queries) from SQuAD 1.1 JSON "
-        "(--from squad FILE) or Natural Questions original-format shards (--from nq GLOB).")
-    b.add_argument("--from", dest="source", choices=("squad", "nq"), required=True,
-                   help="input format")
-    b.add_argument("inputs", nargs="+", metavar="INPUT",
-                   help="the SQuAD JSON file, or NQ .jsonl(.gz) files / globs")
-    Param("output", "--output", "task directory", required=True, metavar="DIR",
-          short="-o").add_to(b)
-    b.add_argument("--nq-annotations", choices=("first", "each"), default="first",
-                   help="NQ: convert the first annotation of each record (official, for "
-                   "train) or each (example, annotator) pair (dev); default: first")
-    b.add_argument("--format", choices=("table", "json"), default="table")
-    b.set_defaults(func=run_build)
+# `reqa run`: the task directory, then --retriever (its choices come from the registry),
+# then the settings below, the preset and every retriever's (see run_params)
+RUN_TASK = Param("task", "task", "task directory from `nqkit reqa build`", metavar="DIR")
+RUN_OWN = (
+    Param("level", "--level", "index sentences (both levels scored; default) or whole "
+          "paragraphs (paragraph level only, the paper's Table 6 BM25 setting)",
+          default="sentence", choices=("sentence", "paragraph")),
+    Param("embedding_cache", "--embedding-cache", "dense: embedding cache directory "
+          "(default: DIR/embeddings)", metavar="DIR", deprecated=("--cache-dir",)),
+    Param("no_embedding_cache", "--no-embedding-cache", "dense: do not cache embeddings",
+          action="store_true", default=False, deprecated=("--no-cache",)),
+    Param("per_item", "--per-item", "per-question ranks (jsonl; default "
+          "DIR/runs/<retriever>-<level>.ranks.jsonl)", metavar="FILE",
+          deprecated=("--ranks",)),
+    Param("no_per_item", "--no-per-item", "do not write per-question ranks",
+          action="store_true", default=False, deprecated=("--no-ranks",)),
+    Param("trec", "--trec", "also write the ranking as a TREC run (qid = query number "
+          "as in the ranks file, docid s<index line> or p<paragraph id>; .gz "
+          "compresses)", metavar="FILE", output=True),
+    Param("trec_depth", "--trec-depth", "documents per query in the TREC run "
+          "(default 100)", default=100, type=positive_int, metavar="K"),
+    Param("limit", "--limit", "score only the first N queries", type=positive_int,
+          metavar="N"),
+    Param("chunk_size", "--chunk-size", "queries scored per chunk (default: from a "
+          "256 MB budget)", type=positive_int, metavar="ROWS"),
+    format_param("table", "json", help="table (default) or json"),
+)
 
-    r = subparsers.add_parser(
-        "run", help="run a retriever on a ReQA task and print MRR and R@k",
-        description="Index a ReQA task with a retriever, rank every query's target at "
-        "sentence and paragraph level, print MRR/R@1/R@5/R@10 and write per-question ranks.",
-        populate=_add_run_params)  # the retrievers load only when `reqa run` is used
-    r.set_defaults(func=run_run)
 
-
-def _add_run_params(p: Any) -> None:
+def _add_run_params(p: argparse.ArgumentParser) -> None:
     for param in run_params():
         param.add_to(p)
 
 
-def run_params() -> list[Any]:
-    """The settings of ``reqa run``: its own, then every registered retriever's."""
+def run_params() -> list[Param]:
+    """The settings of ``reqa run`` after the task directory: its own, then every
+    registered retriever's (the registry is imported here, on first use of ``reqa run``)."""
     from nqkit.retrieval import retriever_names
     from nqkit.retrieval.base import MEMORY, RETRIEVERS, preset_param, retriever_params
-    from nqkit.settings import Param, positive_int
 
-    own = [
-        Param("task", "task", "task directory from `nqkit reqa build`", metavar="DIR"),
-        Param("retriever", "--retriever", "the retriever (default bm25)", default="bm25",
-              choices=tuple(n for n in retriever_names()
-                            if RETRIEVERS.get(n).in_memory is not None)),
-        Param("level", "--level", "index sentences (both levels scored; default) or whole "
-              "paragraphs (paragraph level only, the paper's Table 6 BM25 setting)",
-              default="sentence", choices=("sentence", "paragraph")),
-        Param("embedding_cache", "--embedding-cache", "dense: embedding cache directory "
-              "(default: DIR/embeddings)", metavar="DIR", deprecated=("--cache-dir",)),
-        Param("no_embedding_cache", "--no-embedding-cache", "dense: do not cache embeddings",
-              action="store_true", default=False, deprecated=("--no-cache",)),
-        Param("per_item", "--per-item", "per-question ranks (jsonl; default "
-              "DIR/runs/<retriever>-<level>.ranks.jsonl)", metavar="FILE",
-              deprecated=("--ranks",)),
-        Param("no_per_item", "--no-per-item", "do not write per-question ranks",
-              action="store_true", default=False, deprecated=("--no-ranks",)),
-        Param("trec", "--trec", "also write the ranking as a TREC run (qid = query number "
-              "as in the ranks file, docid s<index line> or p<paragraph id>; .gz "
-              "compresses)", metavar="FILE", output=True),
-        Param("trec_depth", "--trec-depth", "documents per query in the TREC run "
-              "(default 100)", default=100, type=positive_int, metavar="K"),
-        Param("limit", "--limit", "score only the first N queries", type=positive_int,
-              metavar="N"),
-        Param("chunk_size", "--chunk-size", "queries scored per chunk (default: from a "
-              "256 MB budget)", type=positive_int, metavar="ROWS"),
-        Param("format", "--format", "table (default) or json", default="table",
-              choices=("table", "json")),
-    ]
-    return [*own, preset_param("reqa"), *retriever_params(MEMORY)]
+    retriever = Param("retriever", "--retriever", "the retriever (default bm25)",
+                      default="bm25", choices=tuple(
+                          n for n in retriever_names()
+                          if RETRIEVERS.get(n).in_memory is not None))
+    return [retriever, *RUN_OWN, preset_param("reqa"), *retriever_params(MEMORY)]
 
 
 def run_build(args: argparse.Namespace) -> int:
@@ -233,3 +222,17 @@ def run_run(args: argparse.Namespace) -> int:
     emit_result(out, format=args.format)
     print(f"{seconds:.1f} s", file=sys.stderr)
     return 0
+
+
+COMMANDS = (
+    Command("build", "build a ReQA task directory from SQuAD JSON or NQ original shards",
+            "Build a ReQA task (answer index + queries) from SQuAD 1.1 JSON (--from squad "
+            "FILE) or Natural Questions original-format shards (--from nq GLOB).",
+            run_build, params=BUILD_PARAMS, group="reqa"),
+    Command("run", "run a retriever on a ReQA task and print MRR and R@k",
+            "Index a ReQA task with a retriever, rank every query's target at sentence and "
+            "paragraph level, print MRR/R@1/R@5/R@10 and write per-question ranks.",
+            run_run, params=(RUN_TASK,), group="reqa",
+            # the retrievers load only when `reqa run` is used
+            populate=_add_run_params),
+)
