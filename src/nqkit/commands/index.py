@@ -42,12 +42,11 @@ def _add_build_params(b: argparse.ArgumentParser) -> None:
 
 def run_build(args: argparse.Namespace) -> int:
     import json
-    import sys
     import time
 
     from nqkit.cluster import open_cluster, validate_spec
     from nqkit.io import expand_paths
-    from nqkit.report import format_table
+    from nqkit.report import format_table, say
     from nqkit.retrieval.base import apply_preset
     from nqkit.retrieval.open_index import build_index, sharded_jobs
 
@@ -58,6 +57,7 @@ def run_build(args: argparse.Namespace) -> int:
     with open_cluster(args.cluster, workers=args.workers) as cluster:
         params = build_index(args.corpus, args.output, args.retriever, cluster,
                              shard_size=args.shard_size, settings=settings)
+        workers = cluster.workers
     seconds = time.perf_counter() - t0
     size = sum(params["files"].values())
     if args.format == "json":
@@ -74,7 +74,8 @@ def run_build(args: argparse.Namespace) -> int:
                                   if k not in ("model", "model_fingerprint"))),
             ("size on disk", f"{size / 2**20:,.1f} MB")]
     print(format_table(["item", "value"], rows, title=f"index written to {args.output}"))
-    print(f"{seconds:.1f} s ({args.cluster})", file=sys.stderr)
+    where = "" if args.cluster == "none" else f", {workers} worker{'s' * (workers != 1)}"
+    say(f"built in {seconds:.1f} s (cluster {args.cluster}{where})")
     return 0
 
 
