@@ -406,7 +406,8 @@ def test_retrieve_reports_the_time_of_each_step(
                  str(bm25_run["qa"]), "-o", str(tmp_path / "r.json"), "--trec",
                  str(tmp_path / "r.trec"), "--eval"]) == 0
     last = capsys.readouterr().err.splitlines()[-1]
-    labels = [part.rsplit(" ", 2)[0] for part in last.removeprefix("time: ")
+    assert last.startswith("nqkit: time: ")
+    labels = [part.rsplit(" ", 2)[0] for part in last.removeprefix("nqkit: time: ")
               .split("; ")[0].split(", ")]
     assert labels == ["reading", "search", "results", "TREC run", "eval"]
     assert last.split("; ")[1].startswith("total ")

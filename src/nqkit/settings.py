@@ -77,8 +77,10 @@ class Param:
 def format_param(*choices: str, default: str | None = "table", help: str | None = None
                  ) -> Param:
     """``--format``, with the same spelling and help wherever a command prints results:
-    ``table`` (aligned text), ``json`` (one document), ``jsonl`` (one line per record)."""
-    text = help or f"{' or '.join(choices)} (default {default})"
+    ``table`` (aligned text), ``json`` (one document), ``jsonl`` (one line per record).
+    ``help=""`` lists the option without a line of help (as ``reqa build`` and ``index
+    build`` always have)."""
+    text = help if help is not None else f"{' or '.join(choices)} (default {default})"
     return Param("format", "--format", text, default=default, choices=tuple(choices))
 
 

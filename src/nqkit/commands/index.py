@@ -4,63 +4,49 @@ from __future__ import annotations
 
 import argparse
 
-from nqkit.settings import positive_int
+from nqkit.commands.base import Command
+from nqkit.settings import Param, format_param, output_param, positive_int
 
-GROUP = "index"
 ORDER = 100  # where `nqkit --help` lists it
 
-CLUSTER_HELP = ("where shard jobs run: none (this process), local (a Dask LocalCluster of "
-                "worker processes, one per core or --workers), or a scheduler address "
-                "tcp://HOST:8786 (default: local)")
+# where shard jobs run: shared by `index build` and `retrieve`
+CLUSTER_PARAMS = (
+    Param("cluster", "--cluster", "where shard jobs run: none (this process), local (a Dask "
+          "LocalCluster of worker processes, one per core or --workers), or a scheduler "
+          "address tcp://HOST:8786 (default: local)", default="local",
+          metavar="none|local|tcp://HOST:PORT"),
+    Param("workers", "--workers", "--cluster local: number of worker processes (default: "
+          "one per core)", type=positive_int, metavar="N"),
+)
 
-
-def add_cluster_options(p: argparse.ArgumentParser) -> None:
-    """--cluster and --workers, shared by `index build` and `retrieve`."""
-    p.add_argument("--cluster", default="local", metavar="none|local|tcp://HOST:PORT",
-                   help=CLUSTER_HELP)
-    p.add_argument("--workers", type=positive_int, metavar="N",
-                   help="--cluster local: number of worker processes (default: one per core)")
-
-
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    b = subparsers.add_parser(
-        "build", help="build a BM25 or dense index directory from a DPR passage corpus",
-        description="Build an index directory (params.json, passage store, shards) from a "
-        "DPR passage file id<TAB>text<TAB>title (.tsv or .tsv.gz). BM25: bm25s, k1 0.9, "
-        "b 0.4 over title and text (Pyserini's NQ setting, the pyserini-nq preset) with "
-        "global statistics across shards. Dense: a sentence-transformers model, embeddings "
-        "as memory-mapped shards, exact inner-product search or a faiss index (--ann).",
-        populate=_add_build_params)  # the retrievers load only when `index build` is used
-    b.set_defaults(func=run_build)
+CORPUS = Param("corpus", "--corpus", "DPR passage file (psgs_w100.tsv or .tsv.gz)",
+               required=True, metavar="FILE")
+OUTPUT = output_param("new index directory (must not exist or be empty)", metavar="DIR")
+SHARD_SIZE = Param("shard_size", "--shard-size", "passages per shard (default 131072; a "
+                   "multiple of 64 x the batch size keeps dense embeddings independent of "
+                   "it)", default=131072, type=positive_int, metavar="N")
 
 
 def _add_build_params(b: argparse.ArgumentParser) -> None:
-    """index build's own options, then the build settings every retriever declares."""
+    """index build's options after --corpus: --retriever (its choices from the registry),
+    its own, then the build settings every retriever declares; --format last."""
     from nqkit.retrieval.base import BUILD, preset_param, retriever_params
     from nqkit.retrieval.open_index import sharded_retrievers
 
-    b.add_argument("--corpus", required=True, metavar="FILE",
-                   help="DPR passage file (psgs_w100.tsv or .tsv.gz)")
-    b.add_argument("--retriever", choices=tuple(sharded_retrievers()), required=True)
-    b.add_argument("-o", "--output", required=True, metavar="DIR",
-                   help="new index directory (must not exist or be empty)")
-    add_cluster_options(b)
-    b.add_argument("--shard-size", type=positive_int, default=131072, metavar="N",
-                   help="passages per shard (default 131072; a multiple of 64 x the batch "
-                   "size keeps dense embeddings independent of it)")
-    for param in (preset_param("pyserini-nq"), *retriever_params(BUILD)):
+    retriever = Param("retriever", "--retriever", "", choices=tuple(sharded_retrievers()),
+                      required=True)
+    for param in (retriever, OUTPUT, *CLUSTER_PARAMS, SHARD_SIZE, preset_param("pyserini-nq"),
+                  *retriever_params(BUILD), format_param("table", "json", help="")):
         param.add_to(b)
-    b.add_argument("--format", choices=("table", "json"), default="table")
 
 
 def run_build(args: argparse.Namespace) -> int:
     import json
-    import sys
     import time
 
     from nqkit.cluster import open_cluster, validate_spec
     from nqkit.io import expand_paths
-    from nqkit.report import format_table
+    from nqkit.report import format_table, say
     from nqkit.retrieval.base import apply_preset
     from nqkit.retrieval.open_index import build_index, sharded_jobs
 
@@ -71,6 +57,7 @@ def run_build(args: argparse.Namespace) -> int:
     with open_cluster(args.cluster, workers=args.workers) as cluster:
         params = build_index(args.corpus, args.output, args.retriever, cluster,
                              shard_size=args.shard_size, settings=settings)
+        workers = cluster.workers
     seconds = time.perf_counter() - t0
     size = sum(params["files"].values())
     if args.format == "json":
@@ -87,5 +74,17 @@ def run_build(args: argparse.Namespace) -> int:
                                   if k not in ("model", "model_fingerprint"))),
             ("size on disk", f"{size / 2**20:,.1f} MB")]
     print(format_table(["item", "value"], rows, title=f"index written to {args.output}"))
-    print(f"{seconds:.1f} s ({args.cluster})", file=sys.stderr)
+    where = "" if args.cluster == "none" else f", {workers} worker{'s' * (workers != 1)}"
+    say(f"built in {seconds:.1f} s (cluster {args.cluster}{where})")
     return 0
+
+
+COMMANDS = (Command(
+    "build", "build a BM25 or dense index directory from a DPR passage corpus",
+    "Build an index directory (params.json, passage store, shards) from a DPR passage file "
+    "id<TAB>text<TAB>title (.tsv or .tsv.gz). BM25: bm25s, k1 0.9, b 0.4 over title and "
+    "text (Pyserini's NQ setting, the pyserini-nq preset) with global statistics across "
+    "shards. Dense: a sentence-transformers model, embeddings as memory-mapped shards, exact "
+    "inner-product search or a faiss index (--ann).",
+    run_build, params=(CORPUS,), group="index",
+    populate=_add_build_params),)  # the retrievers load only when `index build` is used

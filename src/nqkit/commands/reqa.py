@@ -10,78 +10,67 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nqkit.settings import Param
+from nqkit.commands.base import Command
+from nqkit.settings import Param, format_param, output_param, positive_int
 
-GROUP = "reqa"
 ORDER = 90  # where `nqkit --help` lists it
 
+BUILD_PARAMS = (
+    Param("source", "--from", "input format", choices=("squad", "nq"), required=True),
+    Param("inputs", "inputs", "the SQuAD JSON file, or NQ .jsonl(.gz) files / globs",
+          nargs="+", metavar="INPUT"),
+    output_param("task directory", metavar="DIR"),
+    Param("nq_annotations", "--nq-annotations", "NQ: convert the first annotation of each "
+          "record (official, for train) or each (example, annotator) pair (dev); default: "
+          "first", default="first", choices=("first", "each")),
+    format_param("table", "json", help=""),
+)
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    b = subparsers.add_parser(
-        "build", help="build a ReQA task directory from SQuAD JSON or NQ original shards",
-        description="Build a ReQA task (answer index + queries) from SQuAD 1.1 JSON "
-        "(--from squad FILE) or Natural Questions original-format shards (--from nq GLOB).")
-    b.add_argument("--from", dest="source", choices=("squad", "nq"), required=True,
-                   help="input format")
-    b.add_argument("inputs", nargs="+", metavar="INPUT",
-                   help="the SQuAD JSON file, or NQ .jsonl(.gz) files / globs")
-    Param("output", "--output", "task directory", required=True, metavar="DIR",
-          short="-o").add_to(b)
-    b.add_argument("--nq-annotations", choices=("first", "each"), default="first",
-                   help="NQ: convert the first annotation of each record (official, for "
-                   "train) or each (example, annotator) pair (dev); default: first")
-    b.add_argument("--format", choices=("table", "json"), default="table")
-    b.set_defaults(func=run_build)
+# `reqa run`: the task directory, then --retriever (its choices come from the registry),
+# then the settings below, the preset and every retriever's (see run_params)
+RUN_TASK = Param("task", "task", "task directory from `nqkit reqa build`", metavar="DIR")
+RUN_OWN = (
+    Param("level", "--level", "index sentences (both levels scored; default) or whole "
+          "paragraphs (paragraph level only, the paper's Table 6 BM25 setting)",
+          default="sentence", choices=("sentence", "paragraph")),
+    Param("embedding_cache", "--embedding-cache", "dense: embedding cache directory "
+          "(default: DIR/embeddings)", metavar="DIR", deprecated=("--cache-dir",)),
+    Param("no_embedding_cache", "--no-embedding-cache", "dense: do not cache embeddings",
+          action="store_true", default=False, deprecated=("--no-cache",)),
+    Param("per_item", "--per-item", "per-question ranks (jsonl; default "
+          "DIR/runs/<retriever>-<level>.ranks.jsonl)", metavar="FILE",
+          deprecated=("--ranks",)),
+    Param("no_per_item", "--no-per-item", "do not write per-question ranks",
+          action="store_true", default=False, deprecated=("--no-ranks",)),
+    Param("trec", "--trec", "also write the ranking as a TREC run (qid = query number "
+          "as in the ranks file, docid s<index line> or p<paragraph id>; .gz "
+          "compresses)", metavar="FILE", output=True),
+    Param("trec_depth", "--trec-depth", "documents per query in the TREC run "
+          "(default 100)", default=100, type=positive_int, metavar="K"),
+    Param("limit", "--limit", "score only the first N queries", type=positive_int,
+          metavar="N"),
+    Param("chunk_size", "--chunk-size", "queries scored per chunk (default: from a "
+          "256 MB budget)", type=positive_int, metavar="ROWS"),
+    format_param("table", "json", help="table (default) or json"),
+)
 
-    r = subparsers.add_parser(
-        "run", help="run a retriever on a ReQA task and print MRR and R@k",
-        description="Index a ReQA task with a retriever, rank every query's target at "
-        "sentence and paragraph level, print MRR/R@1/R@5/R@10 and write per-question ranks.",
-        populate=_add_run_params)  # the retrievers load only when `reqa run` is used
-    r.set_defaults(func=run_run)
 
-
-def _add_run_params(p: Any) -> None:
+def _add_run_params(p: argparse.ArgumentParser) -> None:
     for param in run_params():
         param.add_to(p)
 
 
-def run_params() -> list[Any]:
-    """The settings of ``reqa run``: its own, then every registered retriever's."""
+def run_params() -> list[Param]:
+    """The settings of ``reqa run`` after the task directory: its own, then every
+    registered retriever's (the registry is imported here, on first use of ``reqa run``)."""
     from nqkit.retrieval import retriever_names
     from nqkit.retrieval.base import MEMORY, RETRIEVERS, preset_param, retriever_params
-    from nqkit.settings import Param, positive_int
 
-    own = [
-        Param("task", "task", "task directory from `nqkit reqa build`", metavar="DIR"),
-        Param("retriever", "--retriever", "the retriever (default bm25)", default="bm25",
-              choices=tuple(n for n in retriever_names()
-                            if RETRIEVERS.get(n).in_memory is not None)),
-        Param("level", "--level", "index sentences (both levels scored; default) or whole "
-              "paragraphs (paragraph level only, the paper's Table 6 BM25 setting)",
-              default="sentence", choices=("sentence", "paragraph")),
-        Param("embedding_cache", "--embedding-cache", "dense: embedding cache directory "
-              "(default: DIR/embeddings)", metavar="DIR", deprecated=("--cache-dir",)),
-        Param("no_embedding_cache", "--no-embedding-cache", "dense: do not cache embeddings",
-              action="store_true", default=False, deprecated=("--no-cache",)),
-        Param("per_item", "--per-item", "per-question ranks (jsonl; default "
-              "DIR/runs/<retriever>-<level>.ranks.jsonl)", metavar="FILE",
-              deprecated=("--ranks",)),
-        Param("no_per_item", "--no-per-item", "do not write per-question ranks",
-              action="store_true", default=False, deprecated=("--no-ranks",)),
-        Param("trec", "--trec", "also write the ranking as a TREC run (qid = query number "
-              "as in the ranks file, docid s<index line> or p<paragraph id>; .gz "
-              "compresses)", metavar="FILE", output=True),
-        Param("trec_depth", "--trec-depth", "documents per query in the TREC run "
-              "(default 100)", default=100, type=positive_int, metavar="K"),
-        Param("limit", "--limit", "score only the first N queries", type=positive_int,
-              metavar="N"),
-        Param("chunk_size", "--chunk-size", "queries scored per chunk (default: from a "
-              "256 MB budget)", type=positive_int, metavar="ROWS"),
-        Param("format", "--format", "table (default) or json", default="table",
-              choices=("table", "json")),
-    ]
-    return [*own, preset_param("reqa"), *retriever_params(MEMORY)]
+    retriever = Param("retriever", "--retriever", "the retriever (default bm25)",
+                      default="bm25", choices=tuple(
+                          n for n in retriever_names()
+                          if RETRIEVERS.get(n).in_memory is not None))
+    return [retriever, *RUN_OWN, preset_param("reqa"), *retriever_params(MEMORY)]
 
 
 def run_build(args: argparse.Namespace) -> int:
@@ -132,7 +121,6 @@ def _default_ranks_path(task_dir: str, retriever: str, level: str) -> str:
 
 def run_run(args: argparse.Namespace) -> int:
     import os
-    import sys
     import time
     from collections.abc import Iterator
     from pathlib import Path
@@ -141,11 +129,12 @@ def run_run(args: argparse.Namespace) -> int:
     from nqkit.formats.reqa import load_task
     from nqkit.io import check_output, write_jsonl
     from nqkit.metrics.ranking import RankTargets, aggregate_ranks, rank_queries
-    from nqkit.report import emit_result, progress
+    from nqkit.report import emit_result, progress, say
     from nqkit.retrieval import retriever_class
     from nqkit.retrieval.base import apply_preset
     from nqkit.tasks.reqa import ranking_result
 
+    start = time.perf_counter()
     task = load_task(args.task)
     # The task directory's own files are inputs: no output may land on one of them.
     task_files = [p for p in Path(args.task).iterdir() if p.is_file()]
@@ -177,6 +166,7 @@ def run_run(args: argparse.Namespace) -> int:
     else:
         docs = [task.context_of(int(d)) for d in targets.doc_ids]
         index = retriever.index(docs, None)
+    indexed = time.perf_counter()
     scorer = index.scorer(questions)
     level = "sentence" if args.level == "sentence" else "document"
     best: list[tuple[Any, Any]] = []  # per chunk: top-k columns and scores, for --trec
@@ -191,7 +181,7 @@ def run_run(args: argparse.Namespace) -> int:
 
     ranks = rank_queries(scores, targets, level=level, chunk_size=args.chunk_size,
                          progress=lambda it: progress(it, desc="ranking", unit="chunk"))
-    seconds = time.perf_counter() - t0
+    ranked = time.perf_counter()
     run_settings = {"index": args.level, **retriever.settings()}
     if args.limit:
         run_settings["limit"] = args.limit
@@ -203,7 +193,7 @@ def run_run(args: argparse.Namespace) -> int:
                                   "paragraph_rank": d}
                                  for i, (q, s, d) in enumerate(zip(questions, sent, doc,
                                                                    strict=True))))
-        print(f"per-question ranks written to {ranks_path}", file=sys.stderr)
+        say(f"per-question ranks written to {ranks_path}")
     if args.trec:
         import numpy as np
 
@@ -223,7 +213,7 @@ def run_run(args: argparse.Namespace) -> int:
                 q += len(cols)
 
         n = write_trec_blocks(args.trec, blocks(), tag=tag)
-        print(f"TREC run ({n:,} lines) written to {args.trec}", file=sys.stderr)
+        say(f"TREC run ({n:,} lines) written to {args.trec}")
     source = task.params.get("source", "?")
     what = "sentences" if args.level == "sentence" else "paragraphs"
     out = ranking_result(questions, ranks, result, title=(
@@ -231,5 +221,21 @@ def run_run(args: argparse.Namespace) -> int:
         f"queries ({result.distinct_questions:,} distinct questions)"))
     out.official = {"task": args.task, "source": source, **out.official}
     emit_result(out, format=args.format)
-    print(f"{seconds:.1f} s", file=sys.stderr)
+    # the index and the ranking, as the bare seconds used to count them, then the whole run
+    say(f"time: indexing {indexed - t0:.1f} s, ranking {ranked - indexed:.1f} s; total "
+        f"{time.perf_counter() - start:.1f} s")
     return 0
+
+
+COMMANDS = (
+    Command("build", "build a ReQA task directory from SQuAD JSON or NQ original shards",
+            "Build a ReQA task (answer index + queries) from SQuAD 1.1 JSON (--from squad "
+            "FILE) or Natural Questions original-format shards (--from nq GLOB).",
+            run_build, params=BUILD_PARAMS, group="reqa"),
+    Command("run", "run a retriever on a ReQA task and print MRR and R@k",
+            "Index a ReQA task with a retriever, rank every query's target at sentence and "
+            "paragraph level, print MRR/R@1/R@5/R@10 and write per-question ranks.",
+            run_run, params=(RUN_TASK,), group="reqa",
+            # the retrievers load only when `reqa run` is used
+            populate=_add_run_params),
+)
