@@ -291,10 +291,10 @@ def test_a_command_module_is_found_and_listed_in_its_order(tmp_path, monkeypatch
     package = tmp_path / "package"
     package.mkdir()
     (package / "hello.py").write_text(
-        "GROUP = None\nORDER = 15\n\n\n"
-        "def register(sub):\n"
-        "    p = sub.add_parser('hello', help='say hello')\n"
-        "    p.set_defaults(func=lambda args: print('hello') or 0)\n", encoding="utf-8")
+        "from nqkit.commands.base import Command\n\n"
+        "ORDER = 15\n"
+        "COMMANDS = (Command('hello', 'say hello', 'Say hello.',\n"
+        "                    lambda args: print('hello') or 0),)\n", encoding="utf-8")
     (package / "_helper.py").write_text("raise AssertionError('imported')\n",
                                         encoding="utf-8")
     monkeypatch.setattr(nqkit.commands, "__path__", [*nqkit.commands.__path__, str(package)])

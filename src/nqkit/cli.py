@@ -5,20 +5,17 @@ Each subcommand lives in a module of :mod:`nqkit.commands`, found there
 ``ORDER`` (where ``nqkit --help`` lists it) and declares ``COMMANDS``, a tuple of
 :class:`nqkit.commands.base.Command` (name, group, help, declared settings, ``run``; a
 command named like a group of :data:`GROUPS`, such as ``eval``, takes the group's place
-and adds its subcommands from a registry on first use), or, for commands whose parsers
-are not yet declarations, defines ``GROUP`` (``None`` for a top-level command, or a group
-such as ``"reqa"``) and ``register(subparsers)``, which adds its parser and sets ``func``
-to a callable taking the parsed arguments and returning an exit code. Those modules
-import only light modules at top level so that ``nqkit --help`` stays instant; heavy
-work is imported inside ``func``. Other modules of the package (helpers such as
-:mod:`nqkit.commands.base`) declare neither and are not commands.
+and adds its subcommands from a registry on first use). Those modules import only light
+modules at top level so that ``nqkit --help`` stays instant; heavy work is imported
+inside ``run``. Other modules of the package (helpers such as
+:mod:`nqkit.commands.base`) declare no ``COMMANDS`` and are not commands.
 
 Results go to stdout; diagnostics and progress bars go to stderr. Bad input
 (:class:`nqkit.errors.InputError`) becomes one line on stderr and exit code 2.
 
-Registry names (``--gold nq-open/dev``) are resolved wherever a path is read: :func:`main`
-installs the resolver of :mod:`nqkit.datasets` in :mod:`nqkit.io` (worker processes
-forked from the command inherit it).
+Registry names (``--gold nq-open/dev``) are resolved wherever a path is read: the
+``nqkit`` package installs the resolver of :mod:`nqkit.datasets` in :mod:`nqkit.io` when
+it is imported (worker processes forked from the command inherit it).
 
 Every command runs inside :func:`nqkit.io.output_transaction`: its output files appear
 only when the whole command succeeds. SIGTERM (what ``timeout`` and cluster schedulers
@@ -106,8 +103,7 @@ def command_modules() -> list[Any]:
     """The modules of :mod:`nqkit.commands` that define a command, in ``ORDER``."""
     from nqkit.registry import discover
 
-    found = [m for m in discover("nqkit.commands")
-             if hasattr(m, "COMMANDS") or hasattr(m, "register")]
+    found = [m for m in discover("nqkit.commands") if hasattr(m, "COMMANDS")]
     return sorted(found, key=lambda m: (getattr(m, "ORDER", float("inf")), m.__name__))
 
 
@@ -121,28 +117,24 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     group_subs: dict[str, argparse._SubParsersAction[NqkitArgumentParser]] = {}
     modules = command_modules()
-    used = {c.group for m in modules for c in getattr(m, "COMMANDS", ())}
-    used |= {getattr(m, "GROUP", None) for m in modules if not hasattr(m, "COMMANDS")}
+    used = {c.group for m in modules for c in m.COMMANDS}
     # a declared command named like a group (its subcommands from a registry) takes the
     # group's place in the listing
-    as_group = {c.name: c for m in modules for c in getattr(m, "COMMANDS", ())
+    as_group = {c.name: c for m in modules for c in m.COMMANDS
                 if c.group is None and c.name in GROUPS}
     for group, help_text in GROUPS.items():
         if group in as_group:
             as_group[group].add_to(sub)
         elif group in used and help_text is not None:
             gp = sub.add_parser(group, help=help_text, description=help_text)
-            group_subs[group] = gp.add_subparsers(dest=f"{group}_command", metavar="TASK")
+            group_subs[group] = gp.add_subparsers(dest=f"{group}_command",
+                                                  metavar="COMMAND")
             gp.set_defaults(func=lambda _args, _gp=gp: print_help(_gp))
     for module in modules:
-        if hasattr(module, "COMMANDS"):  # declared (nqkit.commands.base.Command)
-            for command in module.COMMANDS:
-                if command.group is None and command.name in as_group:
-                    continue  # added in its group's place
-                command.add_to(group_subs[command.group] if command.group else sub)
-            continue
-        module_group: str | None = getattr(module, "GROUP", None)
-        module.register(group_subs[module_group] if module_group else sub)
+        for command in module.COMMANDS:
+            if command.group is None and command.name in as_group:
+                continue  # added in its group's place
+            command.add_to(group_subs[command.group] if command.group else sub)
     return parser
 
 
