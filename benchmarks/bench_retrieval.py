@@ -9,7 +9,7 @@ Everything is measured side by side in one run, each command in a fresh subproce
    3,349 real texts instead), written under ``bench-data/retrieval/`` (gitignored);
 2. ``nqkit index build --retriever bm25`` in one process, and on a LocalCluster of 1 and
    of 2 workers (the speed-up and the peak memory per worker);
-3. ``nqkit retrieve --topk 100`` for the 3,610 NQ-open dev questions (DPR nq-test.qa.tsv)
+3. ``nqkit retrieve --hits 100`` for the 3,610 NQ-open dev questions (DPR nq-test.qa.tsv)
    on each: search time (as printed by the command) and the whole command (DPR results
    with has_answer for 361,000 contexts);
 4. dense encoding of the first ``--dense-size`` passages: ``nqkit index build --retriever
@@ -143,7 +143,7 @@ def main() -> int:
         worker_mb = params["facts"]["peak_rss_mb"]
         run_json = out / "run.json"
         rsecs, rrss, err = run_rss(nqkit("retrieve", "--index", str(ix), "--questions",
-                                         str(QUESTIONS), "--topk", "100", "-o", str(run_json),
+                                         str(QUESTIONS), "--hits", "100", "-o", str(run_json),
                                          *extra))
         search = float(re.search(r"bm25: ([\d.]+) s", err).group(1))  # type: ignore[union-attr]
         builds[label] = {"build": secs, "rss": rss, "worker": worker_mb, "search": search,

@@ -154,7 +154,7 @@ def main() -> int:
     vocab = json.loads((ix / "params.json").read_text())["facts"]["vocabulary"]
 
     trec_n, trec_b = out / "nqkit.trec", out / "bm25s.trec"
-    base = ["retrieve", "--index", str(ix), "--questions", str(QUESTIONS), "--topk", "100",
+    base = ["retrieve", "--index", str(ix), "--questions", str(QUESTIONS), "--hits", "100",
             "--cluster", "none"]
     probe = run_rss(nqkit(*base, "--trec", str(out / "probe.trec")))
     trec_only = probe[3] == 0

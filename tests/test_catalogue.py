@@ -1074,7 +1074,7 @@ def _questions_tsv(c: Corpus) -> bytes:
 def _retrieve_cases() -> list[Case]:
     """`nqkit retrieve`: broken index directories, questions files and options."""
     rt = ["retrieve", "--cluster", "none", "--index", "{d}/ix", "--questions",
-          "{d}/q.qa.tsv", "--topk", "5", "-o", "{d}/out.json"]
+          "{d}/q.qa.tsv", "--hits", "5", "-o", "{d}/out.json"]
     outs = ("out.json", "run.trec")
     ok: dict[str, Content] = {"ix": _index_tree(), "q.qa.tsv": _questions_tsv}
     cases = []
@@ -1125,8 +1125,8 @@ def _retrieve_cases() -> list[Case]:
     for k, (name, content) in bad_q.items():
         cases.append(Case(f"retrieve/questions-{k}", [*rt[:q], f"{{d}}/{name}", *rt[q + 1:]],
                           {"ix": _index_tree(), name: content}, outs, names=name))
-    for k, extra, names in [("topk-zero", ["--topk", "0"], "--topk"),
-                            ("topk-text", ["--topk", "ten"], "--topk"),
+    for k, extra, names in [("hits-zero", ["--hits", "0"], "--hits"),
+                            ("hits-text", ["--hits", "ten"], "--hits"),
                             ("depth-zero", ["--depth", "0"], "--depth"),
                             ("alpha-negative", ["--alpha", "-1"], "--alpha"),
                             ("fusion-unknown", ["--fusion", "max"], "--fusion"),

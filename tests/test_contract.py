@@ -103,7 +103,7 @@ def test_worked_example_retriever(tmp_path, capsys, registered):
     assert json.loads(capsys.readouterr().out)["shards"] == 2
     run = tmp_path / "run.json"
     assert main(["retrieve", "--index", str(tmp_path / "idx"), "--questions", str(questions),
-                 "-o", str(run), "--topk", "2", "--eval", "--format", "json",
+                 "-o", str(run), "--hits", "2", "--eval", "--format", "json",
                  "--cluster", "none"]) == 0
     got = json.loads(capsys.readouterr().out)
     # Indexed text is title + " " + text. Words of >= 3 letters:

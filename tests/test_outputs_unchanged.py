@@ -254,16 +254,16 @@ CASES: list[Case] = [
        "index build --corpus passages.tsv --retriever bm25 -o idx2 --cluster none "
        "--shard-size 1000 --k1 1.2 --b 0.75 --bm25-method robertson --format json", "idx2"),
     _c("retrieve-bm25-trec-eval",
-       "retrieve --cluster none --index idx --questions qa200.tsv --topk 20 -o run.json "
+       "retrieve --cluster none --index idx --questions qa200.tsv --hits 20 -o run.json "
        "--trec run.trec --eval", "run.json", "run.trec"),
     _c("retrieve-bm25-json",
-       "retrieve --cluster none --index idx --questions qa200.tsv --topk 100 -o run100.json "
+       "retrieve --cluster none --index idx --questions qa200.tsv --hits 100 -o run100.json "
        "--eval --format json", "run100.json"),
     _c("retrieve-bm25-shards-tag",
-       "retrieve --cluster none --index idx2 --questions open300.jsonl --topk 10 -o run2.json "
+       "retrieve --cluster none --index idx2 --questions open300.jsonl --hits 10 -o run2.json "
        "--trec run2.trec --tag my-run", "run2.json", "run2.trec"),
     _c("retrieve-bm25-ambignq-questions",
-       "retrieve --cluster none --index idx --questions amb-dev.json --topk 5 -o run3.json "
+       "retrieve --cluster none --index idx --questions amb-dev.json --hits 5 -o run3.json "
        "--eval", "run3.json"),
     _c("eval-retrieval-table", "eval retrieval --predictions run100.json"),
     _c("eval-retrieval-json-topk",

@@ -298,7 +298,7 @@ def bm25_run(bm25_index: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
     qa.write_text("".join(lines.splitlines(keepends=True)[:100]), encoding="utf-8")
     out = {"qa": qa, "json": d / "run.json", "trec": d / "run.trec"}
     assert main(["retrieve", "--cluster", "none", "--index", str(bm25_index), "--questions",
-                 str(qa), "--topk",
+                 str(qa), "--hits",
                  "100", "-o", str(out["json"]), "--trec", str(out["trec"]), "--eval",
                  "--format", "json"]) == 0
     return out
@@ -345,7 +345,7 @@ def test_eval_signature_names_corpus_and_settings(bm25_index: Path, tmp_path: Pa
     qa.write_text("who got the first nobel prize in physics\t['Wilhelm Conrad Röntgen']\n",
                   encoding="utf-8")
     assert main(["retrieve", "--cluster", "none", "--index", str(bm25_index), "--questions",
-                 str(qa), "--topk",
+                 str(qa), "--hits",
                  "5", "-o", str(tmp_path / "r.json"), "--eval"]) == 0
     out = capsys.readouterr().out
     fp = load_index(bm25_index).fingerprint[:12]
@@ -367,6 +367,26 @@ def test_eval_signature_names_corpus_and_settings(bm25_index: Path, tmp_path: Pa
     assert "top-1  " in out and "1.0000" in out
 
 
+def test_retrieve_topk_is_the_old_spelling_of_hits(
+        bm25_index: Path, bm25_run: dict[str, Path], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`retrieve --hits` is the depth (Pyserini's name; `eval retrieval --topk` is the list
+    of cut-offs, as in Pyserini's evaluation): the old `--topk` gives the same run, with one
+    note."""
+    base = ["retrieve", "--cluster", "none", "--index", str(bm25_index), "--questions",
+            str(bm25_run["qa"])]
+    capsys.readouterr()
+    assert main([*base, "--hits", "7", "--trec", str(tmp_path / "new.trec")]) == 0
+    assert "deprecated" not in capsys.readouterr().err
+    assert main([*base, "--topk", "7", "--trec", str(tmp_path / "old.trec")]) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if "deprecated" in line]
+    assert notes == ["nqkit: note: --topk is deprecated and will be removed in the next "
+                     "release; use --hits"]
+    assert (tmp_path / "old.trec").read_bytes() == (tmp_path / "new.trec").read_bytes()
+    ranks = [int(line.split()[3]) for line in (tmp_path / "new.trec").read_text().splitlines()]
+    assert max(ranks) == 7
+
+
 @pytest.mark.parametrize("fmt", ["table", "json"])
 def test_trec_only_and_eval_only_runs_equal_the_full_run(
         bm25_index: Path, bm25_run: dict[str, Path], tmp_path: Path, fmt: str,
@@ -374,7 +394,7 @@ def test_trec_only_and_eval_only_runs_equal_the_full_run(
     """-o is optional with --trec or --eval: the TREC run and the printed recall are those
     of a run that also writes the results file, and nothing else is written."""
     base = ["retrieve", "--cluster", "none", "--index", str(bm25_index), "--questions",
-            str(bm25_run["qa"]), "--topk", "100", "--format", fmt]
+            str(bm25_run["qa"]), "--hits", "100", "--format", fmt]
     capsys.readouterr()
     assert main([*base, "-o", str(tmp_path / "full.json"), "--eval"]) == 0
     full = capsys.readouterr().out
@@ -562,7 +582,7 @@ def test_dense_local_cluster_equals_one_process_and_sentence_transformers(
                      "-o", str(ix), "--shard-size", "8", "--device", "cpu",
                      "--cluster", mode, "--workers", "2"]) == 0
         run = tmp_path / f"{mode}.json"
-        assert main(["retrieve", "--index", str(ix), "--questions", str(qa), "--topk", "10",
+        assert main(["retrieve", "--index", str(ix), "--questions", str(qa), "--hits", "10",
                      "-o", str(run), "--device", "cpu", "--cluster", mode,
                      "--workers", "2"]) == 0
         outs[mode] = (ix, run)
@@ -610,7 +630,7 @@ def test_faiss_index_returns_every_passage_of_a_tiny_corpus(small_corpus: Path, 
     qa.write_text("who sings does he love me with reba\t['Linda Davis']\n", encoding="utf-8")
     run = tmp_path / "run.json"
     assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--questions", str(qa),
-                 "--topk", "8",
+                 "--hits", "8",
                  "-o", str(run), "--device", "cpu"]) == 0
     ctxs = json.loads(run.read_text(encoding="utf-8"))[0]["ctxs"]
     assert sorted(c["id"] for c in ctxs) == sorted(p.id for p in passages)

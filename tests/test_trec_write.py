@@ -321,7 +321,7 @@ def test_retrieve_bm25_trec_is_the_line_paths_run(tmp_path, capsys, corpus, monk
     monkeypatch.setattr("nqkit.commands.retrieve.TREC_BLOCK", 3)  # blocks of 3 questions
     out, new, old = tmp_path / "run.json", tmp_path / "new.trec", tmp_path / "old.trec"
     assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--questions", str(qa),
-                 "--topk", "5", "-o", str(out), "--trec", str(new)]) == 0
+                 "--hits", "5", "-o", str(out), "--trec", str(new)]) == 0
     capsys.readouterr()
     _old_run_from_results(out, old, "nqkit-bm25")
     assert new.read_bytes() == old.read_bytes()
@@ -343,7 +343,7 @@ def test_retrieve_hybrid_trec_is_the_line_paths_run(tmp_path, capsys, corpus):
                      *(["--device", "cpu"] if retriever == "dense" else [])]) == 0
         ixs += ["--index", str(ix)]
     out, new, old = tmp_path / "run.json", tmp_path / "new.trec", tmp_path / "old.trec"
-    assert main(["retrieve", "--cluster", "none", *ixs, "--questions", str(qa), "--topk", "8",
+    assert main(["retrieve", "--cluster", "none", *ixs, "--questions", str(qa), "--hits", "8",
                  "--device", "cpu", "-o", str(out), "--trec", str(new), "--tag", "hy"]) == 0
     capsys.readouterr()
     _old_run_from_results(out, old, "hy")

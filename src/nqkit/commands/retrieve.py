@@ -21,8 +21,10 @@ PARAMS = (
           action="append", required=True, metavar="DIR"),
     Param("questions", "--questions", "DPR .qa.tsv/.qa.csv, NQ-open .jsonl or AmbigNQ .json",
           required=True, metavar="FILE"),
-    Param("topk", "--topk", "passages per question (default 100)", default=100,
-          type=positive_int, metavar="K"),
+    # Pyserini's names: --hits for the depth of a search, --topk for the cut-offs of its
+    # evaluation (`nqkit eval retrieval --topk 1 5 20 100`)
+    Param("topk", "--hits", "passages per question (default 100)", default=100,
+          type=positive_int, metavar="K", deprecated=("--topk",)),
     output_param("DPR results JSON (optional with --trec or --eval)", required=False),
     Param("trec", "--trec", "write a TREC run (qid Q0 docid rank score tag)", metavar="FILE",
           output=True),
