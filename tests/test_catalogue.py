@@ -767,7 +767,7 @@ def _reqa_task_files() -> dict[str, Content]:
 
 def _reqa_run_cases() -> list[Case]:
     ok = _reqa_task_files()
-    run = ["reqa", "run", "{d}/task", "--no-per-item"]
+    run = ["reqa", "run", "--gold", "{d}/task", "--no-per-item"]
     cases = []
     for k, extra, names in [("k1-negative", ["--k1", "-1"], "--k1"),
                             ("b-above-one", ["--b", "7"], "--b"),
@@ -797,7 +797,7 @@ def _reqa_run_cases() -> list[Case]:
     cases.append(Case("reqa-run/task-missing", run, {}, names="task"))
     cases.append(Case("reqa-run/task-is-file", run, {"task": lambda c: b"x"}, names="task"))
     cases.append(Case("reqa-run/ranks-over-queries",
-                      ["reqa", "run", "{d}/task", "--per-item", "{d}/task/queries.jsonl"],
+                      ["reqa", "run", "--gold", "{d}/task", "--per-item", "{d}/task/queries.jsonl"],
                       dict(ok), names="queries.jsonl"))
     return cases
 
@@ -1461,7 +1461,7 @@ CONTROLS: list[Case] = [
         expect=0),
     Case("reqa-build-squad", _squad_cases()[0].argv, {"squad.json": lambda c: js(c.squad)},
          expect=0),
-    Case("reqa-run", ["reqa", "run", "{d}/task", "--no-per-item"], _reqa_task_files(),
+    Case("reqa-run", ["reqa", "run", "--gold", "{d}/task", "--no-per-item"], _reqa_task_files(),
          expect=0),
     Case("human-bounds-votes", ["eval", "human-bounds", "--gold", "{d}/in.jsonl",
                                 "--num-references",

@@ -67,8 +67,8 @@ def test_worked_example_retriever(tmp_path, capsys, registered):
     squad.write_text(json.dumps(SQUAD), encoding="utf-8")
     assert main(["reqa", "build", "--from", "squad", str(squad), "-o", str(tmp_path / "t")]) == 0
     capsys.readouterr()
-    assert main(["reqa", "run", str(tmp_path / "t"), "--retriever", "overlap", "--min-length",
-                 "3", "--no-per-item", "--format", "json"]) == 0
+    assert main(["reqa", "run", "--gold", str(tmp_path / "t"), "--retriever", "overlap",
+                 "--min-length", "3", "--no-per-item", "--format", "json"]) == 0
     got = json.loads(capsys.readouterr().out)
     # Words of >= 3 letters, split on spaces (so "france." keeps its period). Sentences:
     # s1 "Paris is the capital of France." {paris, the, capital, france.}

@@ -512,7 +512,7 @@ def test_reqa_run_refuses_a_task_whose_targets_are_not_indexed(capsys, tmp_path)
         {"question": "q?", "answer_sentence": "Not there.", "doc_id": 1}) + "\n")
     (task / "paragraphs.jsonl").write_text(json.dumps(
         {"doc_id": 1, "title": "t", "context": "A b."}) + "\n")
-    msg = refused(*run(capsys, "reqa", "run", str(task), "--no-per-item"))
+    msg = refused(*run(capsys, "reqa", "run", "--gold", str(task), "--no-per-item"))
     assert "queries.jsonl:1: the answer sentence is not in the index" in msg
 
 

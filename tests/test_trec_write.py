@@ -225,7 +225,7 @@ def test_the_nan_cli_error_is_one_line(tmp_path, capsys, monkeypatch):
 
     monkeypatch.setattr(trec, "write_trec_blocks", poisoned)
     run = tmp_path / "run.trec"
-    assert main(["reqa", "run", str(task), "--trec", str(run), "--trec-depth", "3",
+    assert main(["reqa", "run", "--gold", str(task), "--trec", str(run), "--trec-depth", "3",
                  "--no-per-item", "--format", "json"]) == 2
     err = capsys.readouterr().err
     assert err.endswith("nqkit: error: rank 1 / score nan of query 0 cannot be written — "
@@ -255,7 +255,7 @@ def test_reqa_run_trec_is_the_line_paths_run(tmp_path, capsys, monkeypatch, leve
     require("bm25s")
     task = small_reqa_task(tmp_path / "task")
     new, old = tmp_path / "new.trec", tmp_path / "old.trec"
-    argv = ["reqa", "run", str(task), "--level", level, "--trec-depth", "7",
+    argv = ["reqa", "run", "--gold", str(task), "--level", level, "--trec-depth", "7",
             "--chunk-size", "5", "--no-per-item", "--format", "json"]
     assert main([*argv, "--trec", str(new)]) == 0
     monkeypatch.setattr(trec, "write_trec_blocks", _old_writer)

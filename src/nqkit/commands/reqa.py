@@ -28,7 +28,11 @@ BUILD_PARAMS = (
 
 # `reqa run`: the task directory, then --retriever (its choices come from the registry),
 # then the settings below, the preset and every retriever's (see run_params)
-RUN_TASK = Param("task", "task", "task directory from `nqkit reqa build`", metavar="DIR")
+# --gold DIR, as `nqkit eval reqa --gold DIR` takes the same directory; the positional DIR
+# is its old spelling (one release, hidden from --help, one note)
+RUN_TASK = (Param("gold", "--gold", "task directory from `nqkit reqa build` (required)",
+                  metavar="DIR"),
+            Param("task", "task", argparse.SUPPRESS, nargs="?", metavar="DIR"))
 RUN_OWN = (
     Param("level", "--level", "index sentences (both levels scored; default) or whole "
           "paragraphs (paragraph level only, the paper's Table 6 BM25 setting)",
@@ -119,6 +123,24 @@ def _default_ranks_path(task_dir: str, retriever: str, level: str) -> str:
     return os.path.join(task_dir, "runs", f"{retriever}-{level}.ranks.jsonl")
 
 
+def _task_dir(args: argparse.Namespace) -> None:
+    """``args.task`` from ``--gold DIR`` (or the old positional DIR, with one note)."""
+    from nqkit.errors import InputError
+    from nqkit.report import note
+
+    if args.task is not None and args.gold is not None:
+        raise InputError(None, "the task directory is given twice (DIR and --gold)",
+                         "give --gold DIR only")
+    if args.task is not None:
+        note("a positional task directory is deprecated and will be removed in the next "
+             f"release; use --gold {args.task}")
+    elif args.gold is None:
+        raise InputError(None, "no task directory", "give --gold DIR, a directory made by "
+                         "`nqkit reqa build`")
+    else:
+        args.task = args.gold
+
+
 def run_run(args: argparse.Namespace) -> int:
     import os
     import time
@@ -135,6 +157,7 @@ def run_run(args: argparse.Namespace) -> int:
     from nqkit.tasks.reqa import ranking_result
 
     start = time.perf_counter()
+    _task_dir(args)
     task = load_task(args.task)
     # The task directory's own files are inputs: no output may land on one of them.
     task_files = [p for p in Path(args.task).iterdir() if p.is_file()]
@@ -235,7 +258,7 @@ COMMANDS = (
     Command("run", "run a retriever on a ReQA task and print MRR and R@k",
             "Index a ReQA task with a retriever, rank every query's target at sentence and "
             "paragraph level, print MRR/R@1/R@5/R@10 and write per-question ranks.",
-            run_run, params=(RUN_TASK,), group="reqa",
+            run_run, params=RUN_TASK, group="reqa",
             # the retrievers load only when `reqa run` is used
             populate=_add_run_params),
 )
