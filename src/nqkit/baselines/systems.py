@@ -14,7 +14,6 @@ one ``SYSTEMS.add(...)`` (see docs/contributing.md).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from functools import cache, partial
@@ -139,9 +138,10 @@ def run_nq_baseline(name: str, s: NqBaselineSettings) -> Any:
                                   short_threshold=s.short_threshold, cache=False)
     baseline, summary = run_system(name, s.train, s.input, s.output)
     trained = f", trained on {summary.num_train:,} examples" if baseline.needs_train else ""
-    print(f"{summary.system}: {summary.num_examples:,} predictions "
-          f"({summary.num_answered:,} with a long answer{trained}) written to {s.output}",
-          file=sys.stderr)
+    from nqkit.report import say
+
+    say(f"{summary.system}: {summary.num_examples:,} predictions "
+        f"({summary.num_answered:,} with a long answer{trained}) written to {s.output}")
     if not s.eval:
         return None
     from nqkit.tasks.nq import evaluate_files, nq_result

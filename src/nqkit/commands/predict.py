@@ -9,7 +9,6 @@ working for one release, each with one notice.
 from __future__ import annotations
 
 import argparse
-import sys
 
 from nqkit.commands.base import Command, output_param
 from nqkit.settings import Param
@@ -21,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
     from nqkit.baselines.predict_files import run_system
     from nqkit.errors import InputError
     from nqkit.io import check_output, expand_paths
-    from nqkit.report import note
+    from nqkit.report import note, say
 
     name, positionals = args.name, list(args.legacy or [])
     if args.system is not None:  # the oldest form: --system NAME INPUT OUTPUT
@@ -48,8 +47,7 @@ def run(args: argparse.Namespace) -> int:
     train = expand_paths(args.train, what="training") if args.train else []
     check_output(output, [*files, *train], option="-o" if not positionals else "OUTPUT")
     _, summary = run_system(name, args.train, inputs, output)
-    print(f"{summary.system}: {summary.num_examples:,} predictions written to {output}",
-          file=sys.stderr)
+    say(f"{summary.system}: {summary.num_examples:,} predictions written to {output}")
     return 0
 
 
