@@ -179,6 +179,13 @@ def test_user_registry_tsv_in_the_official_format(tmp_path, monkeypatch):
      "lab.tsv:2: file name '../a' must be a plain file name"),
     ("dataset\tfile\turl\tmd5\tsize\nnoslash\ta\thttps://h/a\t\t\n",
      "dataset name 'noslash' must look like group/name"),
+    # a registry shared between labs must not reach outside NQKIT_HOME
+    ("dataset\tfile\turl\tmd5\tsize\nx/../../../../escape\ta\thttps://h/a\t\t\n",
+     "dataset name 'x/../../../../escape' must look like group/name"),
+    ("dataset\tfile\turl\tmd5\tsize\nx/./y\ta\thttps://h/a\t\t\n",
+     "dataset name 'x/./y' must look like group/name"),
+    ("dataset\tfile\turl\tmd5\tsize\n/abs/x\ta\thttps://h/a\t\t\n",
+     "dataset name '/abs/x' must look like group/name"),
     ("dataset\tfile\turl\tmd5\tsize\nnq/dev\ta.jsonl\thttps://h/a.jsonl\t\t\n",
      "dataset nq/dev is already defined by built-in — choose another name (to fetch the "
      "official files from elsewhere use --mirror URL)"),
@@ -208,3 +215,34 @@ def test_user_registry_json_and_unknown_names(tmp_path):
     reg_file.write_text('{"datasets": [{"name": "lab/x"}]}', encoding="utf-8")
     with pytest.raises(InputError, match=r"lab\.json: dataset 0: malformed dataset entry"):
         load_registry([reg_file], env=False)
+
+
+def test_a_dataset_made_by_hand_cannot_place_its_files_outside_the_data_home(tmp_path):
+    from nqkit.datasets.local import dataset_dir
+    from nqkit.datasets.registry import DataFile, Dataset
+
+    f = DataFile("a.jsonl", "https://h/a.jsonl", None, None)
+    ok = Dataset("lab/qa", "t", "jsonl", files=(f,))
+    assert dataset_dir(ok, tmp_path) == tmp_path / "lab" / "qa"
+    for name in ("x/../../escape", "x/..", "../x"):
+        with pytest.raises(InputError, match="is not inside"):
+            dataset_dir(Dataset(name, "t", "jsonl", files=(f,)), tmp_path)
+
+
+def test_data_get_with_an_escaping_registry_name_writes_nothing(tmp_path, capsys,
+                                                                monkeypatch):
+    from nqkit.cli import main
+
+    home = tmp_path / "home"
+    source = tmp_path / "src.jsonl"
+    source.write_text("{}\n", encoding="utf-8")
+    tsv = tmp_path / "lab.tsv"
+    tsv.write_text("dataset\tfile\turl\tmd5\tsize\n"
+                   f"x/../../escape\ta.jsonl\t{source.as_uri()}\t\t\n", encoding="utf-8")
+    before = sorted(p for p in tmp_path.rglob("*"))
+    monkeypatch.setenv("NQKIT_HOME", str(home))
+    monkeypatch.delenv("NQKIT_REGISTRY", raising=False)
+    assert main(["data", "get", "x/../../escape", "--registry", str(tsv)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "must look like group/name" in err[0]
+    assert sorted(p for p in tmp_path.rglob("*")) == before

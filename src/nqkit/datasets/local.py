@@ -69,8 +69,16 @@ def data_home() -> Path:
 
 
 def dataset_dir(ds: Dataset, home: Path | None = None) -> Path:
-    """The directory of a dataset's files (``nq/dev`` -> ``HOME/nq/dev``)."""
-    return (home if home is not None else data_home()).joinpath(*ds.name.split("/"))
+    """The directory of a dataset's files (``nq/dev`` -> ``HOME/nq/dev``), never outside
+    ``HOME`` (a name with a ``..`` part is refused when the registry is read; checked here
+    again, lexically, for a :class:`Dataset` made by hand)."""
+    base = home if home is not None else data_home()
+    out = base.joinpath(*ds.name.split("/"))
+    if os.path.commonpath([os.path.normpath(base), os.path.normpath(out)]) != os.path.normpath(
+            base) or os.path.normpath(out) == os.path.normpath(base):
+        raise InputError(ds.name, f"the dataset's directory {out} is not inside {base}",
+                         "give the dataset a name of the form group/name")
+    return out
 
 
 def read_record(directory: Path) -> dict[str, dict[str, Any]]:

@@ -71,7 +71,9 @@ FORMATS: dict[str, str] = {
     "tsv": "TSV with a header line",
 }
 
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9._-]+)+")
+# every part starts with a letter or digit, so no part is "." or ".." and a dataset's
+# directory (NQKIT_HOME/data/<name>) can never lie outside NQKIT_HOME/data
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*)+")
 _FILE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
 _MD5 = re.compile(r"[0-9a-f]{32}")
 _TSV_COLUMNS = ("dataset", "file", "url", "md5", "size")
@@ -217,7 +219,8 @@ def _check_file(f: DataFile, where: str) -> DataFile:
 def _check_dataset(ds: Dataset, where: str) -> Dataset:
     if not _NAME.fullmatch(ds.name):
         raise InputError(where, f"dataset name {ds.name!r} must look like group/name",
-                         "use letters, digits, '.', '_', '-' and at least one '/'")
+                         "use letters, digits, '.', '_', '-' and at least one '/', each part "
+                         "starting with a letter or digit (no '..', no leading '/')")
     if ds.format not in FORMATS:
         raise InputError(where, f"unknown format {ds.format!r} for {ds.name}",
                          f"choose one of: {', '.join(FORMATS)}")
