@@ -241,3 +241,49 @@ def test_registry_names_work_for_library_callers_and_the_cli(tmp_path):
                         "nq-open/dev", "--predictions", str(preds), "--format", "json"],
                        capture_output=True, text=True, env=env, timeout=600)
     assert p.returncode == 0 and '"accuracy": 0.5' in p.stdout
+
+
+def test_an_output_link_is_written_through_and_stays_a_link(tmp_path):
+    from nqkit.io import atomic_output
+
+    real = tmp_path / "data" / "real.txt"
+    real.parent.mkdir()
+    real.write_text("old\n", encoding="utf-8")
+    link = tmp_path / "link.txt"
+    link.symlink_to(real)
+    with atomic_output(link) as f:
+        f.write("new\n")
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert real.read_text(encoding="utf-8") == "new\n"
+    assert sorted(p.name for p in real.parent.iterdir()) == ["real.txt"]  # no temp left
+    # a link to a file not yet there, in a directory that is: the file is made
+    fresh = tmp_path / "fresh.txt"
+    fresh.symlink_to(tmp_path / "data" / "made.txt")
+    with atomic_output(fresh) as f:
+        f.write("made\n")
+    assert fresh.is_symlink() and (tmp_path / "data" / "made.txt").read_text() == "made\n"
+
+
+def test_an_output_link_into_a_missing_directory_is_refused_and_nothing_is_made(tmp_path):
+    from nqkit.io import atomic_output
+
+    link = tmp_path / "link.txt"
+    link.symlink_to(tmp_path / "nowhere" / "x.txt")
+    with pytest.raises(InputError, match="whose directory does not exist"), \
+            atomic_output(link) as f:
+        f.write("x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.txt"]
+    assert link.is_symlink()
+
+
+def test_a_command_writes_through_an_output_link(tmp_path, capsys):
+    from nqkit.cli import main
+    from nqkit.data.toy import TOY_PATH
+
+    direct, real = tmp_path / "direct.jsonl", tmp_path / "real.jsonl"
+    real.write_text("stale\n", encoding="utf-8")
+    link = tmp_path / "out.jsonl"
+    link.symlink_to(real)
+    assert main(["simplify", str(TOY_PATH), "-o", str(direct)]) == 0
+    assert main(["simplify", str(TOY_PATH), "-o", str(link)]) == 0
+    assert link.is_symlink() and real.read_bytes() == direct.read_bytes()

@@ -260,6 +260,16 @@ def _remove_created(dirs: list[Path]) -> None:
     dirs.clear()
 
 
+def _link_target(link: Path) -> Path:
+    """The file an output link points to (see :func:`atomic_output`)."""
+    real = Path(os.path.realpath(link))
+    if not real.parent.is_dir():
+        raise InputError(link, f"is a link to {real}, whose directory does not exist",
+                         "give a regular file path, or point the link at an existing "
+                         "directory")
+    return real
+
+
 @contextlib.contextmanager
 def atomic_output(path: PathLike, mode: str = "w", *, encoding: str = "utf-8",
                   compress: bool | None = None, cache: bool = False) -> Iterator[IO[Any]]:
@@ -270,7 +280,10 @@ def atomic_output(path: PathLike, mode: str = "w", *, encoding: str = "utf-8",
     bytes that are already gzip members). Inside :func:`output_transaction` the rename
     waits for the end of the transaction, unless ``cache`` (a cache entry, valid on its
     own). The path is checked first (:func:`check_output`); missing parent directories
-    are created with a note on stderr.
+    are created with a note on stderr. A path that is a symbolic link is written through:
+    the file it points to is replaced (atomically, beside it) and the link stays, as
+    ``open(path, "w")`` would leave it; a link whose target's directory does not exist is
+    refused with one line (nothing is created at a place the user did not name).
     """
     if os.fspath(path) == STDIO:  # standard output: a stream, written as it comes
         out: IO[Any] = sys.stdout.buffer if "b" in mode else sys.stdout
@@ -279,6 +292,8 @@ def atomic_output(path: PathLike, mode: str = "w", *, encoding: str = "utf-8",
         return
     target = Path(path)
     check_output(target)
+    if target.is_symlink():
+        target = _link_target(target)
     txn = None if cache else _TRANSACTION.get()
     created = _make_parents(target.parent, note=not cache)
     if txn is not None:
