@@ -287,3 +287,24 @@ def test_a_command_writes_through_an_output_link(tmp_path, capsys):
     assert main(["simplify", str(TOY_PATH), "-o", str(direct)]) == 0
     assert main(["simplify", str(TOY_PATH), "-o", str(link)]) == 0
     assert link.is_symlink() and real.read_bytes() == direct.read_bytes()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+@pytest.mark.parametrize("argv", [
+    ["simplify", "{toy}", "-o", "/proc/nqkit-x/out.jsonl"],
+    ["convert", "nq-open", "{toy}", "-o", "/proc/nqkit-x/out.jsonl"],
+    ["baseline", "first_paragraph", "--input", "{toy}", "-o", "/proc/nqkit-x/p.json"],
+    ["data", "stats", "{toy}", "--plot", "/proc/nqkit-x/p.png"],
+    ["reqa", "build", "--from", "nq", "{toy}", "-o", "/proc/nqkit-x/task"],
+])
+def test_an_output_directory_the_system_refuses_is_one_line(argv, capsys):
+    # /proc is a directory, writable by mode for root, where nothing can be created: the
+    # error comes from mkdir itself, and is one line, not a traceback
+    from nqkit.cli import main
+    from nqkit.data.toy import TOY_PATH
+
+    assert main([a.replace("{toy}", str(TOY_PATH)) for a in argv]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith("nqkit: error: /proc/nqkit-x") and "cannot create" in err[-1]
+    assert len([line for line in err if "error" in line]) == 1
+    assert not os.path.exists("/proc/nqkit-x")

@@ -103,8 +103,17 @@ def make_temp(target: PathLike, suffix: str = ".tmp") -> tuple[int, str]:
     process (so a later run can tell a leftover of a killed process and remove it)."""
     t = Path(target)
     remove_stale_temps(t)
-    return tempfile.mkstemp(prefix=f".{t.name}.{os.getpid()}-{_HOST}.", suffix=suffix,
-                            dir=t.parent)
+    try:
+        return tempfile.mkstemp(prefix=f".{t.name}.{os.getpid()}-{_HOST}.", suffix=suffix,
+                                dir=t.parent)
+    except OSError as e:
+        raise _cannot_write(t.parent, e) from None
+
+
+def _cannot_write(directory: Path, e: OSError) -> InputError:
+    """The one line for an output directory the system refuses (no traceback)."""
+    return InputError(directory, f"cannot create or write to this directory ({e.strerror or e})",
+                      "choose an output in a directory you can write to")
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -247,7 +256,11 @@ def _make_parents(directory: Path, note: bool = True) -> list[Path]:
         d = d.parent
     if not missing:
         return []
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # /proc/x, a read-only mount, a file in the way: one line
+        _remove_created(missing)
+        raise _cannot_write(directory, e) from None
     if note:
         print(f"nqkit: note: created directory {directory}", file=sys.stderr)
     return missing[::-1]
@@ -351,6 +364,9 @@ def atomic_directory(path: PathLike, *, option: str | None = None, what: str = "
     try:
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".building",
                                     dir=out.resolve().parent))
+    except OSError as e:
+        _remove_created(created)
+        raise _cannot_write(out.resolve().parent, e) from None
     except BaseException:
         _remove_created(created)
         raise
