@@ -358,3 +358,38 @@ def test_a_second_process_on_the_same_file_is_refused(home, tmp_path):
         fcntl.flock(held, fcntl.LOCK_UN)
         (item,) = fetch(ds, mirror=server.url, progress=False)
     assert item.path.read_bytes() == src.read_bytes()
+
+
+@pytest.mark.parametrize("published", [True, False])
+def test_a_file_changed_after_download_is_found_by_its_content(home, tmp_path, published):
+    """Same size, one byte flipped: re-hashed because its stamp changed, refused in one
+    line (with or without a published checksum: the sha256 recorded at download tells)."""
+    data = b'{"question": "q", "answer": ["a"]}\n' * 50
+    source = tmp_path / "small.jsonl"
+    source.write_bytes(data)
+    reg_file = write_registry(tmp_path / "reg.json", [entry(
+        "test/small", [("small.jsonl", source.as_uri(), data if published else None)])])
+    ds = load_registry([reg_file]).get("test/small")
+    (item,) = fetch(ds, progress=False)
+    assert item.status == "fetched"
+    assert fetch(ds, progress=False)[0].status == "present"
+    flipped = bytearray(data)
+    flipped[10] ^= 1
+    item.path.write_bytes(bytes(flipped))
+    with pytest.raises(DownloadError, match="changed on disk after it was downloaded"):
+        fetch(ds, progress=False)
+
+
+def test_a_touched_file_is_hashed_once_and_its_new_stamp_recorded(home, tmp_path):
+    data = b'{"question": "q", "answer": ["a"]}\n'
+    source = tmp_path / "small.jsonl"
+    source.write_bytes(data)
+    reg_file = write_registry(tmp_path / "reg.json", [entry(
+        "test/small", [("small.jsonl", source.as_uri(), data)])])
+    ds = load_registry([reg_file]).get("test/small")
+    (item,) = fetch(ds, progress=False)
+    stamp = json.loads((item.path.parent / RECORD).read_text())["files"]["small.jsonl"]["stamp"]
+    os.utime(item.path, ns=(stamp[1] + 10**9, stamp[1] + 10**9))
+    assert fetch(ds, progress=False)[0].status == "present"
+    new = json.loads((item.path.parent / RECORD).read_text())["files"]["small.jsonl"]["stamp"]
+    assert new == [stamp[0], stamp[1] + 10**9, stamp[2]]

@@ -379,12 +379,15 @@ _TIME = re.compile(r"\b\d+(?:\.\d+)?(?: ?(?:s|ms|min|sec|seconds))\b")
 _RATE = re.compile(r"\b\d+(?:\.\d+)? ?(?:[kKMGT]i?B|B|items|it|questions|passages)/s\b")
 _JSON_TIME = re.compile(r'("\w*seconds\w*": )-?\d+(?:\.\d+)?(?:e-?\d+)?')
 _TIMESTAMP = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?")
+# a downloaded file's stamp in its record (size, mtime in ns, inode: this file system's)
+_STAMP = re.compile(r'("stamp": )\[[\d,\s]*\]')
 
 
 def normalise(text: str, work: Path) -> str:
     """``text`` without this run's directories, timings and clock times."""
     text = text.replace(str(work), "{work}").replace(str(SHARED), "{shared}")
     text = _TIMESTAMP.sub("<timestamp>", text)
+    text = _STAMP.sub(r"\1<stamp>", text)
     text = _JSON_TIME.sub(r"\1<time>", text)
     text = _RATE.sub("<rate>", text)
     return _TIME.sub("<time>", text)

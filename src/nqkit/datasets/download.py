@@ -452,21 +452,40 @@ def _file_digests(path: Path, md5: bool) -> tuple[int, str | None, str]:
         digests.close()
 
 
+def _stamp(path: Path) -> list[int]:
+    """What changes when a file is written: size, modification time (ns), inode."""
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
 def _present(ds: Dataset, f: DataFile, dest: Path, record: dict[str, Any]) -> Fetched | None:
     """The record of a file already under its final name (checked), or None if absent.
 
-    A final name is only ever given to a verified file, so a recorded file whose size still
-    matches is trusted; a file without a record (the record was lost) is hashed again.
+    A final name is only ever given to a verified file, and its record keeps the file's
+    stamp (size, mtime, inode) from then: a file whose stamp is unchanged is trusted; any
+    other (touched, edited, replaced, or recorded before stamps were) is hashed again and
+    must match the published md5 and size and the sha256 recorded at download, else one
+    error line; the new stamp is then recorded, so the hashing is paid once.
     """
     try:
-        size = dest.stat().st_size
+        stamp = _stamp(dest)
     except FileNotFoundError:
         return None
+    size = stamp[0]
     entry = record.get(f.name) or {}
     md5, sha = entry.get("md5"), entry.get("sha256")
-    if entry.get("size") != size or not isinstance(sha, str) or (
+    if entry.get("stamp") != stamp or not isinstance(sha, str) or (
             f.md5 is not None and md5 != f.md5):
         size, md5, sha = _file_digests(dest, f.md5 is not None)
+        recorded = entry.get("sha256")
+        if isinstance(recorded, str) and recorded != sha:
+            raise DownloadError(dest, "the file changed on disk after it was downloaded "
+                                f"(sha256 {sha[:12]}..., recorded {recorded[:12]}...)",
+                                "delete it and run the same command again")
+        if entry and (f.size is None or size == f.size) and (
+                f.md5 is None or md5 == f.md5):
+            update_record(dest.parent, ds.name, f.name,
+                          {**entry, "size": size, "md5": md5, "sha256": sha, "stamp": stamp})
     if (f.size is not None and size != f.size) or (f.md5 is not None and md5 != f.md5):
         expected = f"md5 {f.md5}" if f.md5 and md5 != f.md5 else f"{f.size:,} bytes"
         got = f"md5 {md5}" if f.md5 and md5 != f.md5 else f"{size:,} bytes"
@@ -484,6 +503,7 @@ def _record_entry(ds: Dataset, item: Fetched, members: Sequence[str] = ()) -> di
         "md5": item.md5, "sha256": item.sha256, "published_md5": item.file.md5,
         "published_size": item.file.size, "verified": item.verified,
         "fetched_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "stamp": _stamp(item.path),
     }
     if members:
         entry["members"] = list(members)
