@@ -94,11 +94,8 @@ def run_rss(cmd: list[str], src: Path) -> tuple[float, float, str, str]:
 
 
 def digest(path: Path) -> str:
-    h = hashlib.sha256()
     with open(path, "rb") as f:
-        while chunk := f.read(1 << 22):
-            h.update(chunk)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def nqkit(*args: str) -> list[str]:

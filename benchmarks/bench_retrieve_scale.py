@@ -8,7 +8,7 @@ what they store). Then, each command in a fresh subprocess (wall time and the pr
 own peak RSS from ``wait4``), for the 3,610 NQ-open dev questions (DPR ``nq-test.qa.tsv``)
 at depth 100:
 
-* ``nqkit retrieve --trec`` (no results JSON), when this nqkit can write a TREC run alone;
+* ``nqkit retrieve --trec`` (no results JSON);
 * ``nqkit retrieve -o results.json --trec`` (DPR results with ``has_answer`` for every
   context, and the TREC run);
 * bm25s directly: load its saved index memory-mapped, tokenize the questions with the
@@ -27,16 +27,16 @@ Usage (from the repository root; about 3 minutes on 2 cores at the default size)
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
+import json
+import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from bench_retrieval import nqkit, run_rss  # noqa: E402
 from make_passages import SHARED, distinct_passages, tiled_passages  # noqa: E402
 from nqkit.retrieval.corpus import write_passages  # noqa: E402
 
@@ -74,34 +74,6 @@ with open(sys.argv[4], "w", encoding="utf-8") as f:
 """
 
 
-def env() -> dict[str, str]:
-    e = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    e["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), e.get("PYTHONPATH")]))
-    return e
-
-
-def run_rss(cmd: list[str]) -> tuple[float, float, str, int]:
-    """Wall seconds, the child's peak RSS (MB), its stdout+stderr, its exit status."""
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, env=env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         text=True)
-    assert p.stdout is not None
-    out = p.stdout.read()
-    _, status, usage = os.wait4(p.pid, 0)
-    return time.perf_counter() - t0, usage.ru_maxrss / 1024, out, status
-
-
-def checked(cmd: list[str]) -> tuple[float, float, str]:
-    secs, rss, out, status = run_rss(cmd)
-    if status:
-        sys.exit(f"failed ({status}): {' '.join(cmd)}\n{out[-2000:]}")
-    return secs, rss, out
-
-
-def nqkit(*args: str) -> list[str]:
-    return [sys.executable, "-m", "nqkit", *args]
-
-
 def trec_lists(path: Path) -> dict[str, list[tuple[float, str]]]:
     """Per query, ``(float32 score, docid)`` in rank order."""
     import numpy as np
@@ -123,10 +95,6 @@ def same_up_to_ties(a: list[tuple[float, str]], b: list[tuple[float, str]]) -> b
     return sorted(x for x in a if x[0] > low) == sorted(x for x in b if x[0] > low)
 
 
-def median(xs: list[float]) -> float:
-    return sorted(xs)[len(xs) // 2]
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=200_000)
@@ -143,24 +111,19 @@ def main() -> int:
     ix = out / f"nqkit-{kind}-{args.size}"
     bx = out / f"bm25s-{kind}-{args.size}"
     if not ix.exists():
-        secs, _, _ = checked(nqkit("index", "build", "--corpus", str(corpus), "--retriever",
+        secs, _, _ = run_rss(nqkit("index", "build", "--corpus", str(corpus), "--retriever",
                                    "bm25", "-o", str(ix), "--cluster", "none"))
         print(f"nqkit index build: {secs:.1f} s", file=sys.stderr)
     if not bx.exists():
-        secs, _, _ = checked([sys.executable, "-c", BM25S_BUILD, str(corpus), str(bx)])
+        secs, _, _ = run_rss([sys.executable, "-c", BM25S_BUILD, str(corpus), str(bx)])
         print(f"bm25s index: {secs:.1f} s", file=sys.stderr)
-    import json
-
     vocab = json.loads((ix / "params.json").read_text())["facts"]["vocabulary"]
 
     trec_n, trec_b = out / "nqkit.trec", out / "bm25s.trec"
     base = ["retrieve", "--index", str(ix), "--questions", str(QUESTIONS), "--hits", "100",
             "--cluster", "none"]
-    probe = run_rss(nqkit(*base, "--trec", str(out / "probe.trec")))
-    trec_only = probe[3] == 0
-    cases: dict[str, list[str]] = {}
-    if trec_only:
-        cases["nqkit retrieve --trec (no results JSON)"] = nqkit(*base, "--trec", str(trec_n))
+    cases: dict[str, list[str]] = {
+        "nqkit retrieve --trec (no results JSON)": nqkit(*base, "--trec", str(trec_n))}
     cases["nqkit retrieve -o results.json --trec"] = nqkit(
         *base, "-o", str(out / "results.json"), "--trec", str(trec_n))
     cases["bm25s directly (load mmap, tokenize, retrieve, write TREC)"] = [
@@ -169,25 +132,23 @@ def main() -> int:
     peaks: dict[str, list[float]] = {k: [] for k in cases}
     for _ in range(args.repeat):  # alternating, so load changes hit every case alike
         for label, cmd in cases.items():
-            secs, rss, _ = checked(cmd)
+            secs, rss, _ = run_rss(cmd)
             times[label].append(secs)
             peaks[label].append(rss)
-    floor = median(times["bm25s directly (load mmap, tokenize, retrieve, write TREC)"])
+    floor = statistics.median(times["bm25s directly (load mmap, tokenize, retrieve, write TREC)"])
     print(f"\n## top-100 for 3,610 questions over {args.size:,} {kind} passages "
           f"(vocabulary {vocab:,} terms), medians of {args.repeat}\n")
     print("| command | seconds | x bm25s | peak MB |")
     print("|---|---:|---:|---:|")
     for label in cases:
-        t = median(times[label])
+        t = statistics.median(times[label])
         print(f"| {label} | {t:.1f} | {t / floor:.2f} | {max(peaks[label]):,.0f} |")
     a, b = trec_lists(trec_n), trec_lists(trec_b)
     qids = set(a) | set(b)
     same = sum(a.get(q) == b.get(q) for q in qids)
     ties = sum(same_up_to_ties(a.get(q, []), b.get(q, [])) for q in qids)
     print(f"\nTREC runs: {same:,} of {len(qids):,} top-100 lists identical, {ties:,} "
-          "identical up to the order of equal scores; TREC-only run supported: "
-          f"{trec_only}")
-    (out / "probe.trec").unlink(missing_ok=True)
+          "identical up to the order of equal scores")
     return 0
 
 

@@ -13,70 +13,9 @@ Every public name is importable from ``nqkit.io`` itself.
 
 from __future__ import annotations
 
-from nqkit.io.paths import (
-    STDIO,
-    ExpandedPaths,
-    NameResolver,
-    PathLike,
-    PathsLike,
-    expand_paths,
-    is_regular_file,
-    name_resolver,
-    set_name_resolver,
-)
-from nqkit.io.reading import (
-    decode_utf8,
-    gc_paused,
-    is_gzip,
-    iter_jsonl,
-    iter_line_spans,
-    iter_lines,
-    open_binary,
-    parse_json_line,
-    read_json,
-)
-from nqkit.io.writing import (
-    atomic_directory,
-    atomic_output,
-    check_new_directory,
-    check_output,
-    ensure_not_input,
-    make_temp,
-    output_transaction,
-    remove_stale_temps,
-    staged_path,
-    write_json,
-    write_jsonl,
-)
+from nqkit.io import paths, reading, writing
+from nqkit.io.paths import *  # noqa: F403 - the names of each module's __all__
+from nqkit.io.reading import *  # noqa: F403
+from nqkit.io.writing import *  # noqa: F403
 
-__all__ = [
-    "STDIO",
-    "ExpandedPaths",
-    "NameResolver",
-    "PathLike",
-    "PathsLike",
-    "atomic_directory",
-    "atomic_output",
-    "check_new_directory",
-    "check_output",
-    "decode_utf8",
-    "ensure_not_input",
-    "expand_paths",
-    "gc_paused",
-    "is_gzip",
-    "is_regular_file",
-    "iter_jsonl",
-    "iter_line_spans",
-    "iter_lines",
-    "make_temp",
-    "name_resolver",
-    "open_binary",
-    "output_transaction",
-    "parse_json_line",
-    "read_json",
-    "remove_stale_temps",
-    "set_name_resolver",
-    "staged_path",
-    "write_json",
-    "write_jsonl",
-]
+__all__ = [*paths.__all__, *reading.__all__, *writing.__all__]
