@@ -5,18 +5,25 @@ baselines (``nqkit.baselines``), retrievers (``nqkit.retrieval``) and a browser.
 Heavy modules are imported lazily; ``import nqkit`` is cheap.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from nqkit._version import __version__
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["__version__"]
 
 
-def _registry_paths(text: str) -> list[object] | None:
+def _registry_paths(text: str) -> list[Path] | None:
     """Registry names wherever a path is read (``nqkit eval nq-open --gold nq-open/dev``,
     ``read_nq_open("nq-open/dev")``): :func:`nqkit.datasets.local.lookup_paths`, the
     datasets layer imported only when a text that may be a name is read."""
     from nqkit.datasets.local import lookup_paths
 
-    return lookup_paths(text)  # type: ignore[return-value]
+    return lookup_paths(text)
 
 
 def _install_name_resolver() -> None:
@@ -24,7 +31,7 @@ def _install_name_resolver() -> None:
     # once, for the command line, library callers and forked workers alike.
     from nqkit.io.paths import set_name_resolver
 
-    set_name_resolver(_registry_paths)  # type: ignore[arg-type]
+    set_name_resolver(_registry_paths)
 
 
 _install_name_resolver()

@@ -74,8 +74,8 @@ def dataset_dir(ds: Dataset, home: Path | None = None) -> Path:
     again, lexically, for a :class:`Dataset` made by hand)."""
     base = home if home is not None else data_home()
     out = base.joinpath(*ds.name.split("/"))
-    if os.path.commonpath([os.path.normpath(base), os.path.normpath(out)]) != os.path.normpath(
-            base) or os.path.normpath(out) == os.path.normpath(base):
+    inside, root = Path(os.path.normpath(out)), Path(os.path.normpath(base))
+    if inside == root or not inside.is_relative_to(root):
         raise InputError(ds.name, f"the dataset's directory {out} is not inside {base}",
                          "give the dataset a name of the form group/name")
     return out
