@@ -135,3 +135,24 @@ def test_recall_and_flag_disagreements_by_hand():
     assert r.recall == {1: 1 / 3, 3: 2 / 3}
     assert r.first_hit == [2, 1, None]
     assert (r.flag_disagreements, r.short_lists, r.num_questions) == (2, 1, 3)
+
+
+def test_allow_missing_reports_how_many_gold_questions_had_results(tmp_path, capsys):
+    """A gold question without results is scored as not found, and the coverage says so
+    (it said 3/3 for 2 questions with results)."""
+    gold = tmp_path / "gold.qa.tsv"
+    gold.write_text("q one\t['paris']\nq two\t['rome']\nq three\t['oslo']\n",
+                    encoding="utf-8")
+    results = tmp_path / "results.json"
+    ctx = {"id": "1", "title": "t", "text": "Paris is big", "score": 1.0}
+    results.write_text(json.dumps([
+        {"question": "q one", "answers": ["paris"], "ctxs": [ctx]},
+        {"question": "q two", "answers": ["rome"], "ctxs": [ctx]}]), encoding="utf-8")
+    argv = ["eval", "retrieval", "--gold", str(gold), "--predictions", str(results),
+            "--topk", "1", "--format", "json"]
+    assert main(argv) == 2
+    assert "1 of 3 gold questions have no results" in capsys.readouterr().err
+    assert main([*argv, "--allow-missing"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["coverage"] == {"predicted": 2, "total": 3}
+    assert got["recall"]["1"] == pytest.approx(1 / 3)

@@ -83,31 +83,31 @@ def result_warnings(r: Any) -> list[ResultWarning]:
 
 
 def _joined(results: Iterable[Any], gold: dict[str, tuple[str, ...]], s: RetrievalSettings,
-            path: str) -> Iterator[Any]:
+            path: str, missing: list[str]) -> Iterator[Any]:
     """The results with the gold answers, read as a stream: a question not in the gold is
-    left out (or refused), and the gold questions never asked follow with no context. The
-    checks of the join (split, extra and missing questions) run when the results end, in
-    that order, so they see every question and come before any number."""
+    left out (or refused), and the gold questions never asked follow with no context
+    (listed in ``missing``, for the coverage). The checks of the join (split, extra and
+    missing questions) run when the results end, in that order, so they see every question
+    and come before any number."""
     from nqkit.formats.dpr import DprResult
     from nqkit.splits import check_split
 
-    asked: list[str] = []
+    seen: set[str] = set()
     extra: list[str] = []
     for r in results:
-        asked.append(r.question)
+        seen.add(r.question)
         answers = gold.get(r.question)
         if answers is None:
             extra.append(r.question)
         elif not extra or s.allow_extra:  # after a refused one, only count the rest
             yield DprResult(r.question, answers, r.ctxs)
-    seen = set(asked)
     # results of another known split: one line naming both, before any number
     check_split(gold.keys(), seen, where=path)
     if extra and not s.allow_extra:
         raise InputError(path, f"{len(extra):,} question(s) of the results are not in the "
                          f"gold (e.g. {'; '.join(map(repr, extra[:3]))})",
                          "check the split, or pass --allow-extra to ignore them")
-    missing = [q for q in gold if q not in seen]
+    missing.extend(q for q in gold if q not in seen)
     if missing and not s.allow_missing:
         raise InputError(path, f"{len(missing):,} of {len(gold):,} gold questions have no "
                          f"results (e.g. {'; '.join(map(repr, missing[:3]))})",
@@ -142,9 +142,10 @@ def score(s: RetrievalSettings) -> Result:
     else:
         results = read_dpr_results(path)  # a stream: one question in memory at a time
     scored: list[str] = []  # the questions scored, in order (for the per-item output)
+    missing: list[str] = []  # gold questions without results (scored as not found)
     if s.gold:
         gold = _gold_answers(s.gold)
-        results = _joined(results, gold, s, path)
+        results = _joined(results, gold, s, path, missing)
     ks = sorted(set(s.topk))
     r = score_answer_recall(_noted(progress(results, desc="answer recall", unit="q"),
                                    scored), ks, where=path)
@@ -160,7 +161,8 @@ def score(s: RetrievalSettings) -> Result:
         rows=[(f"top-{k}", v) for k, v in r.recall.items()], signature=r.signature,
         official={"recall": {str(k): v for k, v in r.recall.items()},
                   "num_questions": r.num_questions},
-        items=items, item_key="question", coverage=Coverage(len(scored), len(scored)),
+        items=items, item_key="question",
+        coverage=Coverage(len(scored) - len(missing), len(scored)),
         show_coverage=False, headline=headline, warnings=result_warnings(r),
         notes=[f"questions: {r.num_questions:,}"])
 
