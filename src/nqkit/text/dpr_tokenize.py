@@ -107,11 +107,10 @@ def fold(text: str) -> str:
 class AnswerTokens:
     """A question's answers as :class:`AnswerCheck` looks for them."""
 
-    tokens: tuple[tuple[str, ...], ...]  # every answer's tokens, in order (some may be empty)
     runs: tuple[tuple[str, ...], ...]  # the answers with a token (compared to slices)
     words: tuple[frozenset[str], ...]  # each run's tokens: a text lacking one has not the run
     firsts: frozenset[str]  # their first tokens: a passage without any has no answer
-    folded: tuple[tuple[str, ...], ...] = ()  # each run's tokens as fold() gives them
+    folded: tuple[tuple[str, ...], ...]  # each run's tokens as fold() gives them
 
 
 class AnswerCheck:
@@ -136,9 +135,8 @@ class AnswerCheck:
     @staticmethod
     def answers(answers: Iterable[str]) -> AnswerTokens:
         """The tokenized answers of a question (computed once per question)."""
-        tokens = tuple(tokenize_answer(a) for a in answers)
-        runs = tuple(t for t in tokens if t)
-        return AnswerTokens(tokens, runs, tuple(map(frozenset, runs)),
+        runs = tuple(t for t in map(tokenize_answer, answers) if t)
+        return AnswerTokens(runs, tuple(map(frozenset, runs)),
                             frozenset(r[0] for r in runs),
                             tuple(tuple(fold(t) for t in run) for run in runs))
 
