@@ -31,14 +31,11 @@ import os
 import signal
 import sys
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 from nqkit._version import __version__
 from nqkit.commands.base import print_help
 from nqkit.errors import NqkitError
-
-if TYPE_CHECKING:
-    pass
 
 # The groups of subcommands, in the order `nqkit --help` lists them first; None: the
 # group is a declared Command of the same name (its help is there)

@@ -76,18 +76,13 @@ class OpenIndex:
         return sharded_jobs(self.retriever).signature(self.params)
 
     def search(self, questions: list[str], k: int, cluster: Cluster,
-               options: Mapping[str, Any] | None = None) -> tuple[list[Any], float]:
+               options: Mapping[str, Any]) -> tuple[list[Any], float]:
         """Top-k ``(rows, scores)`` per question, and the largest job peak RSS (MB).
 
-        ``options``: the retriever's ``search_options`` (e.g. the resolved ``device``).
+        ``options``: the retriever's ``search_options`` (e.g. the resolved ``device``; see
+        :func:`nqkit.retrieval.open_run.search_options`).
         """
-        jobs = sharded_jobs(self.retriever)
-        if options is None:  # the declared defaults of retrieve's settings
-            from nqkit.retrieval.base import SEARCH, retriever_params
-
-            options = jobs.search_options({p.name: p.default for p in retriever_params(
-                SEARCH, [self.retriever])})
-        return jobs.search(self, questions, k, cluster, options)
+        return sharded_jobs(self.retriever).search(self, questions, k, cluster, options)
 
 
 def sharded_jobs(retriever: str) -> ShardedJobs:

@@ -116,17 +116,16 @@ def run_retrieval(indexes: Sequence[OpenIndex], questions: Sequence[Question], k
     """
     from nqkit.retrieval.fusion import fuse_normalized, fuse_rrf
 
-    fusion, alpha, depth = settings["fusion"], settings["alpha"], settings["depth"]
+    fusion, alpha = settings["fusion"], settings["alpha"]
+    depth = max(settings["depth"], k)  # hits taken from each index before fusion
     check_compatible(indexes, fusion)
     if options is None:
         options = search_options(indexes, settings)
     texts = [q.question for q in questions]
-    run_settings = run_signature_settings(indexes, fusion if len(indexes) == 2 else None,
-                                          alpha, max(depth, k))
+    run_settings = run_signature_settings(indexes, fusion, alpha, depth)
     if len(indexes) == 1:
         hits, peak = indexes[0].search(texts, k, cluster, options[indexes[0].retriever])
         return Run(hits, run_settings, False, peak)
-    depth = max(depth, k)
     by_kind = {}
     peak = 0.0
     for index in indexes:
