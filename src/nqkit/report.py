@@ -2,7 +2,10 @@
 
 Every line nqkit writes to stderr for the user goes through :func:`say`, :func:`note`
 or :func:`warn` (errors through :class:`nqkit.errors.NqkitError` in :mod:`nqkit.cli`), so
-the three kinds read the same everywhere.
+the three kinds read the same everywhere. Two exceptions: the io floor prints its own
+``nqkit: note: created directory ...`` in the same form (it imports nothing above it),
+and ``nqkit browse`` prints its ``nqkit browse: ...`` lines, which scripts read for the
+URL.
 """
 
 from __future__ import annotations

@@ -473,25 +473,25 @@ def _present(ds: Dataset, f: DataFile, dest: Path, record: dict[str, Any]) -> Fe
         return None
     size = stamp[0]
     entry = record.get(f.name) or {}
-    md5, sha = entry.get("md5"), entry.get("sha256")
-    if entry.get("stamp") != stamp or not isinstance(sha, str) or (
-            f.md5 is not None and md5 != f.md5):
+    md5, recorded = entry.get("md5"), entry.get("sha256")
+    rehashed = entry.get("stamp") != stamp or not isinstance(recorded, str) or (
+        f.md5 is not None and md5 != f.md5)
+    sha = str(recorded)
+    if rehashed:
         size, md5, sha = _file_digests(dest, f.md5 is not None)
-        recorded = entry.get("sha256")
         if isinstance(recorded, str) and recorded != sha:
             raise DownloadError(dest, "the file changed on disk after it was downloaded "
                                 f"(sha256 {sha[:12]}..., recorded {recorded[:12]}...)",
                                 "delete it and run the same command again")
-        if entry and (f.size is None or size == f.size) and (
-                f.md5 is None or md5 == f.md5):
-            update_record(dest.parent, ds.name, f.name,
-                          {**entry, "size": size, "md5": md5, "sha256": sha, "stamp": stamp})
     if (f.size is not None and size != f.size) or (f.md5 is not None and md5 != f.md5):
         expected = f"md5 {f.md5}" if f.md5 and md5 != f.md5 else f"{f.size:,} bytes"
         got = f"md5 {md5}" if f.md5 and md5 != f.md5 else f"{size:,} bytes"
         raise DownloadError(dest, f"the file on disk does not match the registry: expected "
                             f"{expected}, got {got}", "delete it and run the same command "
                             "again")
+    if rehashed and entry:  # verified again: trusted while this stamp holds
+        update_record(dest.parent, ds.name, f.name,
+                      {**entry, "size": size, "md5": md5, "sha256": sha, "stamp": stamp})
     verified = "md5+size" if f.md5 else "size" if f.size is not None else "none"
     members = tuple(entry.get("members") or ())
     return Fetched(f, dest, size, md5, sha, verified, "present", 0, 0, 0.0, "", members)

@@ -283,8 +283,8 @@ def resolve(name_or_path: str | os.PathLike[str], what: str = "input", *,
     from nqkit.io.paths import expand_paths
 
     text = os.fspath(name_or_path)
+    if registry is None:  # expand_paths reads names through the installed resolver
+        return expand_paths(text, what=what)
     found = lookup_paths(text, registry=registry)
-    if found is not None:
-        return found
-    return expand_paths(text, what=what)
+    return found if found is not None else expand_paths(text, what=what)
 

@@ -28,7 +28,6 @@ __all__ = [
     "PathsLike",
     "expand_paths",
     "is_regular_file",
-    "name_resolver",
     "set_name_resolver",
 ]
 
@@ -43,11 +42,6 @@ _STDIN_COPY: list[Path] = []
 # text -> the local files of a registry name, or None when the text is no registry name
 NameResolver = Callable[[str], "list[Path] | None"]
 _name_resolver: NameResolver | None = None
-
-
-def name_resolver() -> NameResolver | None:
-    """The installed registry-name resolver (see :func:`set_name_resolver`), or None."""
-    return _name_resolver
 
 
 def set_name_resolver(resolver: NameResolver | None) -> NameResolver | None:
