@@ -13,11 +13,21 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["DeprecatedOption", "Param", "add_deprecated", "float_in", "format_param", "int_in",
-           "output_param", "positive_int"]
+__all__ = [
+    "DeprecatedOption",
+    "Param",
+    "add_deprecated",
+    "check_record",
+    "float_in",
+    "format_param",
+    "int_in",
+    "output_param",
+    "positive_int",
+    "settings_values",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,3 +176,37 @@ def float_in(lo: float | None = None, hi: float | None = None) -> Callable[[str]
 
 
 positive_int = int_in(1)  # counts, sizes, thresholds of at least one
+
+
+def check_record(kind: str, name: str, record: type, declared: Sequence[Param],
+                 inherited: type | None = None) -> None:
+    """A settings record (a dataclass) and its declarations name the same settings (the
+    fields of ``inherited``, a base record, aside), or ``TypeError``: a task or system
+    whose record and options disagree is never built."""
+    own = {f.name for f in fields(record)} - (
+        {f.name for f in fields(inherited)} if inherited is not None else set())
+    names = {p.name for p in declared}
+    if own != names:
+        raise TypeError(f"{kind} {name!r}: the fields of {record.__name__} {sorted(own)} "
+                        f"are not its declared settings {sorted(names)}")
+
+
+def settings_values(kind: str, name: str, params: Sequence[Param], given: dict[str, Any],
+                    hint: Callable[[Param], str],
+                    defaults: Sequence[Param] | None = None) -> dict[str, Any]:
+    """The given settings over the declared defaults (of ``defaults``, by default
+    ``params``). A name not in ``params`` is a ``TypeError`` listing the known ones; a
+    required setting left unset is one :class:`~nqkit.errors.InputError` line whose fix
+    is ``hint(param)``."""
+    known = {p.name for p in params}
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise TypeError(f"{kind} {name!r} has no setting(s) {unknown}; known: {sorted(known)}")
+    out = {p.name: p.default for p in (params if defaults is None else defaults)}
+    out.update(given)
+    for p in params:  # an old spelling may stand in for a required option
+        if p.required and out[p.name] is None:
+            from nqkit.errors import InputError
+
+            raise InputError(None, f"{p.flag} is required", hint(p))
+    return out

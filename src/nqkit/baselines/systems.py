@@ -15,12 +15,12 @@ one ``SYSTEMS.add(...)`` (see docs/contributing.md).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import cache, partial
 from typing import Any, Generic, TypeVar
 
 from nqkit.registry import Registry, discover
-from nqkit.settings import Param, format_param, output_param
+from nqkit.settings import Param, check_record, format_param, output_param, settings_values
 
 __all__ = ["FORMAT", "OUTPUT", "SYSTEMS", "NqBaselineSettings", "System", "SystemSettings",
            "get_system", "nq_baseline", "nq_params", "system_names"]
@@ -57,32 +57,15 @@ class System(Generic[S]):
     settings_type: type[S] | None = None
 
     def __post_init__(self) -> None:
-        if self.settings_type is None:
-            return
-        have = {f.name for f in fields(self.settings_type)}
-        declared = {p.name for p in self.params}
-        if have != declared:
-            raise TypeError(f"system {self.name!r}: the fields of "
-                            f"{self.settings_type.__name__} {sorted(have)} are not its "
-                            f"declared settings {sorted(declared)}")
+        if self.settings_type is not None:
+            check_record("system", self.name, self.settings_type, self.params)
 
     def settings(self, **given: Any) -> S:
         """The record of the system's settings: the given ones over the declared defaults.
         A name the system does not declare is a ``TypeError`` that lists the known ones;
         a missing required setting is an :class:`~nqkit.errors.InputError`."""
-        known = {p.name for p in self.params}
-        unknown = sorted(set(given) - known)
-        if unknown:
-            raise TypeError(f"system {self.name!r} has no setting(s) {unknown}; "
-                            f"known: {sorted(known)}")
-        out = {p.name: p.default for p in self.params}
-        out.update(given)
-        for p in self.params:  # an old spelling may stand in for a required option
-            if p.required and out[p.name] is None:
-                from nqkit.errors import InputError
-
-                raise InputError(None, f"{p.flag} is required",
-                                 f"see `nqkit baseline {self.name} --help`")
+        out = settings_values("system", self.name, self.params, given,
+                              lambda p: f"see `nqkit baseline {self.name} --help`")
         if self.settings_type is None:
             return out  # type: ignore[return-value]  # the earlier form: a dict
         return self.settings_type(**out)

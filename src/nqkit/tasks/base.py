@@ -18,11 +18,11 @@ task is adding a module.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from nqkit.registry import Registry, discover
-from nqkit.settings import Param, format_param, int_in
+from nqkit.settings import Param, check_record, format_param, int_in, settings_values
 from nqkit.signature import ResultWarning
 
 if TYPE_CHECKING:  # numpy stays out of start-up
@@ -235,13 +235,8 @@ class Task(Generic[S]):
 
     def __post_init__(self) -> None:
         # the record and the declarations name the same settings, or the task is not built
-        if self.settings_type is None:
-            return
-        own = {f.name for f in fields(self.settings_type)} - {f.name for f in fields(Settings)}
-        declared = {p.name for p in self.params}
-        if own != declared:
-            raise TypeError(f"task {self.name!r}: the fields of {self.settings_type.__name__} "
-                            f"{sorted(own)} are not its declared settings {sorted(declared)}")
+        if self.settings_type is not None:
+            check_record("task", self.name, self.settings_type, self.params, Settings)
 
     def all_params(self) -> tuple[Param, ...]:
         by_name = {p.name: p for p in COMMON}
@@ -261,20 +256,10 @@ class Task(Generic[S]):
         defaults (the common settings the task does not declare keep their defaults).
         A name the task does not declare is a ``TypeError`` that lists the known ones."""
         params = self.all_params()
-        known = {p.name for p in params}
-        unknown = sorted(set(given) - known)
-        if unknown:
-            raise TypeError(f"task {self.name!r} has no setting(s) {unknown}; "
-                            f"known: {sorted(known)}")
-        declared = params if self.settings_type is None else (*COMMON, *params)
-        out = {p.name: p.default for p in declared}
-        out.update(given)
-        for p in params:
-            if p.required and out[p.name] is None:
-                from nqkit.errors import InputError
-
-                raise InputError(None, f"{p.flag} is required", f"nqkit eval {self.name} "
-                                 f"{p.flag} {p.metavar or p.name.upper()} ...")
+        out = settings_values(
+            "task", self.name, params, given,
+            lambda p: f"nqkit eval {self.name} {p.flag} {p.metavar or p.name.upper()} ...",
+            defaults=params if self.settings_type is None else (*COMMON, *params))
         if self.settings_type is None:
             return out  # type: ignore[return-value]  # the earlier form: a dict
         return self.settings_type(**out)
