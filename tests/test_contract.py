@@ -381,3 +381,42 @@ def test_worked_example_command(tmp_path, monkeypatch, capsys):
         assert listed.index("simplify") + 1 == listed.index("count") < listed.index("baseline")
     finally:
         sys.modules.pop("nqkit.commands.count", None)
+
+
+def test_the_earlier_forms_kept_for_one_release_still_work(registered, tmp_path):
+    """A task whose score() takes a dict (no settings record), a system whose run() does,
+    and an NQ baseline registered with @BASELINES.register: declared outside nqkit the
+    old way, they keep working for one release."""
+    from nqkit.baselines import BASELINES, get_baseline
+    from nqkit.baselines.systems import System
+    from nqkit.settings import Param
+    from nqkit.tasks.base import Result, Task
+
+    seen: dict = {}
+
+    def score(s):
+        seen.update(s)
+        return Result(task="t", title="t", headers=("metric", "value"), rows=[("m", 1.0)],
+                      signature="t|v0", official={"m": 1.0})
+
+    task = Task("old-form", "h", "d", score=score,
+                params=(Param("x", "--x", "x", default=3),))
+    assert task.run(gold=["g.jsonl"], predictions="p.jsonl", x=5).official == {"m": 1.0}
+    assert (seen["x"], seen["gold"], seen["predictions"]) == (5, ["g.jsonl"], "p.jsonl")
+    system = System("old-system", "nq-open", "h",
+                    params=(Param("y", "--y", "y", default="a"),), run=lambda s: s)
+    assert system.settings(y="b") == {"y": "b"}
+
+    @BASELINES.register("old_baseline")
+    class Old:
+        name = "old_baseline"
+        needs_train = False
+
+        def fit(self, train):
+            pass
+
+        def predict(self, example):
+            raise AssertionError("not called")
+
+    assert "old_baseline" in BASELINES and "old_baseline" in list(BASELINES)
+    assert isinstance(get_baseline("old_baseline"), Old)
