@@ -19,6 +19,17 @@ from types import ModuleType
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# Caches, verified-file records and downloads of the test run live in a home of its own,
+# never in the user's ~/.cache (a test must not depend on, or leave, state outside it);
+# tests that need an empty home of their own use the ``home`` fixture.
+if not os.environ.get("NQKIT_HOME"):
+    import atexit
+    import shutil
+    import tempfile
+
+    os.environ["NQKIT_HOME"] = _SESSION_HOME = tempfile.mkdtemp(prefix="nqkit-test-home-")
+    atexit.register(shutil.rmtree, _SESSION_HOME, True)
 SHARED = Path(os.environ.get("NQKIT_SHARED", ROOT.parent / "shared")).resolve()
 REQUIRE_SHARED = os.environ.get("NQKIT_REQUIRE_SHARED", "") not in ("", "0")
 

@@ -357,7 +357,8 @@ def test_gold_cache_entry_without_types_never_serves_a_read_with_types(tmp_path,
 
 def test_gold_cache_entry_name_is_the_documented_key(tmp_path, monkeypatch):
     # The key: SHA-256 of {"v": version, "types": ..., "files": [[absolute path, size,
-    # mtime_ns], ...]} as compact JSON, its first 32 hex digits (128 bits) naming the entry.
+    # mtime_ns, ctime_ns, inode, device], ...]} as compact JSON, its first 32 hex digits
+    # (128 bits) naming the entry.
     import hashlib
 
     from nqkit.formats.gold_cache import CACHE_VERSION
@@ -368,7 +369,8 @@ def test_gold_cache_entry_name_is_the_documented_key(tmp_path, monkeypatch):
     st = gold.stat()
     load_nq_gold(gold)
     blob = json.dumps({"v": CACHE_VERSION, "types": False,
-                       "files": [[str(gold.resolve()), st.st_size, st.st_mtime_ns]]},
+                       "files": [[str(gold.resolve()), st.st_size, st.st_mtime_ns,
+                                  st.st_ctime_ns, st.st_ino, st.st_dev]]},
                       separators=(",", ":"), ensure_ascii=False).encode()
     name = hashlib.sha256(blob).hexdigest()[:32]
     assert [p.name for p in cache_dir().iterdir()] == [f"{name}.json"]

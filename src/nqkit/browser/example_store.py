@@ -77,17 +77,16 @@ def cache_root(override: str | os.PathLike[str] | None = None) -> Path:
     """Where shard stores live: ``override``, else ``$NQKIT_HOME/cache/browse``, else ~/.cache."""
     if override:
         return Path(override)
-    home = os.environ.get("NQKIT_HOME")
-    if home:
-        return Path(home) / "cache" / "browse"
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "nqkit" / "browse"
+    from nqkit.io import cache_home
+
+    return cache_home() / "browse"
 
 
 def store_key(path: Path) -> str:
-    st = path.stat()
+    from nqkit.io import file_stamp
+
     blob = orjson.dumps({"v": STORE_VERSION, "path": str(path.resolve()),
-                         "size": st.st_size, "mtime_ns": st.st_mtime_ns})
+                         "stamp": file_stamp(path)})
     return hashlib.sha256(blob).hexdigest()[:32]
 
 

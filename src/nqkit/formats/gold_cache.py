@@ -1,8 +1,9 @@
 """An on-disk cache of NQ gold annotations, so a repeated evaluation takes well under a second.
 
-The key is the list of gold files with their absolute paths, sizes and modification times
-(nanoseconds), plus the cache format version; any change to a file gives a new key, so an
-entry is never stale. Files that are not regular (a FIFO, ``<(zcat ...)``) are never
+The key is the list of gold files with their absolute paths and stamps (size, modification
+and change times in nanoseconds, inode, device; :func:`nqkit.io.file_stamp`), plus the
+cache format version; any write to a file changes its change time, which no program can
+set back, so an entry is never stale. Files that are not regular (a FIFO, ``<(zcat ...)``) are never
 cached: their name says nothing about their content.
 
 An entry verifies itself: its first line is a header naming the format, its version, the
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +26,17 @@ import orjson
 from nqkit.errors import NqkitError
 from nqkit.formats.nq import Annotation, Span
 from nqkit.formats.nq_gold import GoldExample, PendingGold
-from nqkit.io import PathsLike, atomic_output, expand_paths, gc_paused, is_regular_file
+from nqkit.io import (
+    PathsLike,
+    atomic_output,
+    cache_home,
+    expand_paths,
+    file_stamp,
+    gc_paused,
+    is_regular_file,
+)
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3  # 3: keyed by the full stamp
 _MAGIC = "nqkit-gold-cache"
 
 
@@ -37,18 +45,13 @@ class _BadEntry(Exception):
 
 
 def cache_dir() -> Path:
-    home = os.environ.get("NQKIT_HOME")
-    if home:
-        return Path(home) / "cache" / "gold"
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "nqkit" / "gold"
+    return cache_home() / "gold"
 
 
 def cache_key(files: list[Path], with_types: bool) -> str:
     entries = []
     for f in files:
-        st = f.stat()
-        entries.append([str(f.resolve()), st.st_size, st.st_mtime_ns])
+        entries.append([str(f.resolve()), *file_stamp(f)])
     blob = orjson.dumps({"v": CACHE_VERSION, "types": with_types, "files": entries})
     return hashlib.sha256(blob).hexdigest()[:32]
 
