@@ -1090,7 +1090,8 @@ def _retrieve_cases() -> list[Case]:
                                 "params.json"),
         "params-is-list": (_params(lambda p: [p]), "params.json"),
         "params-other-format": (_params_set("format", "nqkit-reqa-task"), "params.json"),
-        "params-format-version-2": (_params_set("format_version", 2), "params.json"),
+        "params-format-version-1": (_params_set("format_version", 1), "params.json"),
+        "params-format-version-99": (_params_set("format_version", 99), "params.json"),
         "params-shards-missing": (_params_drop("shards"), "params.json"),
         "params-shards-not-pairs": (_params_set("shards", [5, 6]), "params.json"),
         "params-shards-gap": (_params_set("shards.1.0", INDEX_SHARD + 1), "params.json"),
@@ -1166,6 +1167,109 @@ def _retrieve_cases() -> list[Case]:
                       [*rt[:o], "{d}/new/out.json", *rt[o + 1:]],
                       {**ok, "q.qa.tsv": lambda c: b"no tab here\n"}, ("new",),
                       names="q.qa.tsv"))
+    return cases
+
+
+# --------------------------------------------------------------------------- tampering
+
+# Every file of the catalogue's BM25 index (3 shards of 16 passages); a row whose file is
+# not in the built index fails (and test_tampering_rows_cover_every_index_file checks the
+# list against the index).
+INDEX_FILES = (
+    "bm25/idf.npy", "bm25/vocab.json",
+    *(f"bm25/{kind}-{i:05d}.npy" for kind in ("data", "indices", "indptr", "terms")
+      for i in range(3)),
+    *(f"passages/{kind}-{i:05d}.{ext}" for kind, ext in (("shard", "tsv"), ("offsets", "npy"))
+      for i in range(3)),
+)
+
+
+def _changed(name: str, fn: Callable[[bytes], bytes]) -> Tree:
+    """The index with one file's bytes changed (same size: only the content differs)."""
+    def f(files: dict[str, bytes]) -> dict[str, bytes]:
+        assert name in files, f"the index has no {name}"
+        new = fn(files[name])
+        assert len(new) == len(files[name]) and new != files[name], name
+        return {**files, name: new}
+    return _index_tree(f)
+
+
+def _flip_middle(data: bytes) -> bytes:
+    i = len(data) // 2
+    return data[:i] + bytes([data[i] ^ 0x01]) + data[i + 1:]
+
+
+def _npy(fn: Callable[[Any], Any]) -> Callable[[bytes], bytes]:
+    """An .npy file's values changed by ``fn`` (same dtype and shape: same header, size)."""
+    import numpy as np
+
+    def f(data: bytes) -> bytes:
+        arr = np.load(io.BytesIO(data))
+        out = io.BytesIO()
+        np.save(out, np.ascontiguousarray(fn(arr)).astype(arr.dtype))
+        return out.getvalue()
+    return f
+
+
+def _permuted(arr: Any) -> Any:
+    """The values in another order (a rotation: never the identity on distinct values)."""
+    import numpy as np
+
+    return np.roll(arr, 1)
+
+
+def _substituted(data: bytes) -> bytes:
+    """A passage's text replaced by one of the same length holding an answer and markup."""
+    first_line_end = data.index(b"\n") + 1
+    pid = data[first_line_end:].split(b"\t", 1)[0]
+    bait = b"<script>alert(1)</script> Paris "
+    text_start = first_line_end + len(pid) + 1
+    return data[:text_start] + bait + data[text_start + len(bait):]
+
+
+def _tampering_cases() -> list[Case]:
+    """Indexes altered after their build, sizes kept: every one must be refused in one line
+    naming the changed file (or params.json), with no result written."""
+    rt = ["retrieve", "--cluster", "none", "--index", "{d}/ix", "--questions",
+          "{d}/q.qa.tsv", "--hits", "5", "-o", "{d}/out.json", "--trec", "{d}/run.trec"]
+    outs = ("out.json", "run.trec")
+    q: dict[str, Content] = {"q.qa.tsv": _questions_tsv}
+    trees: dict[str, tuple[Tree, str]] = {}
+    for name in INDEX_FILES:
+        trees[f"flipped-{name.replace('/', '-')}"] = (_changed(name, _flip_middle), name)
+    for name in INDEX_FILES:
+        if name == "bm25/idf.npy" or (name.endswith(".npy") and "offsets" not in name
+                                      and "-00001" in name):
+            trees[f"permuted-{name.replace('/', '-')}"] = (
+                _changed(name, _npy(_permuted)), name)
+    for i in range(3):
+        name = f"passages/offsets-{i:05d}.npy"
+        trees[f"offsets-shifted-{i}"] = (_changed(name, _npy(lambda a: a + 1)), name)
+    trees["text-substituted"] = (_changed("passages/shard-00001.tsv", _substituted),
+                                 "passages/shard-00001.tsv")
+    for key, value in [("settings.k1", 1.5), ("settings.b", 0.75),
+                       ("settings.method", "robertson"), ("facts.avg_length", 1.0),
+                       ("corpus.fingerprint", "0" * 64), ("shards.0.1", INDEX_SHARD - 1),
+                       ("digest", "0" * 64)]:
+        trees[f"params-{key.replace('.', '-')}-edited"] = (_params_set(key, value),
+                                                           "params.json")
+    trees["params-files-entry-leaves-index"] = (_params(
+        lambda p: {**p, "files": {**p["files"], "../outside": p["files"]["bm25/idf.npy"]}}),
+        "params.json")
+
+    def recorded_checksum(p: dict[str, Any]) -> dict[str, Any]:
+        # the checksum of a changed file written into params.json, the digest left alone
+        p = copy.deepcopy(p)
+        p["files"]["bm25/idf.npy"]["sha256"] = "f" * 64
+        return p
+    trees["params-checksum-rewritten"] = (_params(recorded_checksum), "params.json")
+    cases = [Case(f"retrieve-tampered/{k}", rt, {**q, "ix": tree}, outs, names=names)
+             for k, (tree, names) in trees.items()]
+    verify = ["index", "verify", "{d}/ix"]
+    for k in ("flipped-bm25-vocab.json", "text-substituted", "permuted-bm25-data-00001.npy",
+              "params-settings-k1-edited"):
+        tree, names = trees[k]
+        cases.append(Case(f"index-verify/{k}", verify, {"ix": tree}, names=names))
     return cases
 
 
@@ -1419,7 +1523,8 @@ CASES: list[Case] = [*_nq_cases(), *_compare_cases(), *_simplified_cases(), *_pr
                      *_baseline_open_cases(), *_squad_cases(), *_reqa_run_cases(),
                      *_argument_cases(), *_fifo_cases(), *_index_cases(),
                      *_retrieve_cases(), *_registry_cases(), *_data_cases(),
-                     *_data_stats_cases()]
+                     *_data_stats_cases(),
+                     *_tampering_cases()]
 assert len({c.id for c in CASES}) == len(CASES), "duplicate case ids"
 assert {c.id for c in CASES} >= FIXED_ELSEWHERE, FIXED_ELSEWHERE - {c.id for c in CASES}
 
@@ -1490,6 +1595,9 @@ CONTROLS: list[Case] = [
          {"ix": _index_tree(), "q.qa.tsv": _questions_tsv}, expect=0),
     Case("retrieve-eval-only", [*_retrieve_cases()[0].argv[:-2], "--eval"],
          {"ix": _index_tree(), "q.qa.tsv": _questions_tsv}, expect=0),
+    Case("retrieve-tampered", _tampering_cases()[0].argv,
+         {"ix": _index_tree(), "q.qa.tsv": _questions_tsv}, expect=0),
+    Case("index-verify", ["index", "verify", "{d}/ix"], {"ix": _index_tree()}, expect=0),
 ]
 
 
@@ -1670,6 +1778,12 @@ def _commands() -> set[str]:
     return {c.id.split("/")[0].split("-simplified")[0] for c in CASES}
 
 
+def test_tampering_rows_cover_every_index_file() -> None:
+    """The tampering rows name every file of the index they alter (and only those)."""
+    built = set(bm25_index(corpus())) - {"params.json"}
+    assert built == set(INDEX_FILES)
+
+
 def test_every_command_has_rows() -> None:
     """Every command of `nqkit --help` (groups expanded) appears in the catalogue."""
     from nqkit.cli import command_modules  # noqa: F401 - what the parser is built from
@@ -1680,5 +1794,5 @@ def test_every_command_has_rows() -> None:
               "baseline-open-ambigqa-answers", "baseline-open-ambigqa-questions", "predict",
               "human-bounds", "reqa-build-squad", "reqa-build-nq", "reqa-run", "browse",
               "data-list", "data-info", "data-get", "data-path", "data-export", "data-stats",
-              "index-build", "retrieve"}
+              "index-build", "index-verify", "retrieve"}
     assert needed <= names, needed - names

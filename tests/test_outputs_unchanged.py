@@ -254,6 +254,7 @@ CASES: list[Case] = [
     _c("index-build-bm25-shards-json",
        "index build --corpus passages.tsv --retriever bm25 -o idx2 --cluster none "
        "--shard-size 1000 --k1 1.2 --b 0.75 --bm25-method robertson --format json", "idx2"),
+    _c("index-verify", "index verify idx"),
     _c("retrieve-bm25-trec-eval",
        "retrieve --cluster none --index idx --questions qa200.tsv --hits 20 -o run.json "
        "--trec run.trec --eval", "run.json", "run.trec"),
@@ -303,7 +304,7 @@ HELP_COMMANDS: list[str] = [
     "eval retrieval", "compare", "compare ambigqa", "compare nq", "compare nq-open",
     "compare reqa", "compare retrieval", "convert", "convert nq-open", "reqa", "reqa build",
     "reqa run", "data", "data list", "data info", "data get", "data path", "data export",
-    "data stats", "index", "index build", "demo", "simplify", "baseline",
+    "data stats", "index", "index build", "index verify", "demo", "simplify", "baseline",
     "baseline ambigqa-answers", "baseline ambigqa-questions", "baseline bm25_candidates",
     "baseline closest_question", "baseline dense_candidates", "baseline first_paragraph",
     "baseline most_frequent", "baseline nearest-question", "predict", "human-bounds",

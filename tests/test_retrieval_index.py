@@ -23,6 +23,7 @@ from nqkit.cli import main
 from nqkit.cluster import open_cluster
 from nqkit.errors import InputError
 from nqkit.retrieval.corpus import Passage, read_passages, write_passages
+from nqkit.retrieval.open_index import index_digest, load_index
 
 from conftest import ROOT, SHARED, require, shared_file
 
@@ -230,7 +231,7 @@ def _copy_index(src: Path, dst: Path) -> Path:
 
 
 def test_params_mismatch_refused(bm25_index: Path, tmp_path: Path) -> None:
-    from nqkit.retrieval.open_index import load_index
+
 
     load_index(bm25_index)  # the original loads
     ix = _copy_index(bm25_index, tmp_path / "v")
@@ -245,7 +246,7 @@ def test_params_mismatch_refused(bm25_index: Path, tmp_path: Path) -> None:
     ix = _copy_index(bm25_index, tmp_path / "f")
     shard = ix / "bm25" / "data-00001.npy"
     shard.write_bytes(shard.read_bytes()[:-4])
-    with pytest.raises(InputError, match=r"bm25/data-00001.npy has [\d,]+ bytes, params.json"):
+    with pytest.raises(InputError, match=r"bm25/data-00001.npy has [\d,]+ bytes, the build had"):
         load_index(ix)
 
     ix = _copy_index(bm25_index, tmp_path / "n")
@@ -269,6 +270,7 @@ def test_hybrid_of_two_corpora_refused(bm25_index: Path, tmp_path: Path,
     params = json.loads((ix / "params.json").read_text())
     params["corpus"]["fingerprint"] = "0" * 64
     params["retriever"] = "bm25"
+    params["digest"] = index_digest(params)  # a consistent index of another corpus
     (ix / "params.json").write_text(json.dumps(params))
     qa = shared_file("data", "dpr", "nq-test.qa.tsv")
     code = main(["retrieve", "--cluster", "none", "--index", str(bm25_index), "--index", str(ix),
@@ -339,7 +341,7 @@ def test_run_is_dpr_results_with_dpr_has_answer(bm25_run: dict[str, Path],
 
 def test_eval_signature_names_corpus_and_settings(bm25_index: Path, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    from nqkit.retrieval.open_index import load_index
+
 
     qa = tmp_path / "qa.tsv"
     qa.write_text("who got the first nobel prize in physics\t['Wilhelm Conrad Röntgen']\n",
@@ -349,12 +351,14 @@ def test_eval_signature_names_corpus_and_settings(bm25_index: Path, tmp_path: Pa
                  "5", "-o", str(tmp_path / "r.json"), "--eval"]) == 0
     out = capsys.readouterr().out
     fp = load_index(bm25_index).fingerprint[:12]
+    digest = load_index(bm25_index).digest[:12]
     sig = next(line for line in out.splitlines() if line.startswith("signature: "))
     # the keys of the computation first, as `eval retrieval` prints them for the same
     # numbers (one question of NQ-open dev: a subset), then the run's settings
     assert sig.startswith("signature: retrieval|split:nq-open/dev[1#")
     assert ("]|recall:answer|tok:dpr-simple-nfd|field:text|"
-            f"corpus:{fp}|passages:3349|retriever:bm25|k1:0.9|b:0.4|bm25:lucene|") in sig
+            f"corpus:{fp}|passages:3349|index:{digest}|retriever:bm25|k1:0.9|b:0.4|"
+            "bm25:lucene|") in sig
     assert sig.endswith("|v0.1.0")
     assert main(["eval", "retrieval", "--predictions", str(tmp_path / "r.json"), "--topk", "1",
                  "5"]) == 0

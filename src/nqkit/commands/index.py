@@ -59,17 +59,19 @@ def run_build(args: argparse.Namespace) -> int:
                              shard_size=args.shard_size, settings=settings)
         workers = cluster.workers
     seconds = time.perf_counter() - t0
-    size = sum(params["files"].values())
+    size = sum(e["bytes"] for e in params["files"].values())
     if args.format == "json":
         print(json.dumps({"index": args.output, "retriever": args.retriever,
                           "passages": params["corpus"]["passages"],
                           "fingerprint": params["corpus"]["fingerprint"],
+                          "digest": params["digest"],
                           "shards": len(params["shards"]), "bytes": size,
                           "seconds": round(seconds, 2)}))
         return 0
     rows = [("retriever", args.retriever), ("passages", f"{params['corpus']['passages']:,}"),
             ("shards", len(params["shards"])),
             ("corpus fingerprint", params["corpus"]["fingerprint"][:12]),
+            ("index digest", params["digest"][:12]),
             ("settings", " ".join(f"{k}={v}" for k, v in params["settings"].items()
                                   if k not in ("model", "model_fingerprint"))),
             ("size on disk", f"{size / 2**20:,.1f} MB")]
@@ -79,6 +81,40 @@ def run_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_verify(args: argparse.Namespace) -> int:
+    import json
+
+    from nqkit.errors import InputError, examples
+    from nqkit.report import format_table, say
+    from nqkit.retrieval.open_index import verify_index
+
+    params, checks = verify_index(args.index, full=True)
+    bad = [c for c in checks if not c.ok]
+    if args.format == "json":
+        print(json.dumps({"index": args.index, "digest": params["digest"],
+                          "ok": not bad, "files": [
+                              {"path": str(c.path), "bytes": c.bytes, "status": c.status}
+                              for c in checks]}))
+    else:
+        rows = [(str(c.path), f"{c.bytes:,}", c.status if c.ok else
+                 {"missing": "MISSING", "size": f"SIZE {c.found}", "sha256":
+                  f"DIFFERS {c.found[:12]}"}[c.status]) for c in checks]
+        print(format_table(["file", "bytes", "status"], rows,
+                           title=f"index {args.index} (digest {params['digest'][:12]})"))
+    if bad:
+        from pathlib import Path
+
+        found = examples([c.problem(Path(args.index)) for c in bad], width=None)
+        raise InputError(args.index, f"{len(bad)} of {len(checks)} files differ from the "
+                         f"build ({found})", "rebuild it with `nqkit index build`, or copy it "
+                         "again from its source")
+    say(f"all {len(checks)} files verified: index digest {params['digest']}")
+    return 0
+
+
+VERIFY_PARAMS = (Param("index", "index", "index directory made by `nqkit index build`",
+                       metavar="DIR"), format_param("table", "json", help=""))
+
 COMMANDS = (Command(
     "build", "build a BM25 or dense index directory from a DPR passage corpus",
     "Build an index directory (params.json, passage store, shards) from a DPR passage file "
@@ -87,4 +123,9 @@ COMMANDS = (Command(
     "shards. Dense: a sentence-transformers model, embeddings as memory-mapped shards, exact "
     "inner-product search or a faiss index (--ann).",
     run_build, params=(CORPUS,), group="index",
-    populate=_add_build_params),)  # the retrievers load only when `index build` is used
+    populate=_add_build_params),  # the retrievers load only when `index build` is used
+    Command("verify", "re-hash every file of an index directory and say which differ",
+            "Re-hash every file of an index directory (and of the model directory a dense "
+            "index reads) and compare each with the size and SHA-256 recorded at build. "
+            "Prints one row per file and the index digest; exit 2 with one line naming the "
+            "files that differ.", run_verify, params=VERIFY_PARAMS, group="index"))

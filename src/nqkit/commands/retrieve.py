@@ -31,6 +31,9 @@ PARAMS = (
     Param("tag", "--tag", "TREC run tag (default nqkit-RETRIEVER)"),
     Param("eval", "--eval", "print top-1/5/20/100 answer recall (DPR has_answer) with a "
           "signature", action="store_true", default=False),
+    Param("verify", "--verify", "hash every index file again before the search (default: "
+          "the small files, and the large ones whose state changed since they were last "
+          "verified)", action="store_true", default=False),
 )
 FORMAT = format_param("table", "json", help="how --eval prints (default table)")
 
@@ -78,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
                                  "give the TREC run a file of its own") from None
         check_output(args.trec, [args.questions], option="--trec")
     _outside_indexes(args)
-    indexes = [load_index(d) for d in args.index]
+    indexes = [load_index(d, full=args.verify) for d in args.index]
     settings = apply_preset(vars(args))
     check_compatible(indexes, settings["fusion"])
     questions = read_questions(args.questions)
