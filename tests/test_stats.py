@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nqkit.errors import InputError
 from nqkit.stats import (
@@ -11,7 +13,9 @@ from nqkit.stats import (
     ItemStats,
     approximate_randomization,
     bootstrap_interval,
+    min_resamples,
     paired_bootstrap,
+    significance_level,
 )
 
 
@@ -27,6 +31,8 @@ def test_exact_randomization_by_hand():
     assert (t.score_a, t.score_b, t.difference) == (0.75, 0.0, -0.75)
     assert t.p_value == 0.25
     assert t.resamples == 8 and t.exact
+    # the smallest exact p-value over 3 differing items is that same 2/8; exact, no bound
+    assert (t.floor, t.p_bound, t.items, t.differing) == (0.25, False, 4, 3)
 
 
 def test_exact_randomization_unequal_gaps():
@@ -49,13 +55,14 @@ def test_identical_systems_are_never_significant():
 def test_a_system_better_on_every_item():
     a, b = np.zeros(50), np.ones(50)
     t = paired_bootstrap(a, b, resamples=999)
-    # every resample differs by exactly 1, so no centred difference reaches 1
+    # every resample differs by exactly 1: none on the far side of 0, p = 2 * 1 / 1000,
+    # the floor of the test, which is a bound
     assert (t.difference, t.low, t.high) == (1.0, 1.0, 1.0)
-    assert t.p_value == 1 / 1000
+    assert (t.p_value, t.floor, t.p_bound) == (2 / 1000, 2 / 1000, True)
     r = approximate_randomization(a, b, trials=999)
     # a random swap of 50 items keeps |mean difference| = 1 only for all-or-none swaps
     # (probability 2**-49): in practice c = 0
-    assert r.p_value == 1 / 1000
+    assert (r.p_value, r.floor, r.p_bound) == (1 / 1000, 1 / 1000, True)
 
 
 def test_bootstrap_interval_two_items():
@@ -124,3 +131,82 @@ def test_non_decomposable_statistic():
     # on every resample the two systems are scored on the same drawn items
     same = paired_bootstrap(two, two, resamples=100)
     assert (same.low, same.high, same.p_value) == (0.0, 0.0, 1.0)
+
+
+def _draws(n_items, resamples, seed):
+    # the bootstrap's draws, made again: one block of resamples x items indices
+    return np.random.default_rng(seed).integers(0, n_items, size=(resamples, n_items))
+
+
+@pytest.mark.parametrize(("resamples", "k"), [(999, 23), (1000, 24), (100, 1), (40, 0)])
+def test_paired_bootstrap_by_its_definition(resamples, k):
+    # k by hand: the largest far-side count with 2 (k + 1) / (R + 1) < 0.05, e.g. R = 999:
+    # k + 1 < 25; R = 1000: k + 1 < 25.025; R = 100: k + 1 < 2.525; R = 40: k + 1 < 1.025
+    rng = np.random.default_rng(4)
+    a, b = rng.integers(0, 2, size=25).astype(float), rng.integers(0, 2, size=25).astype(float)
+    t = paired_bootstrap(a, b, resamples=resamples, seed=9)
+    idx = _draws(25, resamples, 9)
+    diffs = np.sort(b[idx].mean(axis=1) - a[idx].mean(axis=1))
+    diffs[np.abs(diffs) < 1e-12] = 0.0
+    far = min(np.count_nonzero(diffs <= 0), np.count_nonzero(diffs >= 0))
+    assert t.p_value == pytest.approx(min(1.0, 2 * (far + 1) / (resamples + 1)), abs=1e-15)
+    assert (t.low, t.high) == (diffs[k], diffs[resamples - 1 - k])
+    assert (t.items, t.differing) == (25, int(np.count_nonzero(a != b)))
+
+
+def test_paired_bootstrap_one_deciding_item():
+    # B is right on one item of ten, A on none: a resample favours B exactly when it draws
+    # that item, and ties otherwise, with probability (9/10)**10 = 0.3487. So p is about
+    # 2 * 0.3487 = 0.697 and the interval, whose lower end sits among the ties, holds 0.
+    a, b = np.zeros(10), np.eye(10)[4]
+    t = paired_bootstrap(a, b, resamples=20000, seed=2)
+    assert t.p_value == pytest.approx(2 * 0.9**10, abs=0.03)
+    assert t.low == 0.0 < t.high and not t.p_bound
+    # the centred p-value this replaced gave 1 / (R + 1) here: nothing contradicts now
+    assert t.p_value >= significance_level(0.95)
+
+
+def test_paired_bootstrap_needs_enough_resamples_for_an_interval():
+    # 2 / (R + 1) < 0.05 needs R >= 40; at 99%, 2 / (R + 1) < 0.01 needs R >= 200
+    assert (min_resamples(0.95), min_resamples(0.99), min_resamples(0.9)) == (40, 200, 20)
+    with pytest.raises(InputError, match="at least 40 resamples, not 39"):
+        paired_bootstrap([1, 0], [0, 1], resamples=39)
+    assert paired_bootstrap([1, 0], [0, 1], resamples=40).p_value == 1.0
+
+
+def _scores(draw_pairs):
+    a, b = zip(*draw_pairs, strict=True)
+    return np.array(a, dtype=float), np.array(b, dtype=float)
+
+
+@settings(max_examples=300)
+@given(pairs=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=1,
+                      max_size=40),
+       resamples=st.integers(0, 400), seed=st.integers(0, 2**32 - 1),
+       confidence=st.sampled_from([0.8, 0.9, 0.95, 0.99]))
+def test_interval_and_p_value_always_agree(pairs, resamples, seed, confidence):
+    """For every input: the interval excludes 0 exactly when p < alpha = 1 - confidence,
+    and p is never below its floor, reached only as a bound."""
+    a, b = _scores(pairs)
+    resamples += min_resamples(confidence)
+    t = paired_bootstrap(a, b, resamples=resamples, seed=seed, confidence=confidence)
+    alpha = significance_level(confidence)
+    assert (t.low > 0 or t.high < 0) == (t.p_value < alpha)
+    assert t.low <= t.high and t.floor <= t.p_value <= 1.0
+    assert t.p_bound == (t.p_value == t.floor)
+
+
+@settings(max_examples=150)
+@given(rows=st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(1, 2),
+                               st.integers(0, 2), st.integers(0, 2)),
+                     min_size=1, max_size=30),
+       seed=st.integers(0, 2**32 - 1))
+def test_interval_and_p_value_agree_for_f1(rows, seed):
+    # [correct, predicted, gold] per item, the same gold for both systems: the resampled
+    # differences of two F1s are ratios, so ties come from float noise as often as not
+    arr = np.array(rows, dtype=float)
+    a = ItemStats(np.stack([np.minimum(arr[:, 0], arr[:, 1]), arr[:, 1], arr[:, 2]], 1), f1)
+    b = ItemStats(np.stack([np.minimum(arr[:, 3], arr[:, 4]), arr[:, 4], arr[:, 2]], 1), f1)
+    t = paired_bootstrap(a, b, resamples=200, seed=seed)
+    assert (t.low > 0 or t.high < 0) == (t.p_value < 0.05)
+
