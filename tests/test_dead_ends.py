@@ -30,12 +30,22 @@ from nqkit.metrics.human import human_bounds
 from nqkit.metrics.nq import evaluate_nq
 from nqkit.metrics.nq_open import score_nq_open
 from nqkit.metrics.ranking import RankTargets
+from nqkit.signature import ResultWarning, mark_signature
 
 from conftest import shared_file
 
 
 def dev_gold() -> Path:
     return shared_file("data", "nq", "nq-dev-sample10.jsonl.gz")
+
+
+def test_a_signature_carries_one_warning_mark():
+    # a task's own warning, then one added later (bootstrap intervals): one mark, in order
+    a, b = ResultWarning("all-null", "x"), ResultWarning("few-items", "y")
+    once = mark_signature("nq|long-thr:2|v0.1.0", [a])
+    assert once == "nq|long-thr:2|warn:all-null|v0.1.0"
+    assert mark_signature(once, [b, a]) == "nq|long-thr:2|warn:all-null+few-items|v0.1.0"
+    assert mark_signature(once, []) == once
 
 
 def simplified_dev() -> Path:
