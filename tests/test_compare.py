@@ -123,3 +123,31 @@ def test_library_result_shapes(tmp_path):
                                         "exact match": [1.0, 1.0]}
     lines = [" ".join(line.split()) for line in r.to_table().splitlines()]
     assert "exact match 1.0000" in lines and "exact match 1.0000 1.0000-1.0000" in lines
+    # four questions cannot support an interval: a warning, and its mark in the signature
+    assert r.warnings[-1].code == "few-items" and "only 4 items" in r.warnings[-1].message
+    assert "+few-items|v" in r.signature
+
+
+def _many(tmp_path, n):
+    """n questions; A answers the first n // 2, B all of them."""
+    r, a, b = (tmp_path / f"{x}{n}.jsonl" for x in "rab")
+    r.write_text("".join(json.dumps({"question": f"q{i}", "answer": [f"a{i}"]}) + "\n"
+                         for i in range(n)))
+    for path, right in ((a, n // 2), (b, n)):
+        path.write_text("".join(json.dumps({"question": f"q{i}", "prediction":
+                                            f"a{i}" if i < right else "x"}) + "\n"
+                                for i in range(n)))
+    return str(r), str(a), str(b)
+
+
+def test_bootstrap_warns_below_thirty_items(tmp_path, capsys):
+    for n, warned in ((29, True), (30, False)):
+        refs, _, b = _many(tmp_path, n)
+        assert main(["eval", "nq-open", "--gold", refs, "--predictions", b,
+                     "--bootstrap", "100", "--format", "json"]) == 0
+        cap = capsys.readouterr()
+        out = json.loads(cap.out)
+        assert ("few-items" in out["signature"]) == warned
+        assert ("nqkit: warning: bootstrap intervals of exact match from only 29 items"
+                in cap.err) == warned
+        assert out["bootstrap"]["exact match"] == [1.0, 1.0]

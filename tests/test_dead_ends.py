@@ -356,13 +356,16 @@ def test_bootstrap_resamples_without_gold_are_counted(capsys):
     idx = np.random.default_rng(0).integers(0, 10, size=(50, 10))
     none = {t: int((~h[idx].any(axis=1)).sum()) for t, h in has.items()}
     assert none["short"] > none["long"] > 0
-    assert warning_lines(err) == [
+    assert warning_lines(err) == [*(
         f"{none[t]} of 50 bootstrap resamples have no gold answer for {t}-best-threshold-f1 "
         "and count as 0, which pulls its interval down — too few gold answers for an "
-        "interval; score more examples" for t in ("long", "short")]
+        "interval; score more examples" for t in ("long", "short")),
+        "bootstrap intervals of long-best-threshold-f1, short-best-threshold-f1 from only "
+        "10 items (fewer than 30): the resampled scores take too few values for their 2.5% "
+        "tails to mean much — score more items"]
     got = json.loads(out)
-    assert got["warnings"][0]["code"] == "bootstrap-no-gold"
-    assert "|warn:bootstrap-no-gold|v" in got["signature"]
+    assert [w["code"] for w in got["warnings"]] == ["bootstrap-no-gold"] * 2 + ["few-items"]
+    assert "|warn:bootstrap-no-gold+few-items|v" in got["signature"]
 
 
 # ----------------------------------------------------------------------------- NQ-open

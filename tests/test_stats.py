@@ -10,11 +10,14 @@ from hypothesis import strategies as st
 from nqkit.errors import InputError
 from nqkit.stats import (
     MAX_RESAMPLES,
+    MIN_DIFFERING_ITEMS,
     ItemStats,
     approximate_randomization,
     bootstrap_interval,
+    interval_warnings,
     min_resamples,
     paired_bootstrap,
+    paired_warnings,
     significance_level,
 )
 
@@ -210,3 +213,31 @@ def test_interval_and_p_value_agree_for_f1(rows, seed):
     t = paired_bootstrap(a, b, resamples=200, seed=seed)
     assert (t.low > 0 or t.high < 0) == (t.p_value < 0.05)
 
+
+def test_warnings_when_the_items_cannot_support_a_test():
+    ties = paired_bootstrap([1, 0, 1], [1, 0, 1], resamples=100)
+    few = paired_bootstrap([1, 0, 1, 1], [0, 0, 1, 0], resamples=100)
+    assert (ties.differing, few.differing) == (0, 2)
+    (w,) = paired_warnings({"em": ties})
+    assert w.code == "all-ties" and "every one of the 3 items for em" in w.message
+    w1, w2 = paired_warnings({"em": ties, "f1": few, "f1b": few})
+    assert (w1.code, w2.code) == ("all-ties", "few-items")
+    assert w2.message.startswith("2 of 4 items differ between A and B for f1, f1b, fewer "
+                                 "than the 30 a paired test needs")
+    # different counts are listed one by one
+    other = paired_bootstrap([1, 0, 1, 1], [0, 1, 1, 0], resamples=100)
+    (w,) = paired_warnings({"f1": few, "em": other})
+    assert "2 of 4 for f1, 3 of 4 for em" in w.message
+    # 30 differing items are enough, whatever the rest
+    a = np.r_[np.zeros(MIN_DIFFERING_ITEMS), np.ones(100)]
+    b = np.r_[np.ones(MIN_DIFFERING_ITEMS), np.ones(100)]
+    enough = approximate_randomization(a, b, trials=100)
+    assert enough.differing == MIN_DIFFERING_ITEMS and paired_warnings({"em": enough}) == []
+    short = approximate_randomization(a[1:], b[1:], trials=100)
+    assert [w.code for w in paired_warnings({"em": short})] == ["few-items"]
+
+
+def test_interval_warning_below_thirty_items():
+    assert interval_warnings({"em": bootstrap_interval(np.ones(30), resamples=50)}) == []
+    (w,) = interval_warnings({"em": bootstrap_interval(np.ones(29), resamples=50)})
+    assert w.code == "few-items" and "of em from only 29 items" in w.message

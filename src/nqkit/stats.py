@@ -49,37 +49,56 @@ reported as a bound (``< 0.002``, :attr:`PairedTest.p_bound`). The exact randomi
 test has floor ``2 / 2**d`` (doing nothing and swapping every differing item both keep
 the observed difference), but its p-value is exact, never a bound.
 
+Support. A paired test on few items that differ cannot support a conclusion: below
+:data:`MIN_DIFFERING_ITEMS` items whose statistics differ between the systems the
+resampled difference takes few distinct values and both tests move in coarse steps (with
+five or fewer no randomization test can reach 0.05 at all: ``2 / 2**5 > 0.05``); when no
+item differs (all ties) nothing can be tested. :func:`paired_warnings` turns those cases
+into warnings (``few-items``, ``all-ties``), :func:`interval_warnings` warns about a
+single system's interval from fewer than :data:`MIN_ITEMS` items. A warning never changes
+a number (:class:`nqkit.signature.ResultWarning`).
+
 Resampling draws come from ``numpy.random.default_rng(seed)`` and are made in blocks, so
 memory stays bounded for any number of resamples; results depend only on the seed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from nqkit.errors import InputError
+from nqkit.signature import ResultWarning
 
 __all__ = [
     "EXACT_AR_MAX_ITEMS",
     "MAX_RESAMPLES",
+    "MIN_DIFFERING_ITEMS",
+    "MIN_ITEMS",
     "Interval",
     "ItemStats",
     "PairedTest",
     "approximate_randomization",
     "bootstrap_interval",
+    "interval_warnings",
     "mean_score",
     "min_resamples",
     "paired_bootstrap",
+    "paired_warnings",
     "significance_level",
 ]
 
 MAX_RESAMPLES = 1_000_000  # more would not change a reported digit and only cost time
 EXACT_AR_MAX_ITEMS = 20  # 2**20 swaps: about a second
 _BLOCK_ELEMENTS = 1 << 22  # index matrix elements drawn at once (32 MB of int64)
+# Fewer items than these and a test or an interval gets a warning (see the module
+# docstring): 30 is the usual rule of thumb below which a resampling distribution over the
+# items is too coarse for its 2.5% tails.
+MIN_DIFFERING_ITEMS = 30  # paired tests: items whose statistics differ between A and B
+MIN_ITEMS = 30  # one system's bootstrap interval: items scored
 _TIE = 1e-12  # resampled differences closer to 0 are ties (float noise of two sums)
 
 Compute = Callable[[NDArray[np.float64]], NDArray[np.float64]]
@@ -378,3 +397,43 @@ def approximate_randomization(a: ItemStats | ArrayLike, b: ItemStats | ArrayLike
                       float("nan"), float("nan"), (c + 1) / (trials + 1), trials, seed,
                       floor=1 / (trials + 1), p_bound=c == 0, items=sa.n, differing=d)
 
+
+def paired_warnings(tests: Mapping[str, PairedTest]) -> list[ResultWarning]:
+    """Warnings for the metrics (name -> any paired test of it) whose items cannot
+    support a test: ``all-ties`` when no item differs between A and B, ``few-items`` when
+    fewer than :data:`MIN_DIFFERING_ITEMS` do. One warning per kind, naming the metrics."""
+    ties = [name for name, t in tests.items() if t.differing == 0]
+    few = {name: t for name, t in tests.items() if 0 < t.differing < MIN_DIFFERING_ITEMS}
+    out = []
+    if ties:
+        items = tests[ties[0]].items
+        out.append(ResultWarning(
+            "all-ties", f"A and B score the same on every one of the {items:,} items for "
+            f"{', '.join(ties)}: no test can tell them apart (p = 1) — compare systems "
+            "that differ, or on other items"))
+    if few:
+        counts = {(t.differing, t.items) for t in few.values()}
+        if len(counts) == 1:
+            ((d, n),) = counts
+            what = f"{d:,} of {n:,} items differ between A and B for {', '.join(few)}"
+        else:
+            what = "few items differ between A and B: " + ", ".join(
+                f"{t.differing:,} of {t.items:,} for {name}" for name, t in few.items())
+        out.append(ResultWarning(
+            "few-items", f"{what}, fewer than the {MIN_DIFFERING_ITEMS} a paired test needs: "
+            "the interval and p-values are too coarse to support a conclusion — compare "
+            "on more items"))
+    return out
+
+
+def interval_warnings(intervals: Mapping[str, Interval]) -> list[ResultWarning]:
+    """A ``few-items`` warning when the intervals come from fewer than
+    :data:`MIN_ITEMS` items."""
+    few = [name for name, iv in intervals.items() if iv.items < MIN_ITEMS]
+    if not few:
+        return []
+    n = intervals[few[0]].items
+    return [ResultWarning(
+        "few-items", f"bootstrap intervals of {', '.join(few)} from only {n:,} items (fewer "
+        f"than {MIN_ITEMS}): the resampled scores take too few values for their 2.5% tails "
+        "to mean much — score more items")]
