@@ -36,11 +36,11 @@ interval is read off the same sorted differences at the matching order statistic
 ``low = d*_(k)`` and ``high = d*_(R-1-k)`` (0-based), ``k`` the largest count of
 resamples on one side of zero whose p-value is still below ``alpha = 1 - confidence``.
 So, for every input and by construction, the interval excludes 0 exactly when
-``p < alpha`` (``tests/test_stats.py`` checks it on random inputs). With ``R = 1000`` at
-95% that is the 25th smallest and the 25th largest difference, where ``numpy.percentile``
-would interpolate between the 25th and the 26th. A percentile interval with ``k < 0``
-would have no lower end: the test asks for at least :func:`min_resamples` resamples
-(40 at 95%).
+``p < alpha`` (``tests/test_stats_properties.py`` checks it on random inputs). With
+``R = 1000`` at 95% that is the 25th smallest and the 25th largest difference, where
+``numpy.percentile`` would interpolate between the 25th and the 26th. An interval with
+``k < 0`` would have no lower end: the test asks for at least :func:`min_resamples`
+resamples (40 at 95%).
 
 Resolution. A resampling p-value cannot go below its floor, :attr:`PairedTest.floor`:
 ``2 / (R + 1)`` for the paired bootstrap and ``1 / (R + 1)`` for approximate
