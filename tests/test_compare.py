@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from nqkit.cli import main
+from nqkit.commands.compare import format_p
 from nqkit.stats import approximate_randomization
 from nqkit.tasks.base import get_task
 
@@ -50,9 +52,19 @@ def test_nq_open_by_hand(tmp_path, capsys):
 def test_a_system_against_itself_is_never_significant(tmp_path, capsys):
     refs, a, _ = _nq_open_files(tmp_path)
     assert main(["compare", "nq-open", "--gold", refs, a, a, "--format", "json"]) == 0
-    (m,) = json.loads(capsys.readouterr().out)["metrics"]
+    cap = capsys.readouterr()
+    out = json.loads(cap.out)
+    (m,) = out["metrics"]
     assert (m["difference"], m["low"], m["high"]) == (0.0, 0.0, 0.0)
     assert (m["p_bootstrap"], m["p_randomization"]) == (1.0, 1.0)
+    assert (m["p_bootstrap_bound"], m["p_randomization_bound"]) == (False, False)
+    assert (m["items"], m["differing"]) == (4, 0)
+    # all ties: warned on stderr and in JSON, and marked in the signature
+    message = ("A and B score the same on every one of the 4 items for exact match: no test "
+               "can tell them apart (p = 1) — compare systems that differ, or on other items")
+    assert f"nqkit: warning: {message}" in cap.err.splitlines()
+    assert out["warnings"][-1] == message
+    assert out["signature"].endswith("|warn:all-ties|v" + out["signature"].split("|v")[-1])
 
 
 def test_nq_headline_is_the_official_f1(capsys):
@@ -110,8 +122,12 @@ def test_retrieval_by_hand(tmp_path, capsys):
     assert exact.p_value == 2 / 32
     assert main(["compare", "retrieval", str(a), str(b), "--topk", "1", "5",
                  "--format", "json"]) == 0
-    rows = {m["metric"]: m for m in json.loads(capsys.readouterr().out)["metrics"]}
+    out = json.loads(capsys.readouterr().out)
+    rows = {m["metric"]: m for m in out["metrics"]}
     assert (rows["top-1"]["difference"], rows["top-5"]["difference"]) == (1.0, 0.0)
+    # five items that all differ on top-1 and none on top-5: both cases are warned about
+    assert (rows["top-1"]["differing"], rows["top-5"]["differing"]) == (5, 0)
+    assert "|warn:all-ties+few-items|" in out["signature"]
 
 
 def test_library_result_shapes(tmp_path):
@@ -123,3 +139,110 @@ def test_library_result_shapes(tmp_path):
                                         "exact match": [1.0, 1.0]}
     lines = [" ".join(line.split()) for line in r.to_table().splitlines()]
     assert "exact match 1.0000" in lines and "exact match 1.0000 1.0000-1.0000" in lines
+    # four questions cannot support an interval: a warning, and its mark in the signature
+    assert r.warnings[-1].code == "few-items" and "only 4 items" in r.warnings[-1].message
+    assert "+few-items|v" in r.signature
+
+
+def _many(tmp_path, n):
+    """n questions; A answers the first n // 2, B all of them."""
+    r, a, b = (tmp_path / f"{x}{n}.jsonl" for x in "rab")
+    r.write_text("".join(json.dumps({"question": f"q{i}", "answer": [f"a{i}"]}) + "\n"
+                         for i in range(n)))
+    for path, right in ((a, n // 2), (b, n)):
+        path.write_text("".join(json.dumps({"question": f"q{i}", "prediction":
+                                            f"a{i}" if i < right else "x"}) + "\n"
+                                for i in range(n)))
+    return str(r), str(a), str(b)
+
+
+def test_bootstrap_warns_below_thirty_items(tmp_path, capsys):
+    for n, warned in ((29, True), (30, False)):
+        refs, _, b = _many(tmp_path, n)
+        assert main(["eval", "nq-open", "--gold", refs, "--predictions", b,
+                     "--bootstrap", "100", "--format", "json"]) == 0
+        cap = capsys.readouterr()
+        out = json.loads(cap.out)
+        assert ("few-items" in out["signature"]) == warned
+        assert ("nqkit: warning: bootstrap intervals of exact match from only 29 items"
+                in cap.err) == warned
+        assert out["bootstrap"]["exact match"] == [1.0, 1.0]
+
+
+EXAMPLE = ["compare", "nq", "--gold", "{dev}", "{g}/random0.predictions.json",
+           "{g}/mixed0.predictions.json", "--no-gold-cache"]
+
+
+def test_ten_items_interval_and_p_values_agree_and_are_warned_about(capsys):
+    """The issue's example: ten NQ dev examples. A answers none correctly; B answers
+    examples 1 and 5 (long) and 5 (short). So a resample favours B exactly when it draws
+    one of those, and ties otherwise: p = 2 (1 + #resamples drawing none) / 1001, about
+    2 * 0.8**10 = 0.21 and 2 * 0.9**10 = 0.70; the 25th smallest difference is such a tie,
+    so the interval starts at 0 — interval and p-value agree, and ten items get a warning."""
+    dev = shared_file("data", "nq", "nq-dev-sample10.jsonl.gz")
+    g = shared_file("golden", "nq-eval", "random0.predictions.json").parent
+    argv = [a.format(dev=dev, g=g) for a in EXAMPLE]
+    task = get_task("nq")
+    ra, rb = (task.run(gold=[str(dev)], predictions=argv[i], gold_cache=False) for i in (4, 5))
+    draws = np.random.default_rng(0).integers(0, 10, size=(1000, 10))
+    p = {}
+    for t in ("long", "short"):
+        assert not any(item[f"{t}_correct"] for item in ra.item_list())
+        right = [i for i, item in enumerate(rb.item_list()) if item[f"{t}_correct"]]
+        none = int((~np.isin(draws, right).any(axis=1)).sum())
+        p[t] = 2 * (1 + none) / 1001
+    assert right == [4] and p["long"] == pytest.approx(2 * 0.8**10, abs=0.05)
+    assert p["short"] == pytest.approx(2 * 0.9**10, abs=0.05)
+
+    assert main(argv) == 0
+    cap = capsys.readouterr()
+    assert cap.out.splitlines()[1:] == [
+        "metric                        A       B   B - A              95% CI  p (bootstrap)"
+        "  p (randomization)",
+        "-----------------------  ------  ------  ------  ------------------  -------------"
+        "  -----------------",
+        f"long-best-threshold-f1   0.0000  0.6667  0.6667  +0.0000 .. +1.0000         "
+        f"{p['long']:.4f}             0.2492",
+        f"short-best-threshold-f1  0.0000  0.6667  0.6667  +0.0000 .. +1.0000         "
+        f"{p['short']:.4f}             1.0000",
+        "signature: compare|test:both|resamples:1000|trials:10000|seed:0|task:nq|long-thr:2|"
+        "short-thr:2|missing:error|warn:few-items|v" + cap.out.split("|v")[-1].strip()]
+    assert cap.err.splitlines() == [
+        "nqkit: warning: 10 of 10 items differ between A and B for long-best-threshold-f1, "
+        "short-best-threshold-f1, fewer than the 30 a paired test needs: the interval and "
+        "p-values are too coarse to support a conclusion — compare on more items"]
+
+
+def test_p_values_at_the_floor_are_bounds(tmp_path, capsys):
+    # 80 questions, A right on the first 40, B on all: 40 items favour B. A resample ties
+    # only if it draws none of them (2**-80) and a random swap keeps |difference| = 1/2 only
+    # if it swaps all or none of them (2**-39): no resample or trial reaches the far side,
+    # so both p-values sit at their floors, 2 / 1001 and 1 / 10001, and are bounds.
+    refs, a, b = _many(tmp_path, 80)
+    assert main(["compare", "nq-open", "--gold", refs, a, b, "--format", "json"]) == 0
+    cap = capsys.readouterr()
+    out = json.loads(cap.out)
+    (m,) = out["metrics"]
+    assert (m["p_bootstrap"], m["p_bootstrap_bound"]) == (2 / 1001, True)
+    assert (m["p_randomization"], m["p_randomization_bound"]) == (1 / 10001, True)
+    # a resampled difference is the mean of 80 draws of 1 (an item B wins) or 0, each with
+    # probability 1/2: about 0.5 +- 1.96 * 0.5 / sqrt(80) = 0.5 +- 0.11
+    assert (m["low"], m["high"]) == (pytest.approx(0.39, abs=0.02), pytest.approx(0.61, abs=0.02))
+    assert (m["items"], m["differing"]) == (80, 40)
+    assert out["warnings"] == [] and "warn:" not in out["signature"] and cap.err == ""
+    assert main(["compare", "nq-open", "--gold", refs, a, b]) == 0
+    row = capsys.readouterr().out.splitlines()[3]
+    assert row.endswith("  +0.3875 .. +0.6000        < 0.002           < 0.0001")
+
+
+@pytest.mark.parametrize(("p", "bound", "text"), [
+    (2 / 1001, True, "< 0.002"),  # the paired bootstrap's floor at 1,000 resamples
+    (2 / 1000, True, "< 0.002"),  # at 999: exactly 0.002, still no more than that
+    (1 / 1001, True, "< 0.001"),
+    (1 / 10001, True, "< 0.0001"),  # approximate randomization's at 10,000 trials
+    (2 / 41, True, "< 0.05"),  # the fewest resamples of a 95% interval
+    (0.2118, False, "0.2118"),
+    (2 / 2**20, False, "1.9e-06"),  # an exact test's p-value is never a bound
+])
+def test_format_p(p, bound, text):
+    assert format_p(p, bound) == text

@@ -30,12 +30,22 @@ from nqkit.metrics.human import human_bounds
 from nqkit.metrics.nq import evaluate_nq
 from nqkit.metrics.nq_open import score_nq_open
 from nqkit.metrics.ranking import RankTargets
+from nqkit.signature import ResultWarning, mark_signature
 
 from conftest import shared_file
 
 
 def dev_gold() -> Path:
     return shared_file("data", "nq", "nq-dev-sample10.jsonl.gz")
+
+
+def test_a_signature_carries_one_warning_mark():
+    # a task's own warning, then one added later (bootstrap intervals): one mark, in order
+    a, b = ResultWarning("all-null", "x"), ResultWarning("few-items", "y")
+    once = mark_signature("nq|long-thr:2|v0.1.0", [a])
+    assert once == "nq|long-thr:2|warn:all-null|v0.1.0"
+    assert mark_signature(once, [b, a]) == "nq|long-thr:2|warn:all-null+few-items|v0.1.0"
+    assert mark_signature(once, []) == once
 
 
 def simplified_dev() -> Path:
@@ -346,13 +356,16 @@ def test_bootstrap_resamples_without_gold_are_counted(capsys):
     idx = np.random.default_rng(0).integers(0, 10, size=(50, 10))
     none = {t: int((~h[idx].any(axis=1)).sum()) for t, h in has.items()}
     assert none["short"] > none["long"] > 0
-    assert warning_lines(err) == [
+    assert warning_lines(err) == [*(
         f"{none[t]} of 50 bootstrap resamples have no gold answer for {t}-best-threshold-f1 "
         "and count as 0, which pulls its interval down — too few gold answers for an "
-        "interval; score more examples" for t in ("long", "short")]
+        "interval; score more examples" for t in ("long", "short")),
+        "bootstrap intervals of long-best-threshold-f1, short-best-threshold-f1 from only "
+        "10 items (fewer than 30): the resampled scores take too few values for their 2.5% "
+        "tails to mean much — score more items"]
     got = json.loads(out)
-    assert got["warnings"][0]["code"] == "bootstrap-no-gold"
-    assert "|warn:bootstrap-no-gold|v" in got["signature"]
+    assert [w["code"] for w in got["warnings"]] == ["bootstrap-no-gold"] * 2 + ["few-items"]
+    assert "|warn:bootstrap-no-gold+few-items|v" in got["signature"]
 
 
 # ----------------------------------------------------------------------------- NQ-open

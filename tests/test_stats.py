@@ -8,10 +8,15 @@ import pytest
 from nqkit.errors import InputError
 from nqkit.stats import (
     MAX_RESAMPLES,
+    MIN_DIFFERING_ITEMS,
     ItemStats,
     approximate_randomization,
     bootstrap_interval,
+    interval_warnings,
+    min_resamples,
     paired_bootstrap,
+    paired_warnings,
+    significance_level,
 )
 
 
@@ -27,6 +32,8 @@ def test_exact_randomization_by_hand():
     assert (t.score_a, t.score_b, t.difference) == (0.75, 0.0, -0.75)
     assert t.p_value == 0.25
     assert t.resamples == 8 and t.exact
+    # the smallest exact p-value over 3 differing items is that same 2/8; exact, no bound
+    assert (t.floor, t.p_bound, t.items, t.differing) == (0.25, False, 4, 3)
 
 
 def test_exact_randomization_unequal_gaps():
@@ -49,13 +56,14 @@ def test_identical_systems_are_never_significant():
 def test_a_system_better_on_every_item():
     a, b = np.zeros(50), np.ones(50)
     t = paired_bootstrap(a, b, resamples=999)
-    # every resample differs by exactly 1, so no centred difference reaches 1
+    # every resample differs by exactly 1: none on the far side of 0, p = 2 * 1 / 1000,
+    # the floor of the test, which is a bound
     assert (t.difference, t.low, t.high) == (1.0, 1.0, 1.0)
-    assert t.p_value == 1 / 1000
+    assert (t.p_value, t.floor, t.p_bound) == (2 / 1000, 2 / 1000, True)
     r = approximate_randomization(a, b, trials=999)
     # a random swap of 50 items keeps |mean difference| = 1 only for all-or-none swaps
     # (probability 2**-49): in practice c = 0
-    assert r.p_value == 1 / 1000
+    assert (r.p_value, r.floor, r.p_bound) == (1 / 1000, 1 / 1000, True)
 
 
 def test_bootstrap_interval_two_items():
@@ -124,3 +132,73 @@ def test_non_decomposable_statistic():
     # on every resample the two systems are scored on the same drawn items
     same = paired_bootstrap(two, two, resamples=100)
     assert (same.low, same.high, same.p_value) == (0.0, 0.0, 1.0)
+
+
+def _draws(n_items, resamples, seed):
+    # the bootstrap's draws, made again: one block of resamples x items indices
+    return np.random.default_rng(seed).integers(0, n_items, size=(resamples, n_items))
+
+
+@pytest.mark.parametrize(("resamples", "k"), [(999, 23), (1000, 24), (100, 1), (40, 0)])
+def test_paired_bootstrap_by_its_definition(resamples, k):
+    # k by hand: the largest far-side count with 2 (k + 1) / (R + 1) < 0.05, e.g. R = 999:
+    # k + 1 < 25; R = 1000: k + 1 < 25.025; R = 100: k + 1 < 2.525; R = 40: k + 1 < 1.025
+    rng = np.random.default_rng(4)
+    a, b = rng.integers(0, 2, size=25).astype(float), rng.integers(0, 2, size=25).astype(float)
+    t = paired_bootstrap(a, b, resamples=resamples, seed=9)
+    idx = _draws(25, resamples, 9)
+    diffs = np.sort(b[idx].mean(axis=1) - a[idx].mean(axis=1))
+    diffs[np.abs(diffs) < 1e-12] = 0.0
+    far = min(np.count_nonzero(diffs <= 0), np.count_nonzero(diffs >= 0))
+    assert t.p_value == pytest.approx(min(1.0, 2 * (far + 1) / (resamples + 1)), abs=1e-15)
+    assert (t.low, t.high) == (diffs[k], diffs[resamples - 1 - k])
+    assert (t.items, t.differing) == (25, int(np.count_nonzero(a != b)))
+
+
+def test_paired_bootstrap_one_deciding_item():
+    # B is right on one item of ten, A on none: a resample favours B exactly when it draws
+    # that item, and ties otherwise, with probability (9/10)**10 = 0.3487. So p is about
+    # 2 * 0.3487 = 0.697 and the interval, whose lower end sits among the ties, holds 0.
+    a, b = np.zeros(10), np.eye(10)[4]
+    t = paired_bootstrap(a, b, resamples=20000, seed=2)
+    assert t.p_value == pytest.approx(2 * 0.9**10, abs=0.03)
+    assert t.low == 0.0 < t.high and not t.p_bound
+    # the centred p-value this replaced gave 1 / (R + 1) here: nothing contradicts now
+    assert t.p_value >= significance_level(0.95)
+
+
+def test_paired_bootstrap_needs_enough_resamples_for_an_interval():
+    # 2 / (R + 1) < 0.05 needs R >= 40; at 99%, 2 / (R + 1) < 0.01 needs R >= 200
+    assert (min_resamples(0.95), min_resamples(0.99), min_resamples(0.9)) == (40, 200, 20)
+    with pytest.raises(InputError, match="at least 40 resamples, not 39"):
+        paired_bootstrap([1, 0], [0, 1], resamples=39)
+    assert paired_bootstrap([1, 0], [0, 1], resamples=40).p_value == 1.0
+
+
+def test_warnings_when_the_items_cannot_support_a_test():
+    ties = paired_bootstrap([1, 0, 1], [1, 0, 1], resamples=100)
+    few = paired_bootstrap([1, 0, 1, 1], [0, 0, 1, 0], resamples=100)
+    assert (ties.differing, few.differing) == (0, 2)
+    (w,) = paired_warnings({"em": ties})
+    assert w.code == "all-ties" and "every one of the 3 items for em" in w.message
+    w1, w2 = paired_warnings({"em": ties, "f1": few, "f1b": few})
+    assert (w1.code, w2.code) == ("all-ties", "few-items")
+    assert w2.message.startswith("2 of 4 items differ between A and B for f1, f1b, fewer "
+                                 "than the 30 a paired test needs")
+    # different counts are listed one by one
+    other = paired_bootstrap([1, 0, 1, 1], [0, 1, 1, 0], resamples=100)
+    (w,) = paired_warnings({"f1": few, "em": other})
+    assert "2 of 4 for f1, 3 of 4 for em" in w.message
+    # 30 differing items are enough, whatever the rest
+    a = np.r_[np.zeros(MIN_DIFFERING_ITEMS), np.ones(100)]
+    b = np.r_[np.ones(MIN_DIFFERING_ITEMS), np.ones(100)]
+    enough = approximate_randomization(a, b, trials=100)
+    assert enough.differing == MIN_DIFFERING_ITEMS and paired_warnings({"em": enough}) == []
+    short = approximate_randomization(a[1:], b[1:], trials=100)
+    assert [w.code for w in paired_warnings({"em": short})] == ["few-items"]
+
+
+def test_interval_warning_below_thirty_items():
+    assert interval_warnings({"em": bootstrap_interval(np.ones(30), resamples=50)}) == []
+    (w,) = interval_warnings({"em": bootstrap_interval(np.ones(29), resamples=50)})
+    assert w.code == "few-items" and "of em from only 29 items" in w.message

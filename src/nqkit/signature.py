@@ -43,16 +43,19 @@ def make_signature(task: str, settings: Mapping[str, object],
 
 
 def mark_signature(signature: str, warnings: Iterable[ResultWarning]) -> str:
-    """Insert ``warn:code+code`` before the version of ``signature`` (no-op without any)."""
-    codes: list[str] = []
-    for w in warnings:
-        if w.code not in codes:
-            codes.append(w.code)
-    if not codes:
+    """Insert ``warn:code+code`` before the version of ``signature`` (no-op without any);
+    a signature that is marked already keeps one mark, the new codes added to it."""
+    new = [w.code for w in warnings]
+    if not new:
         return signature
-    head, sep, version = signature.rpartition("|")
-    mark = "warn:" + "+".join(codes)
-    return f"{head}|{mark}|{version}" if sep else f"{signature}|{mark}"
+    parts = signature.split("|")
+    tail = [parts.pop()] if len(parts) > 1 and not parts[-1].startswith("warn:") else []
+    codes = parts.pop().removeprefix("warn:").split("+") \
+        if len(parts) > 1 and parts[-1].startswith("warn:") else []
+    for code in new:
+        if code not in codes:
+            codes.append(code)
+    return "|".join([*parts, "warn:" + "+".join(codes), *tail])
 
 
 def warnings_json(warnings: Sequence[ResultWarning]) -> list[dict[str, str]]:

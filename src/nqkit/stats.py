@@ -9,7 +9,9 @@ and a precision/recall F1 keeps ``[correct_i, predicted_i, gold_i]``. On that on
   (Efron & Tibshirani 1993; Koehn 2004 for MT metrics);
 * :func:`paired_bootstrap` — the difference ``B - A`` with its percentile interval and the
   p-value of the paired bootstrap test, the items resampled jointly for both systems
-  (Koehn 2004; the centred form of Berg-Kirkpatrick et al. 2012, as in sacrebleu);
+  (Koehn 2004, "Statistical significance tests for machine translation evaluation",
+  EMNLP). The p-value is the one the interval implies (see below): the two never
+  disagree;
 * :func:`approximate_randomization` — the paired approximate randomization test
   (Noreen 1989; Riezler & Maxwell 2005): each item's pair of outputs is swapped with
   probability 1/2; the p-value is ``(c + 1) / (R + 1)`` where ``c`` counts trials whose
@@ -17,35 +19,87 @@ and a precision/recall F1 keeps ``[correct_i, predicted_i, gold_i]``. On that on
   :data:`EXACT_AR_MAX_ITEMS` items that differ, all ``2**d`` swaps are enumerated and the
   p-value is the exact share ``c / 2**d``.
 
+The paired bootstrap p-value. sacrebleu (``significance.py``, after Moses'
+``bootstrap-hypothesis-difference-significance.pl`` and Clark et al.'s multeval) centres
+the resampled absolute differences on their mean and counts those above the observed
+difference, ``(c + 1) / (R + 1)``. That p-value and the percentile interval answer two
+different questions and can contradict each other: on a bimodal difference (ten items, a
+system right on one of them) no centred difference reaches the observed one, so the p sits
+at its floor (0.001) while the interval runs from 0 to 1. nqkit keeps Koehn's own reading
+of the paired bootstrap — B is better with confidence ``1 - p`` when B wins in that share
+of the resamples — and makes it two-sided with the ``+1`` correction of sacrebleu:
+
+    ``p = min(1, 2 * (1 + min(#{d* <= 0}, #{d* >= 0})) / (R + 1))``
+
+over the ``R`` resampled differences ``d*`` (those within 1e-12 of 0 are ties, 0). The
+interval is read off the same sorted differences at the matching order statistics:
+``low = d*_(k)`` and ``high = d*_(R-1-k)`` (0-based), ``k`` the largest count of
+resamples on one side of zero whose p-value is still below ``alpha = 1 - confidence``.
+So, for every input and by construction, the interval excludes 0 exactly when
+``p < alpha`` (``tests/test_stats_properties.py`` checks it on random inputs). With
+``R = 1000`` at 95% that is the 25th smallest and the 25th largest difference, where
+``numpy.percentile`` would interpolate between the 25th and the 26th. An interval with
+``k < 0`` would have no lower end: the test asks for at least :func:`min_resamples`
+resamples (40 at 95%).
+
+Resolution. A resampling p-value cannot go below its floor, :attr:`PairedTest.floor`:
+``2 / (R + 1)`` for the paired bootstrap and ``1 / (R + 1)`` for approximate
+randomization; a p-value at its floor means no resample was on the other side, and is
+reported as a bound (``< 0.002``, :attr:`PairedTest.p_bound`). The exact randomization
+test has floor ``2 / 2**d`` (doing nothing and swapping every differing item both keep
+the observed difference), but its p-value is exact, never a bound.
+
+Support. A paired test on few items that differ cannot support a conclusion: below
+:data:`MIN_DIFFERING_ITEMS` items whose statistics differ between the systems the
+resampled difference takes few distinct values and both tests move in coarse steps (with
+five or fewer no randomization test can reach 0.05 at all: ``2 / 2**5 > 0.05``); when no
+item differs (all ties) nothing can be tested. :func:`paired_warnings` turns those cases
+into warnings (``few-items``, ``all-ties``), :func:`interval_warnings` warns about a
+single system's interval from fewer than :data:`MIN_ITEMS` items. A warning never changes
+a number (:class:`nqkit.signature.ResultWarning`).
+
 Resampling draws come from ``numpy.random.default_rng(seed)`` and are made in blocks, so
 memory stays bounded for any number of resamples; results depend only on the seed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from nqkit.errors import InputError
+from nqkit.signature import ResultWarning
 
 __all__ = [
     "EXACT_AR_MAX_ITEMS",
     "MAX_RESAMPLES",
+    "MIN_DIFFERING_ITEMS",
+    "MIN_ITEMS",
     "Interval",
     "ItemStats",
     "PairedTest",
     "approximate_randomization",
     "bootstrap_interval",
+    "interval_warnings",
     "mean_score",
+    "min_resamples",
     "paired_bootstrap",
+    "paired_warnings",
+    "significance_level",
 ]
 
 MAX_RESAMPLES = 1_000_000  # more would not change a reported digit and only cost time
 EXACT_AR_MAX_ITEMS = 20  # 2**20 swaps: about a second
 _BLOCK_ELEMENTS = 1 << 22  # index matrix elements drawn at once (32 MB of int64)
+# Fewer items than these and a test or an interval gets a warning (see the module
+# docstring): 30 is the usual rule of thumb below which a resampling distribution over the
+# items is too coarse for its 2.5% tails.
+MIN_DIFFERING_ITEMS = 30  # paired tests: items whose statistics differ between A and B
+MIN_ITEMS = 30  # one system's bootstrap interval: items scored
+_TIE = 1e-12  # resampled differences closer to 0 are ties (float noise of two sums)
 
 Compute = Callable[[NDArray[np.float64]], NDArray[np.float64]]
 
@@ -159,6 +213,7 @@ class Interval:
     resamples: int
     seed: int
     degenerate: int = 0  # resamples without gold (see ItemStats.empty_column)
+    items: int = 0  # items resampled
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +230,47 @@ class PairedTest:
     resamples: int  # bootstrap resamples or randomization trials (2**d when exact)
     seed: int
     exact: bool = False
+    floor: float = 0.0  # the smallest p-value the test can give with these resamples
+    # p_value is at the floor of a resampling estimate (no resample on the other side):
+    # the true p-value may be smaller; report it as "< floor" (never for the exact test)
+    p_bound: bool = False
+    items: int = 0  # paired items
+    differing: int = 0  # items whose statistics differ between A and B
+
+
+def significance_level(confidence: float) -> float:
+    """``alpha = 1 - confidence``, rounded to 12 decimals so that 0.95 gives 0.05 (not
+    0.05000000000000004): an interval at ``confidence`` excludes 0 exactly when the
+    paired bootstrap p-value is below this."""
+    return round(1.0 - confidence, 12)
+
+
+def min_resamples(confidence: float = 0.95) -> int:
+    """The fewest paired bootstrap resamples whose interval at ``confidence`` has ends:
+    ``2 / (R + 1) < 1 - confidence`` (40 at 95%)."""
+    alpha = significance_level(confidence)
+    r = 1
+    while _two_sided_p(0, r) >= alpha:
+        r += 1
+    return r
+
+
+def _two_sided_p(count: int, resamples: int) -> float:
+    """The paired bootstrap p-value when ``count`` resamples lie on the far side of 0."""
+    return min(1.0, 2.0 * (count + 1) / (resamples + 1))
+
+
+def _tail_index(resamples: int, confidence: float) -> int:
+    """The largest count ``k`` of far-side resamples with ``p < 1 - confidence``; the
+    interval ends are the order statistics ``k`` and ``R - 1 - k``. Found with the very
+    expression of the p-value, so that the two agree in floating point too."""
+    alpha = significance_level(confidence)
+    k = int(alpha * (resamples + 1) / 2)  # within one or two of the answer
+    while k >= 0 and _two_sided_p(k, resamples) >= alpha:
+        k -= 1
+    while _two_sided_p(k + 1, resamples) < alpha:
+        k += 1
+    return k
 
 
 def _percentiles(values: NDArray[np.float64], confidence: float) -> tuple[float, float]:
@@ -196,7 +292,7 @@ def bootstrap_interval(stats: ItemStats | ArrayLike, *, resamples: int = 1000, s
     degenerate: list[int] = []
     (scores,) = _resampled_scores([s], resamples, rng, degenerate)
     low, high = _percentiles(scores, confidence)
-    return Interval(s.score(), low, high, confidence, resamples, seed, degenerate[0])
+    return Interval(s.score(), low, high, confidence, resamples, seed, degenerate[0], s.n)
 
 
 def _pair(a: ItemStats | ArrayLike, b: ItemStats | ArrayLike) -> tuple[ItemStats, ItemStats]:
@@ -208,29 +304,49 @@ def _pair(a: ItemStats | ArrayLike, b: ItemStats | ArrayLike) -> tuple[ItemStats
     return sa, sb
 
 
+def _differing(sa: ItemStats, sb: ItemStats) -> NDArray[np.int64]:
+    """Indices of the items whose statistics differ between the two systems."""
+    return np.flatnonzero(np.any(sa.rows != sb.rows, axis=1))
+
+
 def paired_bootstrap(a: ItemStats | ArrayLike, b: ItemStats | ArrayLike, *,
                      resamples: int = 1000, seed: int = 0,
                      confidence: float = 0.95) -> PairedTest:
-    """Paired bootstrap test of B against A over the same items.
+    """Paired bootstrap test of B against A over the same items (two-sided).
 
-    Both systems are scored on the same resamples. The interval is the percentile interval
-    of the resampled differences; the p-value is the share of resamples whose difference,
-    centred on the resampled mean difference, is at least the observed absolute difference
-    in absolute value (two-sided), with the ``+1`` correction: ``(c + 1) / (R + 1)``.
+    Both systems are scored on the same ``R`` resamples of the items (Koehn 2004).
+    With ``d*`` the resampled differences ``B - A`` (ties within 1e-12 of 0 set to 0):
+
+    * ``p = min(1, 2 * (1 + min(#{d* <= 0}, #{d* >= 0})) / (R + 1))`` — twice the share
+      of resamples on the far side of zero, with sacrebleu's ``+1`` correction;
+    * the interval is ``d*_(k) .. d*_(R-1-k)`` (sorted, 0-based), ``k`` the largest
+      far-side count whose p-value is below ``alpha = 1 - confidence``
+      (:func:`significance_level`).
+
+    So the interval excludes 0 exactly when ``p < alpha``. The p-value cannot go below
+    ``floor = 2 / (R + 1)``; at the floor it is a bound (``p_bound``). See the module
+    docstring for why this is not sacrebleu's centred p-value. Needs at least
+    :func:`min_resamples` resamples (40 at 95%).
     """
     _check_resamples(resamples)
     sa, sb = _pair(a, b)
+    fewest = min_resamples(confidence)
+    if resamples < fewest:
+        raise InputError(None, f"a {confidence:.0%} paired bootstrap interval needs at least "
+                         f"{fewest:,} resamples, not {resamples:,}",
+                         "1,000 resamples are usual")
     score_a, score_b = sa.score(), sb.score()
-    observed = score_b - score_a
     rng = np.random.default_rng(seed)
     res_a, res_b = _resampled_scores([sa, sb], resamples, rng)
-    diffs = res_b - res_a
-    low, high = _percentiles(diffs, confidence)
-    centred = np.abs(diffs - diffs.mean())
-    c = int(np.count_nonzero(centred >= abs(observed) - 1e-12))
-    p = (c + 1) / (resamples + 1)
-    return PairedTest("paired-bootstrap", score_a, score_b, observed, low, high, p,
-                      resamples, seed)
+    diffs = np.sort(res_b - res_a)
+    diffs[np.abs(diffs) < _TIE] = 0.0
+    k = _tail_index(resamples, confidence)
+    far = min(int(np.count_nonzero(diffs <= 0)), int(np.count_nonzero(diffs >= 0)))
+    p = _two_sided_p(far, resamples)
+    return PairedTest("paired-bootstrap", score_a, score_b, score_b - score_a,
+                      float(diffs[k]), float(diffs[resamples - 1 - k]), p, resamples, seed,
+                      floor=_two_sided_p(0, resamples), p_bound=far == 0, items=sa.n,
+                      differing=len(_differing(sa, sb)))
 
 
 def approximate_randomization(a: ItemStats | ArrayLike, b: ItemStats | ArrayLike, *,
@@ -240,12 +356,14 @@ def approximate_randomization(a: ItemStats | ArrayLike, b: ItemStats | ArrayLike
 
     Items where both systems have equal statistics cannot change the difference and are
     left in place. ``exact=True`` enumerates every swap of the differing items (at most
-    :data:`EXACT_AR_MAX_ITEMS` of them) and returns the exact p-value.
+    :data:`EXACT_AR_MAX_ITEMS` of them) and returns the exact p-value, whose floor is
+    ``2 / 2**d`` (no swap and all swaps keep the observed difference); the approximate
+    test's floor is ``1 / (trials + 1)``, and a p-value there is a bound (``p_bound``).
     """
     sa, sb = _pair(a, b)
     score_a, score_b = sa.score(), sb.score()
-    observed = abs(score_b - score_a) - 1e-12
-    differ = np.flatnonzero(np.any(sa.rows != sb.rows, axis=1))
+    observed = abs(score_b - score_a) - _TIE
+    differ = _differing(sa, sb)
 
     def count(swaps: NDArray[np.bool_]) -> int:
         # swaps: trials x d; where True, that item's outputs are exchanged
@@ -267,7 +385,8 @@ def approximate_randomization(a: ItemStats | ArrayLike, b: ItemStats | ArrayLike
         bits = (np.arange(total)[:, None] >> np.arange(d)[None, :]) & 1
         c = sum(count(bits[lo:lo + block].astype(bool)) for lo in range(0, total, block))
         return PairedTest("approximate-randomization", score_a, score_b, score_b - score_a,
-                          float("nan"), float("nan"), c / total, total, seed, exact=True)
+                          float("nan"), float("nan"), c / total, total, seed, exact=True,
+                          floor=min(1.0, 2 / total), items=sa.n, differing=d)
     _check_resamples(trials)
     rng = np.random.default_rng(seed)
     c = 0
@@ -275,4 +394,46 @@ def approximate_randomization(a: ItemStats | ArrayLike, b: ItemStats | ArrayLike
         hi = min(trials, lo + block)
         c += count(rng.integers(0, 2, size=(hi - lo, d)).astype(bool))
     return PairedTest("approximate-randomization", score_a, score_b, score_b - score_a,
-                      float("nan"), float("nan"), (c + 1) / (trials + 1), trials, seed)
+                      float("nan"), float("nan"), (c + 1) / (trials + 1), trials, seed,
+                      floor=1 / (trials + 1), p_bound=c == 0, items=sa.n, differing=d)
+
+
+def paired_warnings(tests: Mapping[str, PairedTest]) -> list[ResultWarning]:
+    """Warnings for the metrics (name -> any paired test of it) whose items cannot
+    support a test: ``all-ties`` when no item differs between A and B, ``few-items`` when
+    fewer than :data:`MIN_DIFFERING_ITEMS` do. One warning per kind, naming the metrics."""
+    ties = [name for name, t in tests.items() if t.differing == 0]
+    few = {name: t for name, t in tests.items() if 0 < t.differing < MIN_DIFFERING_ITEMS}
+    out = []
+    if ties:
+        items = tests[ties[0]].items
+        out.append(ResultWarning(
+            "all-ties", f"A and B score the same on every one of the {items:,} items for "
+            f"{', '.join(ties)}: no test can tell them apart (p = 1) — compare systems "
+            "that differ, or on other items"))
+    if few:
+        counts = {(t.differing, t.items) for t in few.values()}
+        if len(counts) == 1:
+            ((d, n),) = counts
+            what = f"{d:,} of {n:,} items differ between A and B for {', '.join(few)}"
+        else:
+            what = "few items differ between A and B: " + ", ".join(
+                f"{t.differing:,} of {t.items:,} for {name}" for name, t in few.items())
+        out.append(ResultWarning(
+            "few-items", f"{what}, fewer than the {MIN_DIFFERING_ITEMS} a paired test needs: "
+            "the interval and p-values are too coarse to support a conclusion — compare "
+            "on more items"))
+    return out
+
+
+def interval_warnings(intervals: Mapping[str, Interval]) -> list[ResultWarning]:
+    """A ``few-items`` warning when the intervals come from fewer than
+    :data:`MIN_ITEMS` items."""
+    few = [name for name, iv in intervals.items() if iv.items < MIN_ITEMS]
+    if not few:
+        return []
+    n = intervals[few[0]].items
+    return [ResultWarning(
+        "few-items", f"bootstrap intervals of {', '.join(few)} from only {n:,} items (fewer "
+        f"than {MIN_ITEMS}): the resampled scores take too few values for their 2.5% tails "
+        "to mean much — score more items")]

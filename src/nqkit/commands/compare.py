@@ -4,6 +4,13 @@ For every headline metric of the task: both scores, the difference ``B - A`` wit
 paired-bootstrap interval, and the p-values of the paired bootstrap test and of approximate
 randomization (:mod:`nqkit.stats`), over the same gold items. The task's own settings are
 accepted as in ``nqkit eval TASK``.
+
+The bootstrap p-value is the one its interval implies (the interval excludes 0 exactly when
+p < 0.05). A p-value at its resolution floor (no resample or trial on the far side) is
+printed as a bound, ``< 0.002``, and marked ``"p_bootstrap_bound": true`` (or
+``p_randomization_bound``) in JSON. Too few items that differ between the systems, or none,
+give a warning (stderr, JSON ``warnings``) and a mark in the signature
+(:func:`nqkit.stats.paired_warnings`).
 """
 
 from __future__ import annotations
@@ -61,7 +68,12 @@ def compare(task: Any, settings: dict[str, Any], a: str, b: str, *, test: str = 
             resamples: int = 1000, trials: int = 10000, seed: int = 0) -> dict[str, Any]:
     """Score both systems with the same settings and test each headline metric."""
     from nqkit.errors import InputError
-    from nqkit.stats import approximate_randomization, paired_bootstrap
+    from nqkit.stats import (
+        PairedTest,
+        approximate_randomization,
+        paired_bootstrap,
+        paired_warnings,
+    )
 
     ra = task.run(**{**settings, "predictions": a, "bootstrap": 0})
     rb = task.run(**{**settings, "predictions": b, "bootstrap": 0})
@@ -77,28 +89,46 @@ def compare(task: Any, settings: dict[str, Any], a: str, b: str, *, test: str = 
                          f"{base_b})",
                          "compare predictions of the same kind under the same settings")
     rows = []
+    tests: dict[str, PairedTest] = {}
     ha, hb = ra.headline_stats(), rb.headline_stats()
     for name in task.headline:
         if name not in ha or name not in hb:
             continue
         row: dict[str, Any] = {"metric": name}
         if test in ("both", "bootstrap"):
-            t = paired_bootstrap(ha[name], hb[name], resamples=resamples,
-                                 seed=seed)
+            t = tests[name] = paired_bootstrap(ha[name], hb[name], resamples=resamples,
+                                               seed=seed)
             row.update(a=t.score_a, b=t.score_b, difference=t.difference, low=t.low,
-                       high=t.high, p_bootstrap=t.p_value)
+                       high=t.high, p_bootstrap=t.p_value, p_bootstrap_bound=t.p_bound)
         if test in ("both", "randomization"):
-            r = approximate_randomization(ha[name], hb[name], trials=trials,
-                                          seed=seed)
+            r = tests[name] = approximate_randomization(ha[name], hb[name], trials=trials,
+                                                        seed=seed)
             row.update(a=r.score_a, b=r.score_b, difference=r.difference,
-                       p_randomization=r.p_value)
+                       p_randomization=r.p_value, p_randomization_bound=r.p_bound)
+        row.update(items=tests[name].items, differing=tests[name].differing)
         rows.append(row)
     from nqkit.signature import make_signature
 
+    support = paired_warnings(tests)
     sig = make_signature("compare", {"test": test, "resamples": resamples, "trials": trials,
-                                     "seed": seed, "task": base_a})
+                                     "seed": seed, "task": base_a}, support)
+    messages = [w.message for w in [*ra.warnings, *rb.warnings, *support]]
     return {"task": task.name, "a": a, "b": b, "metrics": rows, "signature": sig,
-            "warnings": list(dict.fromkeys(w.message for w in [*ra.warnings, *rb.warnings]))}
+            "warnings": list(dict.fromkeys(messages))}
+
+
+def format_p(p: float, bound: bool) -> str:
+    """A p-value for a table: 4 decimals, or ``< X`` when it is a bound (``X`` the floor
+    rounded up to one significant digit: ``2 / 1001`` gives ``< 0.002``)."""
+    import math
+
+    if not bound:
+        return f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+    exponent = math.floor(math.log10(p))
+    digit = math.ceil(p / 10.0**exponent - 1e-9)
+    if digit == 10:
+        digit, exponent = 1, exponent + 1
+    return f"< {digit * 10.0**exponent:.{max(0, -exponent)}f}"
 
 
 def _settings_part(signature: str) -> str:
@@ -134,9 +164,10 @@ def run(args: argparse.Namespace) -> int:
     for m in out["metrics"]:
         row: list[Any] = [m["metric"], m["a"], m["b"], m["difference"]]
         if "low" in m:
-            row += [f"{m['low']:+.4f} .. {m['high']:+.4f}", m["p_bootstrap"]]
+            row += [f"{m['low']:+.4f} .. {m['high']:+.4f}",
+                    format_p(m["p_bootstrap"], m["p_bootstrap_bound"])]
         if "p_randomization" in m:
-            row.append(m["p_randomization"])
+            row.append(format_p(m["p_randomization"], m["p_randomization_bound"]))
         rows.append(row)
     print(format_table(headers, rows, title=f"{task.name}: B = {args.system_b} against "
                        f"A = {args.system_a}"))

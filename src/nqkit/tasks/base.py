@@ -287,10 +287,11 @@ class Task(Generic[S]):
         return result
 
     def add_intervals(self, result: Result, resamples: int, seed: int) -> None:
-        """Bootstrap intervals of the headline metrics, and a warning for each interval
-        pulled down by resamples without gold."""
+        """Bootstrap intervals of the headline metrics, a warning for each interval
+        pulled down by resamples without gold, and one when the items are too few
+        (:func:`nqkit.stats.interval_warnings`)."""
         from nqkit.signature import mark_signature
-        from nqkit.stats import bootstrap_interval
+        from nqkit.stats import bootstrap_interval, interval_warnings
 
         stats = result.headline_stats()
         result.intervals = {name: bootstrap_interval(stats[name], resamples=resamples,
@@ -306,6 +307,7 @@ class Task(Generic[S]):
                     f"{iv.degenerate:,} of {resamples:,} bootstrap resamples have no gold "
                     f"answer for {name} and count as 0, which pulls its interval down — too "
                     "few gold answers for an interval; score more examples"))
+        added.extend(interval_warnings(result.intervals))
         if added:
             result.warnings.extend(added)
             result.signature = mark_signature(result.signature, added)
