@@ -21,7 +21,7 @@ import math
 import re
 import zlib
 from collections import deque
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -424,9 +424,9 @@ class _Lines:
     (a lone "\\r" ends a line for csv.reader, not for ``wc -l`` or an editor: the lines it
     splits off keep the number of the line they are on)."""
 
-    def __init__(self, path: PathLike) -> None:
+    def __init__(self, path: PathLike, raw: Iterator[tuple[int, bytes]]) -> None:
         self.path = path
-        self.raw = iter_lines(path, blank=True)
+        self.raw = raw
         self.pending: deque[tuple[int, str]] = deque()
 
     def decode(self, lineno: int, raw: bytes) -> str:
@@ -456,9 +456,9 @@ class _Lines:
             return self.split(lineno, self.decode(lineno, raw))
         return None
 
-    def records(self, lineno: int, text: str) -> list[tuple[int, list[str], str]]:
-        """Every record starting on this physical line: ``(line, fields, first line)``."""
-        out = []
+    def records(self, lineno: int, text: str) -> Iterator[tuple[int, list[str], str]]:
+        """Every record starting on this physical line: ``(line, fields, first line)``,
+        each before the next is read (a later one may be an error)."""
         item = self.split(lineno, text)
         while True:
             lineno, text = item
@@ -466,18 +466,17 @@ class _Lines:
                 fields = _split_fields(text, lineno, self.next)[0]
             except _UnclosedQuote as e:
                 raise _unclosed_error(location(self.path, e.line), e.eof) from None
-            out.append((lineno, fields, text))
+            yield lineno, fields, text
             if not self.pending:
-                return out
+                return
             item = self.pending.popleft()
 
 
 def _field_count_error(where: str | None, n: int, quoted: bool) -> InputError:
     fix = "each record is id<TAB>text<TAB>title, as in DPR's psgs_w100.tsv"
     if quoted:
-        fix = ('the record holds a quote, read as csv.reader reads it: a field opening with '
-               'a quote runs to its closing quote, across tabs and lines; quote a field '
-               'that holds a quote and double the quotes inside it')
+        fix = ("the record holds a quote: as in csv.reader, a field opening with a quote "
+               "runs to its closing quote, across tabs and lines")
     return InputError(where, f"expected 3 tab-separated fields (id, text, title), found {n}",
                       fix)
 
@@ -503,9 +502,16 @@ def read_passage_rows(path: PathLike, make: Callable[[str, str, str], _Make], *,
     Raises :class:`InputError` at ``file:line`` for a record that is not 3 fields, an
     empty id, a quote that is never closed (at the line it opens) and invalid UTF-8.
     """
+    return _passage_rows(path, iter_lines(path, blank=True), make, header, ids)
+
+
+def _passage_rows(path: PathLike, raw_lines: Iterator[tuple[int, bytes]],
+                  make: Callable[[str, str, str], _Make], header: bool,
+                  ids: Collection[str] | None) -> Iterator[tuple[int, _Make]]:
+    """:func:`read_passage_rows` over ``(line number, bytes)`` of every line of ``path``."""
     wanted_ids = None if ids is None else set(ids)
     wanted = None if ids is None else {i.encode("utf-8") for i in ids}
-    lines = _Lines(path)
+    lines = _Lines(path, raw_lines)
     need_header = True
     n = 0
     for lineno, raw in lines.raw:
@@ -520,7 +526,7 @@ def read_passage_rows(path: PathLike, make: Callable[[str, str, str], _Make], *,
                 n += 1
                 yield lineno, make(*fields)
                 continue
-            records = [(lineno, fields, body)]
+            records: Iterable[tuple[int, list[str], str]] = [(lineno, fields, body)]
         elif "\r" not in body and text.endswith("\n"):
             # csv.reader itself when the line holds the whole record (in strict mode, a
             # quoted field still open at the line's end is an error, not a record);
