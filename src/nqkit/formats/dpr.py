@@ -8,8 +8,10 @@
   ``title``, ``text`` and ``passage_id``.
 * QA files (``nq-dev.qa.tsv``): ``question<TAB>python-list-of-answers`` per line.
 * The passage corpus (``psgs_w100.tsv``): a header ``id<TAB>text<TAB>title``, then one
-  passage per line; a field may be quoted as DPR's ``csv.reader(delimiter="\t")`` reads
-  it (``"..."`` with ``""`` for a quote).
+  passage per record, read exactly as DPR's ``csv.reader(delimiter="\t")`` reads it: a
+  quoted field (``"..."`` with ``""`` for a quote) may hold tabs and line breaks. One
+  reader (:func:`read_passage_rows`) and its mirror (:func:`passage_record`) serve every
+  command.
 """
 
 from __future__ import annotations
