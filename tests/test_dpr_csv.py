@@ -397,3 +397,21 @@ def test_index_and_retrieval_return_multi_line_passages_exactly(tmp_path: Path) 
     returned = [c for res in read_dpr_results(run) for c in res.ctxs]
     assert all((c.id, c.text, c.title) == by_id[c.id] for c in returned)
     assert sum("\n" in c.text for c in returned) >= len(multi) // 2
+
+
+def test_a_damaged_passage_store_names_its_line(tmp_path: Path) -> None:
+    from nqkit.retrieval.passage_store import PassageStore, iter_shard, write_store
+
+    corpus = tmp_path / "c.tsv"
+    write_passages(corpus, [Passage("1", "a\nb", "T"), Passage("2", "x", "T")])
+    info = write_store(corpus, tmp_path / "ix", 10)
+    shard = tmp_path / "ix" / "passages" / "shard-00000.tsv"
+    assert shard.read_bytes() == b'1\t"a\nb"\tT\n2\tx\tT\n'  # records, offsets 0, 10, 16
+    assert [p.text for p in iter_shard(tmp_path / "ix", info.shards[0])] == ["a\nb", "x"]
+    shard.write_bytes(b'1\t"a\nb"\tT\n2\t"\tT\n')  # same length, an unclosed quote
+    store = PassageStore(tmp_path / "ix", info.shards)
+    assert store.get(0) == Passage("1", "a\nb", "T")
+    with pytest.raises(InputError, match=r"shard-00000.tsv:3: unreadable passage .*never "
+                                         r"closed.* rebuild the index"):
+        store.get(1)
+    store.close()
