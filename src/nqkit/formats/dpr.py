@@ -343,14 +343,16 @@ _PLAIN = re.compile(r"[^\t\n]*")
 _BLANK = " \x0b\x0c"  # with nothing else, a line is blank (skipped, as iter_lines does)
 
 
-
 class _StrictTsv(csv.excel_tab):
+    """csv.reader's dialect for DPR's files, strict: a line whose quoted field is still
+    open at its end raises instead of ending the record (the line is then read with the
+    lines that follow)."""
+
     strict = True
 
 
 _STRICT_TSV = _StrictTsv()
 _Make = TypeVar("_Make")
-_At = Callable[[int], "str | None"]
 
 
 class _UnclosedQuote(Exception):
