@@ -4,8 +4,9 @@ The real corpus: every passage of ``dpr/biencoder-nq-dev-sample5.json`` (positiv
 negative and hard-negative contexts, with their psgs_w100 ids) and the gold passage of
 every question of ``nq-open/nq-open-oracle.jsonl.gz`` (which carries no psgs_w100 id:
 it is named ``oracle-<line>``), each distinct (title, text) once, in that order:
-3,349 passages. Tabs and newlines inside a text become spaces (a passage is one line, as
-in psgs_w100.tsv).
+3,349 passages. Tabs and newlines inside a text become spaces here (a passage is one line,
+as in psgs_w100.tsv), so the corpora keep the bytes they had when the writer did that
+itself (it now quotes such a field, as csv.writer does).
 
 The tiled corpus (``--size N --tiled``): the real corpus repeated with new ids
 (``t<copy>-<id>``) up to N passages — the texts repeat, so vocabulary and posting lists
@@ -59,6 +60,10 @@ BIENCODER = ("data", "dpr", "biencoder-nq-dev-sample5.json")
 ORACLE = ("data", "nq-open", "nq-open-oracle.jsonl.gz")
 
 
+def _one_line(text: str) -> str:
+    return text.replace("\t", " ").replace("\r", " ").replace("\n", " ")
+
+
 def real_passages(shared: Path = SHARED) -> Iterator[Passage]:
     """The real passages, in the order described in the module docstring."""
     seen: set[tuple[str, str]] = set()
@@ -73,14 +78,14 @@ def real_passages(shared: Path = SHARED) -> Iterator[Passage]:
                     continue
                 ids.add(pid)
                 seen.add((c["title"], c["text"]))
-                yield Passage(pid, c["text"], c["title"])
+                yield Passage(pid, _one_line(c["text"]), _one_line(c["title"]))
     with gzip.open(shared.joinpath(*ORACLE), "rt", encoding="utf-8") as f:
         for line_no, line in enumerate(f, 1):
             c = json.loads(line)["ctxs"][0]
             if (c["title"], c["text"]) in seen:
                 continue
             seen.add((c["title"], c["text"]))
-            yield Passage(f"oracle-{line_no}", c["text"], c["title"])
+            yield Passage(f"oracle-{line_no}", _one_line(c["text"]), _one_line(c["title"]))
 
 
 def tiled_passages(size: int, shared: Path = SHARED) -> Iterator[Passage]:

@@ -1026,7 +1026,9 @@ def _index_cases() -> list[Case]:
         "extra-column": _corpus_line(4, lambda b: b.rstrip(b"\n") + b"\textra\n"),
         "id-empty": _corpus_line(7, lambda b: b[b.index(b"\t"):]),
         "id-duplicate": lambda c: passages_tsv([*c.passages, c.passages[2]]),
-        "quote-unclosed": _corpus_line(3, lambda b: b'3\t"unclosed text\tTitle\n'),
+        # on the last line: earlier, a later passage's quote would close it, and the file
+        # is then one csv.reader reads (some lines folded into one field), as DPR does
+        "quote-unclosed": _corpus_line(47, lambda b: b'3\t"unclosed text\tTitle\n'),
         "invalid-utf8": _corpus_line(5, lambda b: b.replace(b"\t", b"\t\xff\xfe", 1)),
         "blank-lines-only": lambda c: b"\n\n",
         "missing-file": MISSING,

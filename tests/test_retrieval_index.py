@@ -78,13 +78,14 @@ def test_corpus_quotes_follow_dprs_csv_reader(tmp_path: Path) -> None:
     import csv
     import gzip
 
-    p = Passage("7", 'He said "hi" to\tthem', 'A "title"')
+    # tabs and line breaks are kept, quoted as csv.writer quotes them
+    p = Passage("7", 'He said "hi" to\tthem\nand left', 'A "title"')
     path = tmp_path / "c.tsv.gz"
     write_passages(path, [p, Passage("8", "plain", "T")])
     with gzip.open(path, "rt", encoding="utf-8") as f:  # DPR's loader
         rows = list(csv.reader(f, delimiter="\t"))
-    assert rows == [["id", "text", "title"], ["7", 'He said "hi" to them', 'A "title"'],
-                    ["8", "plain", "T"]]
+    assert rows == [["id", "text", "title"], ["7", 'He said "hi" to\tthem\nand left',
+                                              'A "title"'], ["8", "plain", "T"]]
     assert [tuple(x) for x in rows[1:]] == [(q.id, q.text, q.title)
                                             for q in read_passages(path)]
 

@@ -8,7 +8,8 @@ Each format becomes flat-ish records, one per example (the unit researchers exch
   multi-GB list (``biencoder-nq-train``) never sits in memory.
 * SQuAD: one record per question ``{id, title, context, question, answers: [{text,
   answer_start}]}`` (the layout of the Hugging Face ``squad`` dataset, answers as a list).
-* DPR QA files: ``{question, answers}``; DPR passages (and any TSV with a header):
+* DPR QA files: ``{question, answers}``; DPR passages (read as DPR's csv.reader reads
+  them, the one passage reader of :mod:`nqkit.formats.dpr`) and any TSV with a header:
   one record per row keyed by the header (``id``, ``text``, ``title``), values as text.
 
 When the files are the members of an archive (AmbigNQ's train and dev), each record also
@@ -163,6 +164,18 @@ def _dpr_qa_rows(paths: Sequence[Path]) -> Iterator[Row]:
             yield {"question": question, "answers": list(answers)}, None, len(question) + 32
 
 
+def _dpr_passage_rows(paths: Sequence[Path]) -> Iterator[Row]:
+    # the one reader of DPR passage files: fields as DPR's csv.reader reads them
+    from nqkit.formats.dpr import read_passage_rows
+
+    def row(pid: str, text: str, title: str) -> Row:
+        return {"id": pid, "text": text, "title": title}, None, len(pid) + len(text) + len(title)
+
+    for path in paths:
+        for _, r in read_passage_rows(path, row, header=True):
+            yield r
+
+
 def _tsv_rows(paths: Sequence[Path]) -> Iterator[Row]:
     # DPR's own reader is csv.reader(delimiter="\t") with the default quoting: passage
     # texts are wrapped in double quotes with "" inside, so a plain split would be wrong.
@@ -193,7 +206,7 @@ _READERS: dict[str, Callable[[Sequence[Path]], Iterator[Row]]] = {
     "nq": _jsonl_rows, "nq-simplified": _jsonl_rows, "nq-open": _jsonl_rows,
     "jsonl": _jsonl_rows, "ambignq": _list_rows, "dpr-biencoder": _list_rows,
     "json": _list_rows, "squad": _squad_rows, "dpr-qa": _dpr_qa_rows,
-    "dpr-passages": _tsv_rows, "tsv": _tsv_rows,
+    "dpr-passages": _dpr_passage_rows, "tsv": _tsv_rows,
 }
 
 

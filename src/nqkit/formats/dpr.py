@@ -8,8 +8,10 @@
   ``title``, ``text`` and ``passage_id``.
 * QA files (``nq-dev.qa.tsv``): ``question<TAB>python-list-of-answers`` per line.
 * The passage corpus (``psgs_w100.tsv``): a header ``id<TAB>text<TAB>title``, then one
-  passage per line; a field may be quoted as DPR's ``csv.reader(delimiter="\t")`` reads
-  it (``"..."`` with ``""`` for a quote).
+  passage per record, read exactly as DPR's ``csv.reader(delimiter="\t")`` reads it: a
+  quoted field (``"..."`` with ``""`` for a quote) may hold tabs and line breaks. One
+  reader (:func:`read_passage_rows`) and its mirror (:func:`passage_record`) serve every
+  command.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ import ast
 import csv
 import itertools
 import math
+import re
 import zlib
-from collections.abc import Collection, Iterator
+from collections import deque
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -38,13 +42,17 @@ from nqkit.io import (
 )
 
 __all__ = [
+    "PASSAGE_HEADER",
     "DprBiencoderExample",
     "DprContext",
     "DprResult",
+    "parse_passage_record",
+    "passage_record",
     "read_dpr_biencoder",
     "read_dpr_passages",
     "read_dpr_qa_tsv",
     "read_dpr_results",
+    "read_passage_rows",
 ]
 
 
@@ -312,34 +320,311 @@ def _first_line(path: PathLike) -> bytes:
     return b""
 
 
-def _unquote(field: str) -> str:
-    """A csv-quoted field as the csv module reads it: quotes around it dropped, doubled
-    quotes inside it made single."""
-    if len(field) >= 2 and field[0] == '"' and field[-1] == '"':
-        return field[1:-1].replace('""', '"')
-    return field
+# ------------------------------------------------------------------------- passage files
+#
+# DPR reads psgs_w100.tsv with ``csv.reader(open(path), delimiter="\t")`` (and
+# ``gzip.open(path, "rt")`` for .gz): Python's text mode, so "\r\n" and a lone "\r" end a
+# line as "\n" does, and csv's default dialect: a field that starts with a quote runs to
+# the next quote not doubled (tabs and line breaks included), "" inside it is one quote,
+# and whatever follows its closing quote up to the next tab is kept literally; a quote
+# anywhere else is an ordinary character. The reader below gives exactly csv.reader's
+# fields, splitting on tabs directly when a line holds no quote (nearly every line).
+
+PASSAGE_HEADER = ("id", "text", "title")
+# Characters a quoted field may hold before its quote is taken for one that is never
+# closed (csv.reader's own default limit, which DPR's loader keeps, is 131,072): a stray
+# quote would otherwise read the rest of a 13 GB file into one field.
+MAX_QUOTED = 1 << 20
+
+# Inside a quoted field: its characters up to the closing quote (doubled quotes included),
+# then, when the quote closes here, the rest of the field up to a tab or line end.
+_QUOTED = re.compile(r'([^"]*(?:""[^"]*)*)(?:(")([^\t\n]*))?')
+_PLAIN = re.compile(r"[^\t\n]*")
+_BLANK = " \x0b\x0c"  # with nothing else, a line is blank (skipped, as iter_lines does)
+
+
+class _StrictTsv(csv.excel_tab):
+    """csv.reader's dialect for DPR's files, strict: a line whose quoted field is still
+    open at its end raises instead of ending the record (the line is then read with the
+    lines that follow)."""
+
+    strict = True
+
+
+_STRICT_TSV = _StrictTsv()
+_Make = TypeVar("_Make")
+
+
+class _UnclosedQuote(Exception):
+    """A quoted field whose closing quote never comes (``line`` is where it opens)."""
+
+    def __init__(self, line: int, eof: bool) -> None:
+        super().__init__(line)
+        self.line = line
+        self.eof = eof
+
+
+def _unclosed_error(where: str | None, eof: bool) -> InputError:
+    found = ("is never closed (csv.reader would read the rest of the file into this field)"
+             if eof else f"is not closed within {MAX_QUOTED:,} characters")
+    return InputError(where, f"the quoted field opening on this line {found}",
+                      'end the field with a quote, and write a quote inside it as ""')
+
+
+def _split_fields(text: str, lineno: int, more: Callable[[], tuple[int, str] | None] | None
+                  ) -> tuple[list[str], int, str]:
+    """The fields of the record that starts ``text``, as csv.reader reads them.
+
+    ``text`` holds line breaks only as "\\n"; a quoted field still open at its end goes on
+    with the lines ``more`` returns (``(line number, text)``, ``None`` at the end of the
+    file). Returns the fields, the position after the record and the text it ends in (the
+    last line read). Raises :class:`_UnclosedQuote`.
+    """
+    fields: list[str] = []
+    pos = 0
+    while True:
+        if text.startswith('"', pos):
+            opened = lineno
+            m = _QUOTED.match(text, pos + 1)
+            assert m is not None  # every group may be empty
+            value = m.group(1)
+            if m.group(2) is None:  # the field runs on: each line adds all of itself
+                parts = [value]
+                size = len(value)
+                while m.group(2) is None:
+                    nxt = more() if more is not None else None
+                    if nxt is None:
+                        raise _UnclosedQuote(opened, eof=True)
+                    lineno, text = nxt
+                    m = _QUOTED.match(text)
+                    assert m is not None
+                    parts.append(m.group(1))
+                    size += len(parts[-1])
+                    if size > MAX_QUOTED:
+                        raise _UnclosedQuote(opened, eof=False)
+                value = "".join(parts)  # a line ends in "\n": no "" is cut in two
+            if '""' in value:
+                value = value.replace('""', '"')
+            rest = m.group(3)
+            fields.append(value + rest if rest else value)
+            pos = m.end()
+        else:
+            m = _PLAIN.match(text, pos)
+            assert m is not None
+            fields.append(m.group())
+            pos = m.end()
+        if pos == len(text) or text[pos] == "\n":
+            return fields, min(pos + 1, len(text)), text
+        pos += 1  # a tab: the next field
+
+
+def _universal(text: str) -> str:
+    """``text`` with "\\r\\n" and a lone "\\r" made "\\n", as Python's text mode reads it."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+class _Lines:
+    """The lines of a passage file as DPR's loader sees them, numbered by physical line
+    (a lone "\\r" ends a line for csv.reader, not for ``wc -l`` or an editor: the lines it
+    splits off keep the number of the line they are on)."""
+
+    def __init__(self, path: PathLike, raw: Iterator[tuple[int, bytes]]) -> None:
+        self.path = path
+        self.raw = raw
+        self.pending: deque[tuple[int, str]] = deque()
+
+    def decode(self, lineno: int, raw: bytes) -> str:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = decode_utf8(raw, location(self.path, lineno))
+        if lineno == 1 and text.startswith("\ufeff"):
+            text = text[1:]  # a byte order mark is no part of the header
+        return text
+
+    def split(self, lineno: int, text: str) -> tuple[int, str]:
+        """The first line of ``text`` (a physical line); the others wait in ``pending``."""
+        if "\r" not in text:
+            return lineno, text
+        pieces = _universal(text).split("\n")
+        lines = [p + "\n" for p in pieces[:-1]]
+        if pieces[-1]:
+            lines.append(pieces[-1])
+        self.pending.extend((lineno, line) for line in lines[1:])
+        return lineno, lines[0]
+
+    def next(self) -> tuple[int, str] | None:
+        if self.pending:
+            return self.pending.popleft()
+        for lineno, raw in self.raw:
+            return self.split(lineno, self.decode(lineno, raw))
+        return None
+
+    def records(self, lineno: int, text: str) -> Iterator[tuple[int, list[str], str]]:
+        """Every record starting on this physical line: ``(line, fields, first line)``,
+        each before the next is read (a later one may be an error)."""
+        item = self.split(lineno, text)
+        while True:
+            lineno, text = item
+            try:
+                fields = _split_fields(text, lineno, self.next)[0]
+            except _UnclosedQuote as e:
+                raise _unclosed_error(location(self.path, e.line), e.eof) from None
+            yield lineno, fields, text
+            if not self.pending:
+                return
+            item = self.pending.popleft()
+
+
+def _field_count_error(where: str | None, n: int, quoted: bool) -> InputError:
+    fix = "each record is id<TAB>text<TAB>title, as in DPR's psgs_w100.tsv"
+    if quoted:
+        fix = ("the record holds a quote: as in csv.reader, a field opening with a quote "
+               "runs to its closing quote, across tabs and lines")
+    return InputError(where, f"expected 3 tab-separated fields (id, text, title), found {n}",
+                      fix)
+
+
+def _empty_id(where: str | None) -> InputError:
+    return InputError(where, "empty passage id", "give every passage a unique id")
+
+
+def read_passage_rows(path: PathLike, make: Callable[[str, str, str], _Make], *,
+                      header: bool = True, ids: Collection[str] | None = None
+                      ) -> Iterator[tuple[int, _Make]]:
+    """Lazily read one DPR passage file (``.tsv`` or ``.tsv.gz``): ``(line, make(id, text,
+    title))`` per passage, in file order, ``line`` the line where the passage starts.
+
+    The fields are exactly those of DPR's loader, ``csv.reader(delimiter="\\t")`` over the
+    file opened in text mode: quoted fields may hold tabs, quotes (doubled) and line
+    breaks ("\\r\\n" and "\\r" read as "\\n"). A byte order mark before the header is
+    dropped (DPR would read it into the header's id). Blank lines are skipped. The first
+    record must be the header ``id<TAB>text<TAB>title`` with ``header`` (then a file with
+    no passage is refused), and is skipped when it is the header otherwise. With ``ids``,
+    only those passages are built (the others are skipped on their id, mostly unparsed).
+
+    Raises :class:`InputError` at ``file:line`` for a record that is not 3 fields, an
+    empty id, a quote that is never closed (at the line it opens) and invalid UTF-8.
+    """
+    return _passage_rows(path, iter_lines(path, blank=True), make, header, ids)
+
+
+def _passage_rows(path: PathLike, raw_lines: Iterator[tuple[int, bytes]],
+                  make: Callable[[str, str, str], _Make], header: bool,
+                  ids: Collection[str] | None) -> Iterator[tuple[int, _Make]]:
+    """:func:`read_passage_rows` over ``(line number, bytes)`` of every line of ``path``."""
+    wanted_ids = None if ids is None else set(ids)
+    wanted = None if ids is None else {i.encode("utf-8") for i in ids}
+    lines = _Lines(path, raw_lines)
+    need_header = True
+    n = 0
+    for lineno, raw in lines.raw:
+        if (wanted is not None and not need_header and b'"' not in raw
+                and raw.partition(b"\t")[0] not in wanted and _no_lone_cr(raw)):
+            continue
+        text = lines.decode(lineno, raw)
+        body = text.rstrip("\r\n")
+        if '"' not in body and "\r" not in body:  # no quote: csv.reader splits on tabs
+            fields = body.split("\t")
+            if len(fields) == 3 and fields[0] and not need_header:
+                n += 1
+                yield lineno, make(*fields)
+                continue
+            records: Iterable[tuple[int, list[str], str]] = [(lineno, fields, body)]
+        elif "\r" not in body and text.endswith("\n"):
+            # csv.reader itself when the line holds the whole record (in strict mode, a
+            # quoted field still open at the line's end is an error, not a record);
+            # anything else it refuses is read with the rest of the record below
+            try:
+                records = [(lineno, next(csv.reader((text,), _STRICT_TSV)), body)]
+            except csv.Error:
+                records = lines.records(lineno, text)
+        else:
+            records = lines.records(lineno, text)
+        for lineno, fields, first in records:
+            quoted = '"' in first
+            if len(fields) == 1 and not quoted and not fields[0].strip(_BLANK):
+                continue  # a blank line (csv.reader gives no field, or one of spaces)
+            if need_header:
+                need_header = False
+                if tuple(f.strip().lower() for f in fields) == PASSAGE_HEADER:
+                    continue
+                if header:
+                    raise InputError(location(path, lineno), "expected the header "
+                                     f"id<TAB>text<TAB>title, found {first.rstrip()!r:.60}",
+                                     "a DPR passage file starts with the line "
+                                     "'id\\ttext\\ttitle'")
+            if len(fields) != 3:
+                raise _field_count_error(location(path, lineno), len(fields), quoted)
+            if not fields[0]:
+                raise _empty_id(location(path, lineno))
+            if wanted_ids is not None and fields[0] not in wanted_ids:
+                continue
+            n += 1
+            yield lineno, make(*fields)
+    if header and need_header:
+        raise InputError(path, "the passage file is empty", "give a DPR passage file")
+    if header and n == 0 and ids is None:
+        raise InputError(path, "the passage file has a header and no passage",
+                         "give a file with at least one passage")
+
+
+def _no_lone_cr(raw: bytes) -> bool:
+    """No "\\r" but the one of a "\\r\\n" ending (a lone "\\r" ends a record in text mode)."""
+    cr = raw.find(b"\r")
+    return cr < 0 or cr >= len(raw) - 2
+
+
+def parse_passage_record(record: str, where: str | None) -> tuple[str, str, str]:
+    """``(id, text, title)`` of one record without its final line break, as
+    :func:`read_passage_rows` reads it (it spans lines when a quoted field holds one)."""
+    if '"' not in record and "\r" not in record and "\n" not in record:
+        fields = record.split("\t")
+    else:
+        record = _universal(record)
+        try:
+            fields, end, _ = _split_fields(record, 1, None)
+        except _UnclosedQuote as e:
+            raise _unclosed_error(where, e.eof) from None
+        if end < len(record):
+            raise InputError(where, "a line break outside a quoted field ends the passage "
+                             "early", "quote a field that holds a line break")
+    if len(fields) != 3:
+        raise _field_count_error(where, len(fields), '"' in record)
+    if not fields[0]:
+        raise _empty_id(where)
+    return fields[0], fields[1], fields[2]
+
+
+def _quoted(value: str) -> str:
+    # csv.writer's minimal quoting for a tab delimiter: a field holding a tab, a quote or a
+    # line break is quoted, its quotes doubled. A "\r" is written as "\n": read in text
+    # mode (DPR's loader) it comes back as "\n" whatever is written.
+    if "\r" in value:
+        value = _universal(value)
+    if '"' in value or "\t" in value or "\n" in value:
+        return '"' + value.replace('"', '""') + '"'
+    return value
+
+
+def passage_record(pid: str, text: str, title: str) -> str:
+    """The record of one passage, line break included: what ``csv.writer(f,
+    delimiter="\\t", lineterminator="\\n")`` writes (a "\\r" written as "\\n"), so that
+    csv.reader and :func:`read_passage_rows` read the same fields back."""
+    return f"{_quoted(pid)}\t{_quoted(text)}\t{_quoted(title)}\n"
 
 
 def read_dpr_passages(paths: PathsLike, *, ids: Collection[str] | None = None
                       ) -> Iterator[DprContext]:
-    """Lazily read DPR passage files (``id<TAB>text<TAB>title``, the header skipped).
+    """Lazily read DPR passage files (:func:`read_passage_rows`; the header is optional).
 
     With ``ids``, only those passages are decoded and yielded (the others are skipped on
     their id, so a pass over the 21M passages of ``psgs_w100.tsv`` keeps only what a run
-    retrieved). Raises :class:`InputError` at ``file:line`` for a line without 3 fields.
+    retrieved). Raises :class:`InputError` at ``file:line`` for a record without 3 fields.
     """
-    wanted = None if ids is None else {i.encode("utf-8") for i in ids}
+    def context(pid: str, text: str, title: str) -> DprContext:
+        return DprContext(id=pid, title=title, text=text)
+
     for path in expand_paths(paths, what="passages TSV"):
-        for lineno, raw in iter_lines(path):
-            if lineno == 1 and raw.startswith(b"id\t"):
-                continue
-            if wanted is not None and raw.partition(b"\t")[0] not in wanted:
-                continue
-            where = location(path, lineno)
-            fields = decode_utf8(raw, where).rstrip("\r\n").split("\t")
-            if len(fields) != 3:
-                raise InputError(where, f"expected 3 tab-separated fields (id, text, title), "
-                                 f"found {len(fields)}",
-                                 "give a DPR passage file such as psgs_w100.tsv")
-            pid, text, title = fields
-            yield DprContext(id=pid, title=_unquote(title), text=_unquote(text))
+        for _, ctx in read_passage_rows(path, context, header=False, ids=ids):
+            yield ctx

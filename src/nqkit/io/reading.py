@@ -139,8 +139,10 @@ def _read_error(path: PathLike, lineno: int, e: BaseException) -> InputError:
     )
 
 
-def iter_lines(path: PathLike, *, threads: int = 0) -> Iterator[tuple[int, bytes]]:
-    """Yield ``(line_number, line_bytes)`` of a (possibly gzipped) file; blank lines skipped.
+def iter_lines(path: PathLike, *, threads: int = 0, blank: bool = False
+               ) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(line_number, line_bytes)`` of a (possibly gzipped) file; blank lines skipped
+    unless ``blank`` (a reader whose records span lines needs every line).
 
     A truncated or corrupt gzip stream raises :class:`InputError` naming the last good line.
     ``threads`` is passed to :func:`open_binary`.
@@ -148,6 +150,10 @@ def iter_lines(path: PathLike, *, threads: int = 0) -> Iterator[tuple[int, bytes
     lineno = 0
     try:
         with open_binary(path, threads=threads) as f:
+            if blank:
+                for lineno, line in enumerate(f, 1):
+                    yield lineno, line
+                return
             for lineno, line in enumerate(f, 1):
                 if not line.isspace():  # blank lines skipped; no copy of long lines
                     yield lineno, line
