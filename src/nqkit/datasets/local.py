@@ -167,7 +167,11 @@ def _members(directory: Path, record: dict[str, dict[str, Any]], f: DataFile) ->
 
 def on_disk(ds: Dataset, files: Sequence[DataFile] | None = None,
             home: Path | None = None) -> OnDisk:
-    """Which of ``files`` (default: all) are on disk; archives count once extracted."""
+    """Which of ``files`` (default: all) are on disk; archives count once extracted.
+
+    Only names and sizes are looked at (this answers ``nqkit data list``): a file of
+    another size than the published one is not present. Reading goes through
+    :func:`local_paths`, which checks the content where its stamp changed."""
     directory = dataset_dir(ds, home)
     wanted = tuple(files) if files is not None else ds.files
     record = read_record(directory) if ds.archive else {}
@@ -192,11 +196,14 @@ def on_disk(ds: Dataset, files: Sequence[DataFile] | None = None,
     return OnDisk(ds, wanted, tuple(present), tuple(paths))
 
 
-def get_command(ds: Dataset, selector: str | None = None) -> str:
-    """The exact command that fetches ``ds`` (and names its registry file if needed)."""
+def get_command(ds: Dataset, selector: str | None = None, *, force: bool = False) -> str:
+    """The exact command that fetches ``ds`` (and names its registry file if needed);
+    ``force`` fetches it again over a damaged copy."""
     cmd = f"nqkit data get {ds.name}"
     if selector and _SHARD_SPEC.fullmatch(selector) and len(ds.files) > 1:
         cmd += f" --shards {selector}"
+    if force:
+        cmd += " --force"
     if ds.source != "built-in" and os.path.realpath(ds.source) not in {
             os.path.realpath(p) for p in env_registry_files()}:
         cmd += f" --registry {ds.source}"
@@ -242,8 +249,21 @@ def _stem(name: str) -> str:
 
 def local_paths(ds: Dataset, selector: str | None = None, home: Path | None = None
                 ) -> list[Path]:
-    """The local files of ``ds`` (or of a selection), or an InputError with the command."""
+    """The local files of ``ds`` (or of a selection), checked, or an InputError with the
+    command to run.
+
+    Every selected file under its final name is checked as ``nqkit data get`` checks it
+    (:func:`nqkit.datasets.integrity.check_present`): a size other than the published one
+    (a truncated file) is refused, and a file whose stamp changed since it was verified is
+    hashed again before it is used; a mismatch names the command that fetches it again.
+    """
+    from nqkit.datasets.integrity import check_present
+
     files, members = select(ds, selector, home)
+    directory = dataset_dir(ds, home)
+    record = read_record(directory)
+    for f in files:
+        check_present(ds, f, directory / f.name, record)
     state = on_disk(ds, files, home)
     if not state.complete:
         n, m = len(state.present), len(files)
