@@ -237,3 +237,39 @@ def test_library_verify_does_not_raise_for_damage(lab):
     assert [c.status for c in verify(ds, progress=False)] == ["differs", "ok"]
     with pytest.raises(InputError):  # a DownloadError is an InputError: one line, exit 2
         local_paths(ds)
+
+
+def test_downloads_never_write_through_a_link_out_of_the_data_home(home, tmp_path):
+    """A dataset directory that a symbolic link inside the data home sends elsewhere is
+    refused for downloads (nothing is written outside NQKIT_HOME); a home that is itself a
+    link is fine, and reads follow the user's links."""
+    data = b'{"question": "q", "answer": ["a"]}\n'
+    source = tmp_path / "small.jsonl"
+    source.write_bytes(data)
+    reg_file = tmp_path / "reg.json"
+    reg_file.write_text(json.dumps({"datasets": [{"name": "lab/small", "format": "nq-open",
+                                                  "files": [{"name": "small.jsonl",
+                                                             "url": source.as_uri(),
+                                                             "md5": md5(data),
+                                                             "size": len(data)}]}]}))
+    ds = load_registry([reg_file]).get("lab/small")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (home / "data").mkdir(parents=True)
+    (home / "data" / "lab").symlink_to(outside)
+    with pytest.raises(InputError) as e:
+        fetch(ds, progress=False)
+    assert str(e.value) == (
+        f"lab/small: the dataset's directory {home / 'data' / 'lab' / 'small'} leads to "
+        f"{outside / 'small'}, outside the data home {home / 'data'}, through a symbolic link"
+        " — remove the link; to keep the data on another disk, set NQKIT_HOME there")
+    assert list(outside.iterdir()) == []
+    (outside / "small").mkdir()
+    (outside / "small" / "small.jsonl").write_bytes(data)
+    assert local_paths(ds) == [home / "data" / "lab" / "small" / "small.jsonl"]
+    # the home itself a link: downloads go through it
+    (home / "data" / "lab").unlink()
+    linked = tmp_path / "linked-home"
+    linked.symlink_to(home)
+    (item,) = fetch(ds, home=linked / "data", progress=False)
+    assert item.path.read_bytes() == data and item.status == "fetched"

@@ -518,7 +518,7 @@ def fetch(ds: Dataset, files: Sequence[DataFile] | None = None, *,
     wanted = list(files) if files is not None else list(ds.files)
     for f in wanted:  # a bad --mirror is refused before any directory is created
         mirror_url(f.url, mirror)
-    directory = dataset_dir(ds, home)
+    directory = dataset_dir(ds, home, for_writing=True)
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as e:

@@ -68,16 +68,30 @@ def data_home() -> Path:
     return Path(base) / "nqkit" / "data"
 
 
-def dataset_dir(ds: Dataset, home: Path | None = None) -> Path:
+def dataset_dir(ds: Dataset, home: Path | None = None, *, for_writing: bool = False
+                ) -> Path:
     """The directory of a dataset's files (``nq/dev`` -> ``HOME/nq/dev``), never outside
     ``HOME`` (a name with a ``..`` part is refused when the registry is read; checked here
-    again, lexically, for a :class:`Dataset` made by hand)."""
+    again, lexically, for a :class:`Dataset` made by hand).
+
+    ``for_writing`` (downloads) also refuses a directory that resolves outside ``HOME``
+    through a symbolic link inside it: nothing is ever written outside the data home. A
+    link the user made is still followed for reading; the home itself may be a link (to
+    keep data on another disk, set ``NQKIT_HOME`` there).
+    """
     base = home if home is not None else data_home()
     out = base.joinpath(*ds.name.split("/"))
     inside, root = Path(os.path.normpath(out)), Path(os.path.normpath(base))
     if inside == root or not inside.is_relative_to(root):
         raise InputError(ds.name, f"the dataset's directory {out} is not inside {base}",
                          "give the dataset a name of the form group/name")
+    if for_writing:
+        real, real_root = Path(os.path.realpath(out)), Path(os.path.realpath(base))
+        if real == real_root or not real.is_relative_to(real_root):
+            raise InputError(ds.name, f"the dataset's directory {out} leads to {real}, "
+                             f"outside the data home {base}, through a symbolic link",
+                             "remove the link; to keep the data on another disk, set "
+                             "NQKIT_HOME there")
     return out
 
 
