@@ -179,12 +179,15 @@ def _remember(directory: Path, ds: Dataset, f: DataFile, entry: dict[str, Any],
 
 def check_present(ds: Dataset, f: DataFile, dest: Path,
                   record: dict[str, dict[str, Any]] | None = None, *,
-                  progress: bool | None = None) -> tuple[int, str | None, str] | None:
+                  progress: bool | None = None, digest: bool = True
+                  ) -> tuple[int, str | None, str] | None:
     """``(size, md5, sha256)`` of the file ``f`` under its final name ``dest``, checked
     (see the module's docstring for when its content is read), or ``None`` when there is
     no such file. ``record`` is the directory's download record (read when not given).
 
-    The md5 is ``None`` where none is published. Raises :class:`DownloadError` (one line,
+    The md5 is ``None`` where none is published. Without ``digest`` a file with nothing
+    to compare its content with (no md5 published, no sha256 recorded) is not read (its
+    sha256 is then ``""``): reading it would find nothing. Raises :class:`DownloadError` (one line,
     with the command that fetches the file again) when the file does not match.
     """
     try:
@@ -204,6 +207,8 @@ def check_present(ds: Dataset, f: DataFile, dest: Path,
     if entry.get("stamp") == now and isinstance(recorded, str) and (
             f.md5 is None or md5 == f.md5):
         return now[0], md5 if f.md5 is not None else None, recorded
+    if not digest and f.md5 is None and not isinstance(recorded, str):
+        return now[0], None, ""
     size, md5, sha = file_digests(dest, f.md5 is not None, progress=progress)
     problem = _size_problem(f, size) or _content_problem(f, entry, md5, sha)
     if problem:
