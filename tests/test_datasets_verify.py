@@ -273,3 +273,15 @@ def test_downloads_never_write_through_a_link_out_of_the_data_home(home, tmp_pat
     linked.symlink_to(home)
     (item,) = fetch(ds, home=linked / "data", progress=False)
     assert item.path.read_bytes() == data and item.status == "fetched"
+
+
+def test_a_directory_under_a_file_name_differs_and_is_refused(lab):
+    ds, *_ = lab
+    target = dataset_dir(ds) / "nq-dev-01.jsonl.gz"
+    target.unlink()
+    target.mkdir()
+    rows = verify(ds, progress=False)
+    assert [(c.status, c.problem) for c in rows] == [("ok", ""),
+                                                     ("differs", "not a regular file")]
+    with pytest.raises(DownloadError, match="is not a regular file"):
+        local_paths(ds)

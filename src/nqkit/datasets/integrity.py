@@ -209,7 +209,11 @@ def check_present(ds: Dataset, f: DataFile, dest: Path,
         return now[0], md5 if f.md5 is not None else None, recorded
     if not digest and f.md5 is None and not isinstance(recorded, str):
         return now[0], None, ""
-    size, md5, sha = file_digests(dest, f.md5 is not None, progress=progress)
+    try:
+        size, md5, sha = file_digests(dest, f.md5 is not None, progress=progress)
+    except OSError as e:
+        raise DownloadError(dest, f"cannot be read ({e.strerror})",
+                            "check its permissions") from None
     problem = _size_problem(f, size) or _content_problem(f, entry, md5, sha)
     if problem:
         raise DownloadError(dest, problem, fix)
@@ -273,11 +277,16 @@ def verify(ds: Dataset, files: Sequence[DataFile] | None = None, *, home: Path |
             item = Checked(ds, f, dest, "missing" if entry else "not downloaded", "-",
                            None, None, None, "recorded, but not on disk" if entry else problem)
         else:
-            problem = _size_problem(f, now[0])
+            problem = ("not a regular file" if not dest.is_file() else
+                       _size_problem(f, now[0]))
             if problem:  # unread: the size tells
                 item = Checked(ds, f, dest, "differs", "size", now[0], None, None, problem)
             else:
-                size, md5, sha = file_digests(dest, f.md5 is not None, progress=progress)
+                try:
+                    size, md5, sha = file_digests(dest, f.md5 is not None, progress=progress)
+                except OSError as e:
+                    raise DownloadError(dest, f"cannot be read ({e.strerror})",
+                                        "check its permissions") from None
                 problem = _size_problem(f, size) or _content_problem(f, entry, md5, sha)
                 item = Checked(ds, f, dest, "differs" if problem else "ok", against, size,
                                md5, sha, problem)
