@@ -285,3 +285,21 @@ def test_a_directory_under_a_file_name_differs_and_is_refused(lab):
                                                      ("differs", "not a regular file")]
     with pytest.raises(DownloadError, match="is not a regular file"):
         local_paths(ds)
+
+
+def test_list_and_info_show_a_truncated_file_as_damaged(lab, home, capsys, monkeypatch):
+    from nqkit.cli import main
+
+    ds, reg_file, *_ = lab
+    monkeypatch.setenv("NQKIT_REGISTRY", str(reg_file))
+    os.truncate(dataset_dir(ds) / "nq-dev-01.jsonl.gz", 1000)
+    assert main(["data", "list", "--format", "json"]) == 0
+    (item,) = [i for i in json.loads(capsys.readouterr().out) if i["name"] == "lab/nq-dev"]
+    assert item["on_disk"]["files"] == 1 and item["on_disk"]["damaged"] == [
+        "nq-dev-01.jsonl.gz"]
+    assert main(["data", "list"]) == 0
+    (row,) = [r for r in capsys.readouterr().out.splitlines() if r.startswith("lab/nq-dev")]
+    assert row.endswith("1/2, 1 damaged")
+    assert main(["data", "info", "lab/nq-dev"]) == 0
+    assert ("      on disk but incomplete or damaged (1,000 bytes): fetch it again with "
+            "`nqkit data get lab/nq-dev --shards 1 --force`") in capsys.readouterr().out

@@ -23,7 +23,8 @@ def _registry(args: argparse.Namespace) -> Any:
 
 def _disk_label(state: Any) -> str:
     n, m = len(state.present), len(state.files)
-    return "yes" if n == m else "no" if n == 0 else f"{n}/{m}"
+    label = "yes" if n == m else "no" if n == 0 else f"{n}/{m}"
+    return f"{label}, {len(state.damaged)} damaged" if state.damaged else label
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -44,7 +45,8 @@ def run_list(args: argparse.Namespace) -> int:
                      _disk_label(state)])
         items.append({**ds.to_json(), "total_size": size, "checksums": ds.checksums,
                       "on_disk": {"files": len(state.present), "of": len(state.files),
-                                  "directory": str(dataset_dir(ds))}})
+                                  "directory": str(dataset_dir(ds)),
+                                  "damaged": [f.name for f in state.damaged]}})
     if args.format == "json":
         print(orjson.dumps(items, option=orjson.OPT_INDENT_2).decode())
         return 0
@@ -64,6 +66,7 @@ def run_info(args: argparse.Namespace) -> int:
     import orjson
 
     from nqkit.datasets.download import human_bytes
+    from nqkit.datasets.integrity import refetch_command
     from nqkit.datasets.local import dataset_dir, get_command, on_disk, read_record
     from nqkit.datasets.registry import FORMATS
 
@@ -76,6 +79,7 @@ def run_info(args: argparse.Namespace) -> int:
         doc = ds.to_json()
         doc["directory"] = str(directory)
         doc["on_disk"] = [p.name for p in state.present]
+        doc["damaged"] = [p.name for p in state.damaged]
         doc["paths"] = [str(p) for p in state.paths]
         doc["recorded"] = {f.name: record[f.name] for f in ds.files if f.name in record}
         print(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
@@ -109,6 +113,10 @@ def run_info(args: argparse.Namespace) -> int:
         if f in state.present and entry and entry.get("sha256"):
             lines.append(f"      on disk, sha256 {entry['sha256']} (verified: "
                          f"{entry.get('verified', '?')})")
+        elif f in state.damaged:
+            have = (directory / f.name).stat().st_size
+            lines.append(f"      on disk but incomplete or damaged ({have:,} bytes): fetch it "
+                         f"again with `{refetch_command(ds, f)}`")
     if state.complete:
         lines.append(f"  on disk:   yes, under {directory}")
     else:

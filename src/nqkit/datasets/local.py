@@ -165,6 +165,7 @@ class OnDisk:
     files: tuple[DataFile, ...]  # the files asked about
     present: tuple[DataFile, ...]  # of those, the ones verified and under their final name
     paths: tuple[Path, ...]  # what readers open: the files, or an archive's extracted members
+    damaged: tuple[DataFile, ...] = ()  # under their final name, of another size than published
 
     @property
     def complete(self) -> bool:
@@ -191,6 +192,7 @@ def on_disk(ds: Dataset, files: Sequence[DataFile] | None = None,
     record = read_record(directory) if ds.archive else {}
     present: list[DataFile] = []
     paths: list[Path] = []
+    damaged: list[DataFile] = []
     for f in wanted:
         p = directory / f.name
         try:
@@ -198,6 +200,7 @@ def on_disk(ds: Dataset, files: Sequence[DataFile] | None = None,
         except OSError:
             continue
         if f.size is not None and size != f.size:
+            damaged.append(f)
             continue
         if ds.archive:
             members = _members(directory, record, f)
@@ -207,7 +210,7 @@ def on_disk(ds: Dataset, files: Sequence[DataFile] | None = None,
         else:
             paths.append(p)
         present.append(f)
-    return OnDisk(ds, wanted, tuple(present), tuple(paths))
+    return OnDisk(ds, wanted, tuple(present), tuple(paths), tuple(damaged))
 
 
 def get_command(ds: Dataset, selector: str | None = None, *, force: bool = False) -> str:
