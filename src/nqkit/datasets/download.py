@@ -18,6 +18,10 @@ For each file of a dataset (several at once, in a bounded thread pool):
 5. A zip archive is extracted after it is verified, each member written to a temporary
    name and renamed, so an extracted file is also complete or absent.
 
+A file already under its final name is not fetched again: it is checked as every read by
+name checks it (:func:`nqkit.datasets.integrity.check_present`: re-hashed when its stamp
+changed since it was verified), and ``force`` fetches it again over a damaged copy.
+
 Before anything is fetched the free disk space is checked against the bytes still to
 come; a per-file lock keeps two processes from writing the same ``.part``. Errors are one
 line (:class:`DownloadError`, an :class:`~nqkit.errors.InputError`): no connection, HTTP
