@@ -303,3 +303,12 @@ def test_list_and_info_show_a_truncated_file_as_damaged(lab, home, capsys, monke
     assert main(["data", "info", "lab/nq-dev"]) == 0
     assert ("      on disk but incomplete or damaged (1,000 bytes): fetch it again with "
             "`nqkit data get lab/nq-dev --shards 1 --force`") in capsys.readouterr().out
+
+
+def test_verify_shows_a_progress_bar_on_stderr_when_asked(lab, capsys):
+    ds, *_ = lab
+    assert [c.status for c in verify(ds, progress=True)] == ["ok", "ok"]
+    err = capsys.readouterr().err
+    assert "checking nq-dev-00.jsonl.gz" in err and "checking nq-dev-01.jsonl.gz" in err
+    verify(ds, progress=False)
+    assert capsys.readouterr().err == ""

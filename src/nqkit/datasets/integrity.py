@@ -113,11 +113,11 @@ def stamp(path: Path) -> list[int]:
 def _bar(name: str, total: int, progress: bool | None) -> Any:
     from tqdm.auto import tqdm
 
-    enabled = total >= BAR_FROM if progress is None else progress
+    # by default on a terminal only (disable=None), and only for files worth waiting on
+    disable = (None if total >= BAR_FROM else True) if progress is None else not progress
     return tqdm(total=total, desc=f"checking {name}", unit="B", unit_scale=True,
                 unit_divisor=1000, file=sys.stderr, leave=False, dynamic_ncols=True,
-                # on a terminal only (disable=None), and only for files worth waiting on
-                disable=None if enabled else True, mininterval=0.2)
+                disable=disable, mininterval=0.2)
 
 
 def file_digests(path: Path, md5: bool, *, progress: bool | None = None
