@@ -25,9 +25,18 @@ process's transfer entirely at the drop (``retries=0``: a one-line error, the ``
 kept) and runs again: the second run fetches only the rest. Every result is checked
 byte-identical (md5) to the served file.
 
+A dataset already on disk (``--present``, also run after the above): what a second
+``nqkit data get`` and a read by registry name (``local_paths``) cost when the files'
+stamps are unchanged (no byte read), when every stamp changed (``touch``: each file is
+hashed again, md5 + sha256, and the new stamp recorded), and what ``nqkit data verify``
+costs (always reads), beside reading the files (``cat > /dev/null``) and hashing them
+one after the other with hashlib (``md5sum`` then ``sha256sum``), on the tiled shards
+and on the largest real sample of ../shared (SQuAD dev, 4.9 MB). The files are in the
+page cache: this is the CPU cost of checking, the disk's speed aside.
+
 Usage (from the repository root):
 
-    python benchmarks/bench_download.py [--shards 5] [--shard-mb 40] [--repeat 3]
+    python benchmarks/bench_download.py [--shards 5] [--shard-mb 40] [--repeat 3] [--present]
 """
 
 from __future__ import annotations
@@ -49,6 +58,8 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from nqkit.datasets.download import DownloadError, fetch  # noqa: E402
+from nqkit.datasets.integrity import verify  # noqa: E402
+from nqkit.datasets.local import dataset_dir, local_paths  # noqa: E402
 from nqkit.datasets.registry import DataFile, Dataset  # noqa: E402
 
 from http_mirror import Fault, MirrorServer  # noqa: E402
@@ -93,11 +104,81 @@ def timed_cpu(fn: Callable[[], object]) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
+def present_costs(label: str, ds: Dataset, home: Path, repeat: int) -> None:
+    """Checking a dataset already on disk, side by side (see the module docstring)."""
+    paths = [dataset_dir(ds, home) / f.name for f in ds.files]
+    total = sum(p.stat().st_size for p in paths)
+
+    def touch() -> None:
+        for p in paths:
+            st = p.stat()
+            os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns + 1000))
+
+    def read_only() -> None:
+        for p in paths:
+            with open(p, "rb") as f:
+                while f.read(1 << 20):
+                    pass
+
+    def hash_both() -> None:
+        for p in paths:
+            for h in (hashlib.md5(), hashlib.sha256()):
+                with open(p, "rb") as f:
+                    while block := f.read(1 << 20):
+                        h.update(block)
+
+    def get_present() -> None:
+        assert all(g.status == "present" for g in fetch(ds, home=home, progress=False))
+
+    def verify_all() -> None:
+        assert all(c.status == "ok" for c in verify(ds, home=home, progress=False))
+
+    # (setup not timed, the timed run)
+    runs: dict[str, tuple[Callable[[], object], Callable[[], object]]] = {
+        "read the files (cat > /dev/null)": (lambda: None, read_only),
+        "md5 then sha256 of each file (hashlib)": (lambda: None, hash_both),
+        "data get, present, stamps unchanged": (lambda: None, get_present),
+        "read by name (local_paths), stamps unchanged": (lambda: None,
+                                                         lambda: local_paths(ds, home=home)),
+        "data get, present, every stamp changed": (touch, get_present),
+        "read by name (local_paths), every stamp changed": (
+            touch, lambda: local_paths(ds, home=home)),
+        "data verify (always reads)": (lambda: None, verify_all),
+    }
+    get_present()  # the record holds the current stamps
+    times: dict[str, list[float]] = {k: [] for k in runs}
+    for _ in range(repeat):
+        for name, (setup, fn) in runs.items():
+            setup()
+            times[name].append(timed(fn))
+    ref = statistics.median(times["md5 then sha256 of each file (hashlib)"])
+    print(f"\n{label}: {len(paths)} file(s), {total / 1e6:.1f} MB, already on disk "
+          f"(median of {repeat})")
+    print("| check | median s | MB/s | vs md5 then sha256 |\n|---|---:|---:|---:|")
+    for name, ts in times.items():
+        m = statistics.median(ts)
+        rate = f"{total / 1e6 / m:.0f}" if m > 0 else "-"
+        print(f"| {name} | {m:.4f} | {rate} | {m / ref:.3f}x |")
+
+
+def squad_costs(work: Path, repeat: int) -> None:
+    """The largest real sample of ../shared (SQuAD dev), fetched from a file:// URL."""
+    src = SHARED / "data" / "squad" / "dev-v1.1.json"
+    data = src.read_bytes()
+    ds = Dataset(name="bench/squad-dev", title="SQuAD dev", format="squad", files=(
+        DataFile(src.name, src.as_uri(), hashlib.md5(data).hexdigest(), len(data)),))
+    home = work / "home-squad"
+    fetch(ds, home=home, progress=False)
+    present_costs("SQuAD dev 1.1 (the largest real sample)", ds, home, max(repeat, 5))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shards", type=int, default=5)
     ap.add_argument("--shard-mb", type=float, default=40.0)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--present", action="store_true",
+                    help="only the costs of checking a dataset already on disk")
     args = ap.parse_args()
 
     shards = build_shards(args.shards, args.shard_mb)
@@ -139,6 +220,11 @@ def main() -> int:
                     assert h.hexdigest() == hashlib.sha256(shards[name]).hexdigest()
                 return None
 
+            if args.present:
+                nqkit_run(1)()
+                present_costs("tiled NQ dev shards", ds, work / "home-1", args.repeat)
+                squad_costs(work, args.repeat)
+                return 0
             runs: dict[str, Callable[[], object]] = {
                 "urllib -> /dev/null": lambda: plain_download(urls, None),
                 "urllib -> file (no checks)": to_file,
@@ -205,6 +291,8 @@ def main() -> int:
                   f"{len(server.log)} | {again.received:,} (kept {again.resumed_from:,}) | "
                   f"{again.received / first.size:.2f}x |")
             print(f"\nfirst run's error: nqkit: error: {message}")
+            present_costs("tiled NQ dev shards", ds, work / "home-1", args.repeat)
+            squad_costs(work, args.repeat)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -100,9 +100,16 @@ def test_output_over_input_is_refused(tmp_path, capsys):
 
 
 def test_duplicate_examples_are_an_error(tmp_path, capsys):
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(TOY_PATH.read_bytes())
+    assert main(["baseline", "first_paragraph", "--input", str(TOY_PATH), str(copy),
+                 "-o", str(tmp_path / "d.json")]) == 2
+    assert (f"{copy}: example_id 101 occurs twice in the input (first in {TOY_PATH})"
+            in capsys.readouterr().err)
+    # the same file given twice is named as such, before any example is read
     assert main(["baseline", "first_paragraph", "--input", str(TOY_PATH), str(TOY_PATH),
                  "-o", str(tmp_path / "d.json")]) == 2
-    assert (f"{TOY_PATH}: example_id 101 occurs twice in the input (first in {TOY_PATH})"
+    assert (f"{TOY_PATH}: the input file is given twice: it would be read and counted twice"
             in capsys.readouterr().err)
 
 

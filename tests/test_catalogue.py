@@ -161,7 +161,14 @@ class Tree:
     content: Callable[[Corpus], dict[str, bytes]]
 
 
-Content = Callable[[Corpus], bytes] | str | Fifo | Tree
+@dataclass(frozen=True)
+class Link:
+    """A symbolic link to ``target`` ("{d}" stands for the case directory; it may dangle)."""
+
+    target: str
+
+
+Content = Callable[[Corpus], bytes] | str | Fifo | Tree | Link
 
 
 @dataclass
@@ -1229,7 +1236,7 @@ def _substituted(data: bytes) -> bytes:
     return data[:text_start] + bait + data[text_start + len(bait):]
 
 
-def _tampering_cases() -> list[Case]:
+def _index_tamper_cases() -> list[Case]:
     """Indexes altered after their build, sizes kept: every one must be refused in one line
     naming the changed file (or params.json), with no result written."""
     rt = ["retrieve", "--cluster", "none", "--index", "{d}/ix", "--questions",
@@ -1520,13 +1527,207 @@ def _data_stats_cases() -> list[Case]:
     return cases
 
 
+# --------------------------------------------------------------------------- downloads
+# tampered after download; hostile names and outputs
+
+def _lab_record(name: str, stamp: str) -> Callable[[Corpus], bytes]:
+    """``.nqkit-downloads.json`` of a lab dataset recording ``name`` as downloaded intact
+    (its real sha256), with a stamp of another state than the file's (``stale``: the file
+    was written since) or none (``none``: a record made before stamps were); the other
+    files of the dataset have no record (they are checked against the registry, unwritten)."""
+    def f(c: Corpus) -> bytes:
+        data = _lab_files(c)[name]
+        entry: dict[str, Any] = {"url": f"{LAB_URL}/{name}", "size": len(data),
+                                 "md5": hashlib.md5(data).hexdigest(),
+                                 "sha256": hashlib.sha256(data).hexdigest(),
+                                 "verified": "md5+size"}
+        if stamp == "stale":
+            entry["stamp"] = [len(data), 0, 0]
+        return js({"dataset": LAB_DATASETS[name][0], "files": {name: entry}})
+    return f
+
+
+def _download_tamper_cases() -> list[Case]:
+    """Every file of a downloaded lab dataset damaged on disk after download: a byte
+    flipped in place (same size; the registry's md5 and the recorded sha256 tell), with
+    the record's stamp stale or absent, and with no md5 published (the recorded sha256
+    alone tells); or truncated (the size tells, unread). `data get`, `data verify` and a
+    command reading the dataset by name each give one line naming the file."""
+    cases: list[Case] = []
+    preds: Content = lambda c: jl(*({"question": r["question"],  # noqa: E731
+                                     "prediction": r["answer"][0]} for r in c.nq_open))
+    readers = {
+        "lab/qa": [("data-export", ["data", "export", "lab/qa", *REG, "-o", "{d}/out.jsonl"],
+                    {}, ("out.jsonl",)),
+                   ("baseline-open-nearest", ["baseline", "nearest-question", "--memory",
+                                              "lab/qa", "--questions", "{d}/q.jsonl",
+                                              "-o", "{d}/out.jsonl"],
+                    {"q.jsonl": lambda c: jl(*c.nq_open)}, ("out.jsonl",))],
+        "lab/open": [("data-export", ["data", "export", "lab/open", *REG, "-o",
+                                      "{d}/out.parquet"], {}, ("out.parquet",)),
+                     ("eval-nq-open", ["eval", "nq-open", "--gold", "lab/open",
+                                       "--predictions", "{d}/preds.jsonl"],
+                      {"preds.jsonl": preds}, ())],
+    }
+    for name, (ds, _) in LAB_DATASETS.items():
+        siblings = [n for n in LAB_DATASETS if LAB_DATASETS[n][0] == ds]
+        record = f"home/data/{ds}/.nqkit-downloads.json"
+        changed = f"{name}: the file changed on disk after it was downloaded"
+        damages: dict[str, tuple[dict[str, Content], str]] = {
+            "flipped": ({"lab.tsv": _lab_registry(), **_lab_home(*siblings),
+                         **_lab_home(name, damage=_flip(7)),
+                         record: _lab_record(name, "stale")}, changed),
+            "flipped-record-without-stamp": (
+                {"lab.tsv": _lab_registry(), **_lab_home(*siblings),
+                 **_lab_home(name, damage=_flip(7)), record: _lab_record(name, "none")},
+                changed),
+            "flipped-no-md5-published": (
+                {"lab.tsv": _lab_registry(checked=False), **_lab_home(*siblings),
+                 **_lab_home(name, damage=_flip(7)), record: _lab_record(name, "stale")},
+                changed),
+            "truncated": ({"lab.tsv": _lab_registry(), **_lab_home(*siblings),
+                           **_lab_home(name, damage=lambda b: b[:-5]),
+                           record: _lab_record(name, "stale")},
+                          f"{name}: the file on disk is incomplete or damaged"),
+            "truncated-never-recorded": (
+                {"lab.tsv": _lab_registry(), **_lab_home(*siblings),
+                 **_lab_home(name, damage=lambda b: b[:len(b) // 2])},
+                f"{name}: the file on disk is incomplete or damaged"),
+        }
+        for damage, (files, names) in damages.items():
+            if damage == "truncated-never-recorded" or "no-md5" in damage:
+                runs = [("data-get", ["data", "get", ds, *REG], {}, ())]
+            else:
+                runs = [("data-get", ["data", "get", ds, *REG], {}, ()),
+                        ("data-verify", ["data", "verify", ds, *REG], {}, ()),
+                        ("data-verify-all", ["data", "verify", *REG], {}, ()),
+                        *readers[ds]]
+            if "no-md5" in damage or damage == "truncated-never-recorded":
+                runs.append(readers[ds][0])
+            for cmd, argv, extra, outputs in runs:
+                # commands outside `nqkit data` read the registry from NQKIT_REGISTRY
+                env = DATA_ENV if cmd.startswith("data-") else {
+                    **DATA_ENV, "NQKIT_REGISTRY": "{d}/lab.tsv"}
+                cases.append(Case(f"{cmd.removesuffix('-all')}/tampered-{name}-{damage}"
+                                  + ("-all" if cmd.endswith("-all") else ""), argv,
+                                  {**files, **extra}, outputs, names=names, env=env))
+    return cases
+
+
+def _hostile_name_cases() -> list[Case]:
+    """Registry names that would reach outside the data home, and outputs that are links.
+
+    Names with ``..``, ``.`` or absolute parts are refused when the registry is read, the
+    entry named; a data home holding a link that leads a dataset's directory elsewhere is
+    refused before anything is written; an output given as a link to a missing directory
+    is refused (see test_hostile_output_link_is_written_through for a link that works).
+    """
+    head = "dataset\tfile\turl\tmd5\tsize"
+
+    def tsv(name: str) -> Callable[[Corpus], bytes]:
+        return lambda c: (f"{head}\n{name}\tq.tsv\t{LAB_URL}/q.tsv\t\t\n").encode()
+
+    def json_reg(name: str) -> Callable[[Corpus], bytes]:
+        return lambda c: js({"datasets": [{"name": name, "format": "dpr-qa", "files": [
+            {"name": "q.tsv", "url": f"{LAB_URL}/q.tsv"}]}]})
+
+    bad_names = {"dotdot": "lab/../../../../escape", "dotdot-inner": "lab/x/../../y",
+                 "dot-part": "lab/./qa", "absolute": "/tmp/lab/qa",
+                 "leading-dotdot": "../lab/qa", "backslash-dotdot": "lab\\..\\..\\x",
+                 "trailing-slash": "lab/qa/", "double-slash": "lab//qa"}
+    cases: list[Case] = []
+    for k, name in bad_names.items():
+        for kind, reg in (("tsv", tsv(name)), ("json", json_reg(name))):
+            for cmd, argv in (("data-list", ["data", "list", *REG]),
+                              ("data-get", ["data", "get", "lab/qa", *REG, "--mirror",
+                                            "{d}/mirror"])):
+                cases.append(Case(f"{cmd}/hostile-name-{k}-{kind}", argv,
+                                  {"lab.tsv": reg, "mirror": DIR}, names="lab.tsv",
+                                  env=DATA_ENV))
+    # a link inside the data home that leads a dataset's directory out of it
+    out_link = {"lab.tsv": _lab_registry(), **_lab_mirror(), "outside": DIR,
+                "home/data/lab": Link("{d}/outside")}
+    cases.append(Case("data-get/hostile-link-in-home-leads-out",
+                      ["data", "get", "lab/qa", *REG, "--mirror", "{d}/mirror"], out_link,
+                      names="lab/qa: the dataset's directory", env=DATA_ENV))
+    cases.append(Case("data-get/hostile-link-in-home-dataset-dir-leads-out",
+                      ["data", "get", "lab/open", *REG, "--mirror", "{d}/mirror"],
+                      {"lab.tsv": _lab_registry(), **_lab_mirror(), "outside": DIR,
+                       "home/data/lab/open": Link("{d}/outside")},
+                      names="lab/open: the dataset's directory", env=DATA_ENV))
+    # an output that is a link into a directory that does not exist
+    on_disk = {"lab.tsv": _lab_registry(), **_lab_home("nq-dev.qa.tsv")}
+    for cmd, argv, files in [
+        ("data-export", ["data", "export", "lab/qa", *REG, "-o", "{d}/out.jsonl"], on_disk),
+        ("eval-nq-open", ["eval", "nq-open", "--gold", "{d}/refs.jsonl", "--predictions",
+                          "{d}/preds.jsonl", "--per-item", "{d}/out.jsonl"],
+         {"refs.jsonl": lambda c: jl(*c.nq_open), "preds.jsonl": lambda c: jl(
+             *({"question": r["question"], "prediction": r["answer"][0]}
+               for r in c.nq_open))}),
+        ("simplify", ["simplify", "{d}/in.jsonl", "-o", "{d}/out.jsonl", "-j", "1"],
+         {"in.jsonl": lambda c: jl(c.nq)}),
+    ]:
+        cases.append(Case(f"{cmd}/output-link-into-missing-dir", argv,
+                          {**files, "out.jsonl": Link("{d}/nodir/out.jsonl")},
+                          ("nodir",), names="out.jsonl", env=DATA_ENV))
+    return cases
+
+
+def _given_twice_cases() -> list[Case]:
+    """One file given twice to a command that reads several: refused, the file named,
+    instead of read and counted twice (the shared reader, io.expand_paths, checks it)."""
+    nq: Content = lambda c: jl(c.nq)  # noqa: E731
+    preds: Content = lambda c: js({"predictions": [nq_prediction(c.nq["example_id"])]})  # noqa: E731
+    return [
+        Case("data-stats/file-given-twice", ["data", "stats", "{d}/in.jsonl",
+                                             "{d}/in.jsonl"], {"in.jsonl": nq},
+             names="in.jsonl: the NQ file is given twice"),
+        Case("data-stats/file-and-link-to-it", ["data", "stats", "{d}/in.jsonl",
+                                                "{d}/link.jsonl"],
+             {"in.jsonl": nq, "link.jsonl": Link("in.jsonl")}, names="given twice"),
+        Case("data-stats/glob-overlapping-a-file", ["data", "stats", "{d}/*.jsonl",
+                                                    "{d}/in.jsonl"], {"in.jsonl": nq},
+             names="in.jsonl: the NQ file is given twice"),
+        Case("eval-nq/gold-given-twice", ["eval", "nq", "--gold", "{d}/in.jsonl",
+                                          "{d}/in.jsonl", "--predictions", "{d}/preds.json",
+                                          "--no-gold-cache"],
+             {"in.jsonl": nq, "preds.json": preds}, names="in.jsonl: the gold file is given"),
+        Case("data-stats/registry-name-and-its-file",
+             ["data", "stats", "lab/nq", "{d}/home/data/lab/nq/nq.jsonl"],
+             {"lab.tsv": lambda c: ("dataset\tfile\turl\tmd5\tsize\tformat\nlab/nq\t"
+                                    f"nq.jsonl\t{LAB_URL}/nq.jsonl\t\t\tnq\n").encode(),
+              "home/data/lab/nq/nq.jsonl": nq}, names="nq.jsonl: the NQ file is given twice",
+             env={**DATA_ENV, "NQKIT_REGISTRY": "{d}/lab.tsv"}),
+    ]
+
+
+def test_hostile_output_link_is_written_through(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """`-o LINK` writes the file the link points to and keeps the link (as `open(LINK,
+    "w")` would); the user's link is never replaced by a regular file."""
+    case = Case("data-export/output-is-a-link", ["data", "export", "lab/qa", *REG, "-o",
+                                                 "{d}/out.jsonl"],
+                {"lab.tsv": _lab_registry(), **_lab_home("nq-dev.qa.tsv"),
+                 "real": DIR, "out.jsonl": Link("{d}/real/target.jsonl")},
+                env=DATA_ENV, expect=0)
+    code, err, _ = run_case(case, tmp_path, monkeypatch)
+    assert code == 0, err
+    d = tmp_path / "case"
+    assert (d / "out.jsonl").is_symlink()
+    assert os.readlink(d / "out.jsonl") == str(d / "real" / "target.jsonl")
+    lines = (d / "real" / "target.jsonl").read_bytes().splitlines()
+    assert len(lines) == 20 and all(json.loads(line)["question"] for line in lines)
+
+
+
 CASES: list[Case] = [*_nq_cases(), *_compare_cases(), *_simplified_cases(), *_prediction_cases(),
                      *_nq_open_cases(), *_ambig_cases(), *_retrieval_cases(),
                      *_baseline_open_cases(), *_squad_cases(), *_reqa_run_cases(),
                      *_argument_cases(), *_fifo_cases(), *_index_cases(),
                      *_retrieve_cases(), *_registry_cases(), *_data_cases(),
                      *_data_stats_cases(),
-                     *_tampering_cases()]
+                     *_index_tamper_cases(),
+                     *_download_tamper_cases(), *_hostile_name_cases(), *_given_twice_cases()]
 assert len({c.id for c in CASES}) == len(CASES), "duplicate case ids"
 assert {c.id for c in CASES} >= FIXED_ELSEWHERE, FIXED_ELSEWHERE - {c.id for c in CASES}
 
@@ -1597,9 +1798,19 @@ CONTROLS: list[Case] = [
          {"ix": _index_tree(), "q.qa.tsv": _questions_tsv}, expect=0),
     Case("retrieve-eval-only", [*_retrieve_cases()[0].argv[:-2], "--eval"],
          {"ix": _index_tree(), "q.qa.tsv": _questions_tsv}, expect=0),
-    Case("retrieve-tampered", _tampering_cases()[0].argv,
+    Case("retrieve-tampered", _index_tamper_cases()[0].argv,
          {"ix": _index_tree(), "q.qa.tsv": _questions_tsv}, expect=0),
     Case("index-verify", ["index", "verify", "{d}/ix"], {"ix": _index_tree()}, expect=0),
+    # the tampering rows' base: intact files whose recorded stamp is stale are re-hashed
+    *[Case(f"{cmd}-stale-stamp-intact", argv, {
+        "lab.tsv": _lab_registry(), **_lab_home("open-0.jsonl", "open-1.jsonl"),
+        "home/data/lab/open/.nqkit-downloads.json": _lab_record("open-1.jsonl", "stale"),
+        "preds.jsonl": lambda c: jl(*({"question": r["question"],
+                                       "prediction": r["answer"][0]} for r in c.nq_open))},
+        env={**DATA_ENV, "NQKIT_REGISTRY": "{d}/lab.tsv"}, expect=0) for cmd, argv in [
+        ("data-get", ["data", "get", "lab/open"]), ("data-verify", ["data", "verify"]),
+        ("eval-nq-open", ["eval", "nq-open", "--gold", "lab/open", "--predictions",
+                          "{d}/preds.jsonl"])]],
 ]
 
 
@@ -1619,6 +1830,8 @@ def _materialize(case: Case, d: Path) -> None:
             os.symlink(path.name, path.with_name(path.name + ".loop"))
         elif isinstance(content, Fifo):
             os.mkfifo(path)
+        elif isinstance(content, Link):
+            os.symlink(content.target.replace("{d}", str(d)), path)
         elif isinstance(content, Tree):
             for rel, data in content.content(c).items():
                 (path / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -1796,5 +2009,6 @@ def test_every_command_has_rows() -> None:
               "baseline-open-ambigqa-answers", "baseline-open-ambigqa-questions", "predict",
               "human-bounds", "reqa-build-squad", "reqa-build-nq", "reqa-run", "browse",
               "data-list", "data-info", "data-get", "data-path", "data-export", "data-stats",
+              "data-verify",
               "index-build", "index-verify", "retrieve"}
     assert needed <= names, needed - names

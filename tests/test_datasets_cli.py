@@ -80,7 +80,7 @@ def test_list_info_and_path_in_process(home, capsys):
     assert by_name["nq/dev"]["checksums"] == "all"
     assert by_name["nq-open/dev"]["checksums"] == "none"
     assert by_name["nq/train"]["on_disk"] == {"files": 0, "of": 50, "directory": str(
-        home / "data" / "nq" / "train")}
+        home / "data" / "nq" / "train"), "damaged": []}
     assert main(["data", "list"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].split() == ["name", "what", "files", "size", "licence", "on", "disk"]

@@ -182,3 +182,31 @@ def test_parquet_to_stdout_is_refused(tmp_path):
     src = shared_file("data", "nq-open", "NQ-open.dev.jsonl")
     with pytest.raises(InputError, match="Parquet cannot be streamed to standard output"):
         export_dataset(dataset("nq-open", [src.name]), [src], "-", "parquet")
+
+
+@pytest.mark.parametrize("fmt, name", [("nq", "nq-dev-sample10.jsonl.gz"),
+                                       ("nq-simplified", "simplified-nq-dev-sample10.jsonl")])
+def test_nq_ids_go_to_parquet_as_strings_like_the_hf_dataset(tmp_path, fmt, name):
+    """NQ's annotation ids are unsigned 64-bit (many beyond 2**63) and its example ids
+    signed: no integer column holds them ("Python int too large to convert to C long"
+    before). Parquet gets strings, as the HF natural_questions dataset has; JSON lines
+    keep the source's numbers."""
+    pq = require("pyarrow.parquet")
+    src = shared_file("data", "nq", name)
+    raw = gzip.decompress(src.read_bytes()) if name.endswith(".gz") else src.read_bytes()
+    source = [json.loads(line) for line in raw.splitlines()]
+    assert any(a["annotation_id"] >= 2**63 for e in source for a in e["annotations"])
+    assert any(e["example_id"] < 0 for e in source)
+    ds = dataset(fmt, [name])
+    assert export_dataset(ds, [src], tmp_path / "nq.parquet", "parquet") == 10
+    table = pq.read_table(tmp_path / "nq.parquet")
+    assert str(table.schema.field("example_id").type) == "string"
+    expected = [{**e, "example_id": str(e["example_id"]), "annotations": [
+        {**a, "annotation_id": str(a["annotation_id"])} for a in e["annotations"]]}
+        for e in source]
+    got = strip_nulls(table.to_pylist())
+    assert [g["example_id"] for g in got] == [e["example_id"] for e in expected]
+    assert [g["annotations"] for g in got] == strip_nulls([e["annotations"] for e in expected])
+    assert got == strip_nulls(expected)
+    assert export_dataset(ds, [src], tmp_path / "nq.jsonl", "jsonl") == 10
+    assert read_jsonl(tmp_path / "nq.jsonl") == source

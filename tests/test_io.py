@@ -309,3 +309,29 @@ def test_an_output_directory_the_system_refuses_is_one_line(argv, capsys):
     assert err[-1].startswith("nqkit: error: /proc/nqkit-x") and "cannot create" in err[-1]
     assert len([line for line in err if "error" in line]) == 1
     assert not os.path.exists("/proc/nqkit-x")
+
+
+def test_a_file_given_twice_is_refused_naming_it(tmp_path):
+    """Read twice, a file is counted twice (`data stats`) or its examples clash (`eval`):
+    the same path, overlapping globs and a link to a given file are one file."""
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text("{}\n")
+    b.write_text("{}\n")
+    (tmp_path / "link.jsonl").symlink_to(a)
+    with pytest.raises(InputError) as e:
+        expand_paths([str(a), str(b), str(a)], what="NQ")
+    assert str(e.value) == (f"{a}: the NQ file is given twice: it would be read and counted "
+                            "twice — give each file once")
+    with pytest.raises(InputError) as e:  # the glob matches a.jsonl and the link to it
+        expand_paths([str(tmp_path / "*.jsonl")])
+    assert str(e.value).startswith(f"{tmp_path / 'link.jsonl'}: the input file is given "
+                                   f"twice (twice in {tmp_path / '*.jsonl'})")
+    with pytest.raises(InputError) as e:
+        expand_paths([str(tmp_path / "[ab].jsonl"), str(b)])
+    assert str(e.value).startswith(f"{b}: the input file is given twice (as "
+                                   f"{tmp_path / '[ab].jsonl'} and {b})")
+    with pytest.raises(InputError, match=r"given twice \(as .*a.jsonl and .*link.jsonl\)"):
+        expand_paths([str(a), str(tmp_path / "link.jsonl")])
+    # a caller gathering several options' files (memory and questions) may allow it
+    assert expand_paths([str(a), str(a)], unique=False) == [a, a]
+    assert expand_paths([str(a), str(b)]) == [a, b]

@@ -44,7 +44,8 @@ GROUPS: dict[str, str | None] = {
     "compare": None,  # nqkit.commands.compare
     "convert": "convert between dataset formats",
     "reqa": "ReQA answer-retrieval tasks: build, run, score",
-    "data": "datasets by name: list, info, get (verified downloads), path, export, stats",
+    "data": "datasets by name: list, info, get (verified downloads), verify, path, export, "
+            "stats",
     "index": "build passage indexes (BM25, dense) for open-domain retrieval",
 }
 

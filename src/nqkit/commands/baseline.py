@@ -45,7 +45,9 @@ def run(args: argparse.Namespace) -> int:
     given = settings if isinstance(settings, dict) else vars(settings)  # dict: earlier form
     inputs = [v for name in system.inputs
               for v in ([given[name]] if isinstance(given[name], str) else given[name] or [])]
-    check_output(given["output"], expand_paths(inputs, what="input"), option="-o")
+    # several options' files at once: one file may serve two of them (memory and questions)
+    check_output(given["output"], expand_paths(inputs, what="input", unique=False),
+                 option="-o")
     result = system.run(settings)
     if result is not None:
         emit_result(result, format=given.get("format") or "table")

@@ -1,4 +1,4 @@
-"""``nqkit data ...``: the dataset registry — list, info, get, path, export.
+"""``nqkit data ...``: the dataset registry — list, info, get, verify, path, export.
 
 ``nqkit data get NAME`` downloads a dataset's official files (resumable, verified before
 they take their final names; see :mod:`nqkit.datasets.download`); ``nqkit data path NAME``
@@ -23,7 +23,8 @@ def _registry(args: argparse.Namespace) -> Any:
 
 def _disk_label(state: Any) -> str:
     n, m = len(state.present), len(state.files)
-    return "yes" if n == m else "no" if n == 0 else f"{n}/{m}"
+    label = "yes" if n == m else "no" if n == 0 else f"{n}/{m}"
+    return f"{label}, {len(state.damaged)} damaged" if state.damaged else label
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -44,7 +45,8 @@ def run_list(args: argparse.Namespace) -> int:
                      _disk_label(state)])
         items.append({**ds.to_json(), "total_size": size, "checksums": ds.checksums,
                       "on_disk": {"files": len(state.present), "of": len(state.files),
-                                  "directory": str(dataset_dir(ds))}})
+                                  "directory": str(dataset_dir(ds)),
+                                  "damaged": [f.name for f in state.damaged]}})
     if args.format == "json":
         print(orjson.dumps(items, option=orjson.OPT_INDENT_2).decode())
         return 0
@@ -64,6 +66,7 @@ def run_info(args: argparse.Namespace) -> int:
     import orjson
 
     from nqkit.datasets.download import human_bytes
+    from nqkit.datasets.integrity import refetch_command
     from nqkit.datasets.local import dataset_dir, get_command, on_disk, read_record
     from nqkit.datasets.registry import FORMATS
 
@@ -76,6 +79,7 @@ def run_info(args: argparse.Namespace) -> int:
         doc = ds.to_json()
         doc["directory"] = str(directory)
         doc["on_disk"] = [p.name for p in state.present]
+        doc["damaged"] = [p.name for p in state.damaged]
         doc["paths"] = [str(p) for p in state.paths]
         doc["recorded"] = {f.name: record[f.name] for f in ds.files if f.name in record}
         print(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
@@ -109,6 +113,10 @@ def run_info(args: argparse.Namespace) -> int:
         if f in state.present and entry and entry.get("sha256"):
             lines.append(f"      on disk, sha256 {entry['sha256']} (verified: "
                          f"{entry.get('verified', '?')})")
+        elif f in state.damaged:
+            have = (directory / f.name).stat().st_size
+            lines.append(f"      on disk but incomplete or damaged ({have:,} bytes): fetch it "
+                         f"again with `{refetch_command(ds, f)}`")
     if state.complete:
         lines.append(f"  on disk:   yes, under {directory}")
     else:
@@ -140,7 +148,7 @@ def run_get(args: argparse.Namespace) -> int:
         files = ds.select(args.shards)
         start = time.perf_counter()
         fetched = fetch(ds, files, mirror=args.mirror, jobs=args.jobs, retries=args.retries,
-                        timeout=args.timeout)
+                        timeout=args.timeout, force=args.force)
         seconds = time.perf_counter() - start
         received = sum(f.received for f in fetched)
         rate = f" ({human_bytes(received / seconds)}/s)" if received and seconds > 0 else ""
@@ -166,6 +174,59 @@ def run_get(args: argparse.Namespace) -> int:
     else:
         print(format_table(["file", "size", "status", "checked", "sha256 (no published md5)"],
                            rows, right={1}))
+    return 0
+
+
+def _verify_targets(args: argparse.Namespace) -> list[tuple[Any, Any]]:
+    """(dataset, files) to verify: the names given (NAME:SEL picks files), else every
+    dataset with a file (or a record) in its directory."""
+    from nqkit.datasets.local import RECORD, dataset_dir, select, split_name
+
+    reg = _registry(args)
+    if args.names:
+        out = []
+        for text in args.names:
+            name, selector = split_name(text)
+            ds = reg.get(name)
+            out.append((ds, select(ds, selector)[0]))
+        return out
+    found = []
+    for ds in reg:
+        d = dataset_dir(ds)
+        if (d / RECORD).is_file() or any((d / f.name).exists() for f in ds.files):
+            found.append((ds, ds.files))
+    return found
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    import orjson
+
+    from nqkit.datasets.download import human_bytes
+    from nqkit.datasets.integrity import DownloadError, verify
+    from nqkit.datasets.local import data_home
+    from nqkit.report import format_table, note
+
+    targets = _verify_targets(args)
+    if not targets:
+        note(f"no dataset is on disk under {data_home()}")
+        return 0
+    items = [item for ds, files in targets for item in verify(ds, files)]
+    if args.format == "json":
+        print(orjson.dumps([{
+            "dataset": i.dataset.name, "file": i.file.name, "path": str(i.path),
+            "status": i.status, "checked": i.checked, "size": i.size, "md5": i.md5,
+            "sha256": i.sha256, "published_md5": i.file.md5, "published_size": i.file.size,
+            "problem": i.problem or None, "fix": i.fix or None} for i in items],
+            option=orjson.OPT_INDENT_2).decode())
+    else:
+        print(format_table(["file", "size", "status", "checked", "what differs"], [
+            [f"{i.dataset.name}/{i.file.name}", human_bytes(i.size) if i.size is not None
+             else "-", i.status, i.checked, i.problem or "-"] for i in items], right={1}))
+    bad = [i for i in items if i.status in ("differs", "missing")]
+    if bad:
+        first = bad[0]
+        more = f" ({len(bad)} files fail: see the table)" if len(bad) > 1 else ""
+        raise DownloadError(first.path, (first.problem or first.status) + more, first.fix)
     return 0
 
 
@@ -256,6 +317,21 @@ COMMANDS = (
                       "retries)", default=3, type=int_in(0, 100)),
                 Param("timeout", "--timeout", "network timeout (default 60)", default=60.0,
                       type=float_in(0.1, 3600), metavar="SECONDS"),
+                Param("force", "--force", "fetch the files again even if they are on disk "
+                      "(the repair of a damaged file: the copy on disk is replaced only once "
+                      "the new one is verified)", default=False, action="store_true"),
+                FORMAT, REGISTRY)),
+    Command("verify", "re-hash downloaded files against the published and recorded "
+            "checksums",
+            "Read every file of the named datasets that is on disk (of every dataset on "
+            "disk without NAME) and compare it with the published size and md5 and the "
+            "sha256 recorded at download, whatever its stamp: one row per file (ok, differs, "
+            "missing, not downloaded). Exit 2 naming the first file that differs (or was "
+            "recorded and is gone) and the command that fetches it again. NAME:SEL checks "
+            "part of a dataset (nq/dev:0-1).",
+            run_verify, group="data", params=(
+                Param("names", "names", "registry names (default: every dataset on disk)",
+                      nargs="*", metavar="NAME"),
                 FORMAT, REGISTRY)),
     Command("path", "print the local path of each file of a dataset, one per line",
             "Print the local files of datasets, one per line (the extracted files for an "

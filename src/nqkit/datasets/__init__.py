@@ -2,7 +2,9 @@
 
 ``nqkit.datasets.resolve("nq/dev")`` gives the local files of a registry dataset (or of a
 path or glob), or an error naming the exact ``nqkit data get`` command; nothing downloads
-without the user asking. Downloads live in :mod:`nqkit.datasets.download`, export in
+without the user asking; every file it gives is checked (re-hashed where it changed since
+it was verified), and ``nqkit.datasets.verify(ds)`` re-hashes a dataset on demand
+(:mod:`nqkit.datasets.integrity`). Downloads live in :mod:`nqkit.datasets.download`, export in
 :mod:`nqkit.datasets.export` (imported on use: they need more of the standard library).
 
 Registry names work wherever a path is read, in the command line and in library calls
@@ -14,6 +16,7 @@ a text that may be a name is read; forked worker processes inherit it.
 
 from __future__ import annotations
 
+from nqkit.datasets.integrity import Checked, DownloadError, verify
 from nqkit.datasets.local import data_home, dataset_dir, local_paths, on_disk, resolve
 from nqkit.datasets.registry import (
     DataFile,
@@ -25,9 +28,11 @@ from nqkit.datasets.registry import (
 )
 
 __all__ = [
+    "Checked",
     "DataFile",
     "Dataset",
     "DatasetRegistry",
+    "DownloadError",
     "builtin_registry",
     "data_home",
     "dataset_dir",
@@ -36,4 +41,5 @@ __all__ = [
     "on_disk",
     "parse_shards",
     "resolve",
+    "verify",
 ]

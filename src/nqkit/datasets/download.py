@@ -18,6 +18,10 @@ For each file of a dataset (several at once, in a bounded thread pool):
 5. A zip archive is extracted after it is verified, each member written to a temporary
    name and renamed, so an extracted file is also complete or absent.
 
+A file already under its final name is not fetched again: it is checked as every read by
+name checks it (:func:`nqkit.datasets.integrity.check_present`: re-hashed when its stamp
+changed since it was verified), and ``force`` fetches it again over a damaged copy.
+
 Before anything is fetched the free disk space is checked against the bytes still to
 come; a per-file lock keeps two processes from writing the same ``.part``. Errors are one
 line (:class:`DownloadError`, an :class:`~nqkit.errors.InputError`): no connection, HTTP
@@ -36,7 +40,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import http.client
 import os
 import queue
@@ -54,6 +57,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from nqkit._version import __version__
+from nqkit.datasets.integrity import Digests, DownloadError, check_present, stamp
 from nqkit.datasets.local import RECORD, dataset_dir, file_lock, read_record, update_record
 from nqkit.datasets.registry import DataFile, Dataset
 from nqkit.errors import InputError
@@ -64,10 +68,6 @@ CHUNK = 1 << 20  # bytes per read: large enough for GB/s, small enough to notice
 PROGRESS_RESET = 1 << 20  # an attempt that brought this many bytes resets the retry count
 _USER_AGENT = f"nqkit/{__version__} (+https://github.com/nqkit)"
 _NO_SPACE = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
-
-
-class DownloadError(InputError):
-    """A download that cannot complete; one line: where, what happened, what to do."""
 
 
 class _Retryable(Exception):
@@ -135,59 +135,7 @@ def _free_bytes(directory: Path) -> int:
     return shutil.disk_usage(d).free
 
 
-class _Digests:
-    """The sha256 (and md5) of a byte stream, each digest fed by its own thread.
-
-    ``update`` queues a block (bounded: at most a few MB wait); ``hexdigests`` waits for
-    the queues to drain. hashlib releases the GIL on large blocks, so on two cores the
-    md5 (about 240 MB/s here) and the sha256 (about 550 MB/s) run beside the network and
-    disk work instead of after it.
-    """
-
-    def __init__(self, md5: bool) -> None:
-        self.hashes: list[Any] = [hashlib.sha256()]
-        if md5:
-            self.hashes.append(hashlib.md5(usedforsecurity=False))
-        self.queues: list[queue.Queue[bytes | None]] = []
-        self.threads: list[threading.Thread] = []
-        for h in self.hashes:
-            q: queue.Queue[bytes | None] = queue.Queue(maxsize=8)
-            t = threading.Thread(target=self._feed, args=(h, q), daemon=True,
-                                 name="nqkit-digest")
-            t.start()
-            self.queues.append(q)
-            self.threads.append(t)
-
-    @staticmethod
-    def _feed(h: Any, q: queue.Queue[bytes | None]) -> None:
-        while True:
-            block = q.get()
-            try:
-                if block is None:
-                    return
-                h.update(block)
-            finally:
-                q.task_done()
-
-    def update(self, block: bytes) -> None:
-        for q in self.queues:
-            q.put(block)
-
-    def hexdigests(self) -> tuple[str | None, str]:
-        """``(md5 or None, sha256)`` of everything given so far."""
-        for q in self.queues:
-            q.join()
-        md5 = self.hashes[1].hexdigest() if len(self.hashes) > 1 else None
-        return md5, self.hashes[0].hexdigest()
-
-    def close(self) -> None:
-        for q in self.queues:
-            q.put(None)
-        for t in self.threads:
-            t.join()
-
-
-def _hash_prefix(part: Path, limit: int | None, digests: _Digests) -> int:
+def _hash_prefix(part: Path, limit: int | None, digests: Digests) -> int:
     """Bytes already in ``part``, fed to ``digests`` (a part longer than the known size,
     which cannot be the file's beginning, is discarded)."""
     try:
@@ -239,7 +187,7 @@ class _Transfer:
         self.total: int | None = file.size
         self.received = 0  # bytes received by this run
         self.restarted = False  # an earlier part was dropped (no resume possible)
-        self.digests = _Digests(md5=file.md5 is not None)
+        self.digests = Digests(md5=file.md5 is not None)
         self.have = 0
         self.bar: Any = None
 
@@ -289,7 +237,7 @@ class _Transfer:
             self.part.unlink()
         self.have, self.restarted = 0, True
         self.digests.close()
-        self.digests = _Digests(md5=self.file.md5 is not None)
+        self.digests = Digests(md5=self.file.md5 is not None)
         self.bar.reset(total=self.total)
 
     def _open(self) -> Any:
@@ -443,57 +391,15 @@ class _Transfer:
                        resumed_from, seconds, self.url)
 
 
-def _file_digests(path: Path, md5: bool) -> tuple[int, str | None, str]:
-    digests = _Digests(md5)
-    try:
-        n = _hash_prefix(path, None, digests)
-        return (n, *digests.hexdigests())
-    finally:
-        digests.close()
-
-
-def _stamp(path: Path) -> list[int]:
-    """What changes when a file is written: size, modification time (ns), inode."""
-    st = path.stat()
-    return [st.st_size, st.st_mtime_ns, st.st_ino]
-
-
 def _present(ds: Dataset, f: DataFile, dest: Path, record: dict[str, Any]) -> Fetched | None:
-    """The record of a file already under its final name (checked), or None if absent.
-
-    A final name is only ever given to a verified file, and its record keeps the file's
-    stamp (size, mtime, inode) from then: a file whose stamp is unchanged is trusted; any
-    other (touched, edited, replaced, or recorded before stamps were) is hashed again and
-    must match the published md5 and size and the sha256 recorded at download, else one
-    error line; the new stamp is then recorded, so the hashing is paid once.
-    """
-    try:
-        stamp = _stamp(dest)
-    except FileNotFoundError:
+    """A file already under its final name, checked (see :func:`check_present`: re-read
+    only when its stamp changed), or None if absent."""
+    got = check_present(ds, f, dest, record)
+    if got is None:
         return None
-    size = stamp[0]
-    entry = record.get(f.name) or {}
-    md5, recorded = entry.get("md5"), entry.get("sha256")
-    rehashed = entry.get("stamp") != stamp or not isinstance(recorded, str) or (
-        f.md5 is not None and md5 != f.md5)
-    sha = str(recorded)
-    if rehashed:
-        size, md5, sha = _file_digests(dest, f.md5 is not None)
-        if isinstance(recorded, str) and recorded != sha:
-            raise DownloadError(dest, "the file changed on disk after it was downloaded "
-                                f"(sha256 {sha[:12]}..., recorded {recorded[:12]}...)",
-                                "delete it and run the same command again")
-    if (f.size is not None and size != f.size) or (f.md5 is not None and md5 != f.md5):
-        expected = f"md5 {f.md5}" if f.md5 and md5 != f.md5 else f"{f.size:,} bytes"
-        got = f"md5 {md5}" if f.md5 and md5 != f.md5 else f"{size:,} bytes"
-        raise DownloadError(dest, f"the file on disk does not match the registry: expected "
-                            f"{expected}, got {got}", "delete it and run the same command "
-                            "again")
-    if rehashed and entry:  # verified again: trusted while this stamp holds
-        update_record(dest.parent, ds.name, f.name,
-                      {**entry, "size": size, "md5": md5, "sha256": sha, "stamp": stamp})
+    size, md5, sha = got
     verified = "md5+size" if f.md5 else "size" if f.size is not None else "none"
-    members = tuple(entry.get("members") or ())
+    members = tuple((record.get(f.name) or {}).get("members") or ())
     return Fetched(f, dest, size, md5, sha, verified, "present", 0, 0, 0.0, "", members)
 
 
@@ -503,7 +409,7 @@ def _record_entry(ds: Dataset, item: Fetched, members: Sequence[str] = ()) -> di
         "md5": item.md5, "sha256": item.sha256, "published_md5": item.file.md5,
         "published_size": item.file.size, "verified": item.verified,
         "fetched_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "stamp": _stamp(item.path),
+        "stamp": stamp(item.path),
     }
     if members:
         entry["members"] = list(members)
@@ -601,20 +507,22 @@ class _Bars:
 def fetch(ds: Dataset, files: Sequence[DataFile] | None = None, *,
           home: Path | None = None, mirror: str | os.PathLike[str] | None = None,
           jobs: int = 4, retries: int = 3, timeout: float = 60.0, backoff: float = 0.5,
-          progress: bool | None = None) -> list[Fetched]:
+          progress: bool | None = None, force: bool = False) -> list[Fetched]:
     """Download ``files`` of ``ds`` (default: all) into its directory, verified.
 
     ``jobs`` files are fetched at once; ``retries`` bounds the consecutive failed attempts
     of one file (an attempt that brings at least 1 MB resets the count; 0 never retries,
     which leaves the ``.part`` for the next run at the first drop); ``timeout`` is
     the socket timeout in seconds; ``progress`` shows bars on stderr (``None``: when it is
-    a terminal). Files already on disk are checked, not fetched again. Returns one
+    a terminal). Files already on disk are checked, not fetched again (with ``force``
+    they are fetched again, whatever their state, each replacing the file on disk only
+    once it is verified: the repair of a damaged file). Returns one
     :class:`Fetched` per file, in the dataset's order; raises :class:`DownloadError`.
     """
     wanted = list(files) if files is not None else list(ds.files)
     for f in wanted:  # a bad --mirror is refused before any directory is created
         mirror_url(f.url, mirror)
-    directory = dataset_dir(ds, home)
+    directory = dataset_dir(ds, home, for_writing=True)
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -624,7 +532,7 @@ def fetch(ds: Dataset, files: Sequence[DataFile] | None = None, *,
     results: dict[str, Fetched] = {}
     todo: list[DataFile] = []
     for f in wanted:
-        done = _present(ds, f, directory / f.name, record)
+        done = None if force else _present(ds, f, directory / f.name, record)
         if done is None:
             todo.append(f)
         else:

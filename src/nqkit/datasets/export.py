@@ -15,6 +15,12 @@ Each format becomes flat-ish records, one per example (the unit researchers exch
 When the files are the members of an archive (AmbigNQ's train and dev), each record also
 gets ``"file"`` (the member's name) so that the splits stay apart.
 
+In Parquet, the ids of NQ (``example_id``, and each annotation's ``annotation_id``) are
+strings, as in the Hugging Face ``natural_questions`` dataset: they are 64-bit integers,
+``example_id`` signed and ``annotation_id`` unsigned (about half of them are beyond
+2**63), so no one integer column holds both, and a reader joining on them needs one
+type. JSON lines keep them as the numbers of the source.
+
 Parquet is written in batches (``pyarrow.parquet.ParquetWriter``), with the schema
 inferred by pyarrow from the first batch; when a later batch does not fit it (a field
 first seen later, or an integer field that turns out to hold floats), the file is written
@@ -221,6 +227,25 @@ def iter_rows(ds: Dataset, paths: Sequence[Path]) -> Iterator[Row]:
     yield from reader(paths)
 
 
+_STRING_IDS = {"nq", "nq-simplified"}  # formats whose ids go to Parquet as strings
+
+
+def _nq_ids_as_strings(rows: Iterator[Row]) -> Iterator[Row]:
+    """NQ records with ``example_id`` and every ``annotation_id`` as decimal strings
+    (what the Hugging Face dataset does; see the module docstring)."""
+    for obj, line, size in rows:
+        obj = dict(obj)
+        if isinstance(obj.get("example_id"), int):
+            obj["example_id"] = str(obj["example_id"])
+        annotations = obj.get("annotations")
+        if isinstance(annotations, list):
+            obj["annotations"] = [
+                {**a, "annotation_id": str(a["annotation_id"])}
+                if isinstance(a, dict) and isinstance(a.get("annotation_id"), int) else a
+                for a in annotations]
+        yield obj, line, size
+
+
 def write_jsonl_rows(rows: Iterator[Row], out: IO[bytes]) -> int:
     """Write records as JSON lines (verbatim lines where the source is JSON lines)."""
     n = 0
@@ -367,5 +392,8 @@ def export_dataset(ds: Dataset, paths: Sequence[Path], output: str | os.PathLike
     with atomic_output(output, "wb", compress=None if fmt == "jsonl" else False) as f:
         if fmt == "jsonl":
             return write_jsonl_rows(iter_rows(ds, paths), f)
+        if ds.format in _STRING_IDS:
+            return write_parquet_rows(lambda: _nq_ids_as_strings(iter_rows(ds, paths)), f,
+                                      batch_bytes=batch_bytes, where=ds.name)
         return write_parquet_rows(lambda: iter_rows(ds, paths), f, batch_bytes=batch_bytes,
                                   where=ds.name)

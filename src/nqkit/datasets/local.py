@@ -68,16 +68,30 @@ def data_home() -> Path:
     return Path(base) / "nqkit" / "data"
 
 
-def dataset_dir(ds: Dataset, home: Path | None = None) -> Path:
+def dataset_dir(ds: Dataset, home: Path | None = None, *, for_writing: bool = False
+                ) -> Path:
     """The directory of a dataset's files (``nq/dev`` -> ``HOME/nq/dev``), never outside
     ``HOME`` (a name with a ``..`` part is refused when the registry is read; checked here
-    again, lexically, for a :class:`Dataset` made by hand)."""
+    again, lexically, for a :class:`Dataset` made by hand).
+
+    ``for_writing`` (downloads) also refuses a directory that resolves outside ``HOME``
+    through a symbolic link inside it: nothing is ever written outside the data home. A
+    link the user made is still followed for reading; the home itself may be a link (to
+    keep data on another disk, set ``NQKIT_HOME`` there).
+    """
     base = home if home is not None else data_home()
     out = base.joinpath(*ds.name.split("/"))
     inside, root = Path(os.path.normpath(out)), Path(os.path.normpath(base))
     if inside == root or not inside.is_relative_to(root):
         raise InputError(ds.name, f"the dataset's directory {out} is not inside {base}",
                          "give the dataset a name of the form group/name")
+    if for_writing:
+        real, real_root = Path(os.path.realpath(out)), Path(os.path.realpath(base))
+        if real == real_root or not real.is_relative_to(real_root):
+            raise InputError(ds.name, f"the dataset's directory {out} leads to {real}, "
+                             f"outside the data home {base}, through a symbolic link",
+                             "remove the link; to keep the data on another disk, set "
+                             "NQKIT_HOME there")
     return out
 
 
@@ -151,6 +165,7 @@ class OnDisk:
     files: tuple[DataFile, ...]  # the files asked about
     present: tuple[DataFile, ...]  # of those, the ones verified and under their final name
     paths: tuple[Path, ...]  # what readers open: the files, or an archive's extracted members
+    damaged: tuple[DataFile, ...] = ()  # under their final name, of another size than published
 
     @property
     def complete(self) -> bool:
@@ -167,12 +182,17 @@ def _members(directory: Path, record: dict[str, dict[str, Any]], f: DataFile) ->
 
 def on_disk(ds: Dataset, files: Sequence[DataFile] | None = None,
             home: Path | None = None) -> OnDisk:
-    """Which of ``files`` (default: all) are on disk; archives count once extracted."""
+    """Which of ``files`` (default: all) are on disk; archives count once extracted.
+
+    Only names and sizes are looked at (this answers ``nqkit data list``): a file of
+    another size than the published one is not present. Reading goes through
+    :func:`local_paths`, which checks the content where its stamp changed."""
     directory = dataset_dir(ds, home)
     wanted = tuple(files) if files is not None else ds.files
     record = read_record(directory) if ds.archive else {}
     present: list[DataFile] = []
     paths: list[Path] = []
+    damaged: list[DataFile] = []
     for f in wanted:
         p = directory / f.name
         try:
@@ -180,6 +200,7 @@ def on_disk(ds: Dataset, files: Sequence[DataFile] | None = None,
         except OSError:
             continue
         if f.size is not None and size != f.size:
+            damaged.append(f)
             continue
         if ds.archive:
             members = _members(directory, record, f)
@@ -189,14 +210,17 @@ def on_disk(ds: Dataset, files: Sequence[DataFile] | None = None,
         else:
             paths.append(p)
         present.append(f)
-    return OnDisk(ds, wanted, tuple(present), tuple(paths))
+    return OnDisk(ds, wanted, tuple(present), tuple(paths), tuple(damaged))
 
 
-def get_command(ds: Dataset, selector: str | None = None) -> str:
-    """The exact command that fetches ``ds`` (and names its registry file if needed)."""
+def get_command(ds: Dataset, selector: str | None = None, *, force: bool = False) -> str:
+    """The exact command that fetches ``ds`` (and names its registry file if needed);
+    ``force`` fetches it again over a damaged copy."""
     cmd = f"nqkit data get {ds.name}"
     if selector and _SHARD_SPEC.fullmatch(selector) and len(ds.files) > 1:
         cmd += f" --shards {selector}"
+    if force:
+        cmd += " --force"
     if ds.source != "built-in" and os.path.realpath(ds.source) not in {
             os.path.realpath(p) for p in env_registry_files()}:
         cmd += f" --registry {ds.source}"
@@ -242,8 +266,21 @@ def _stem(name: str) -> str:
 
 def local_paths(ds: Dataset, selector: str | None = None, home: Path | None = None
                 ) -> list[Path]:
-    """The local files of ``ds`` (or of a selection), or an InputError with the command."""
+    """The local files of ``ds`` (or of a selection), checked, or an InputError with the
+    command to run.
+
+    Every selected file under its final name is checked as ``nqkit data get`` checks it
+    (:func:`nqkit.datasets.integrity.check_present`): a size other than the published one
+    (a truncated file) is refused, and a file whose stamp changed since it was verified is
+    hashed again before it is used; a mismatch names the command that fetches it again.
+    """
+    from nqkit.datasets.integrity import check_present
+
     files, members = select(ds, selector, home)
+    directory = dataset_dir(ds, home)
+    record = read_record(directory)
+    for f in files:
+        check_present(ds, f, directory / f.name, record, digest=False)
     state = on_disk(ds, files, home)
     if not state.complete:
         n, m = len(state.present), len(files)

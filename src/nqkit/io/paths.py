@@ -108,7 +108,7 @@ def _check_file(s: str, what: str) -> Path:
     return Path(s)
 
 
-def expand_paths(paths: PathsLike, *, what: str = "input") -> list[Path]:
+def expand_paths(paths: PathsLike, *, what: str = "input", unique: bool = True) -> list[Path]:
     """Expand a path, a glob pattern, or a list of them into existing files.
 
     Globs are expanded and sorted (shards in order); plain paths keep the given order. A
@@ -118,12 +118,17 @@ def expand_paths(paths: PathsLike, *, what: str = "input") -> list[Path]:
     ``nqkit data get`` command (nothing is downloaded). :class:`ExpandedPaths` are
     returned as they are.
     Raises :class:`InputError` when a path does not exist, is a directory or a loop of
-    symbolic links, or a pattern matches nothing.
+    symbolic links, or a pattern matches nothing; and, with ``unique`` (the default), when
+    one file is given twice (the same path, overlapping globs, a registry name and one of
+    its files, or a link and its target): it would be read, counted and scored twice.
+    ``unique=False`` is for a caller that gathers the files of several options, where
+    one file may legitimately serve two roles.
     """
     if isinstance(paths, ExpandedPaths):
         return list(paths)
     items: Sequence[PathLike] = [paths] if isinstance(paths, str | os.PathLike) else paths
     out: list[Path] = []
+    given: list[str] = []  # the input each file came from, as typed
     for item in items:
         s = os.fspath(item)
         if any(c in s for c in _GLOB_CHARS) and not os.path.lexists(s):
@@ -136,9 +141,31 @@ def expand_paths(paths: PathsLike, *, what: str = "input") -> list[Path]:
             out.extend(named)
         else:
             out.append(_check_file(s, what))
+        given.extend([s] * (len(out) - len(given)))
     if not out:
         raise InputError(None, f"no {what} files given", "give at least one path or glob")
+    if unique:
+        _refuse_repeats(out, given, what)
     return out
+
+
+def _refuse_repeats(files: list[Path], given: list[str], what: str) -> None:
+    """One error line naming the first file given twice (compared by device and inode, so
+    a link and its target are the same file; standard input is never a repeat)."""
+    seen: dict[tuple[int, int], int] = {}
+    for i, p in enumerate(files):
+        if given[i] == STDIO:
+            continue
+        try:
+            st = os.stat(p)
+        except OSError:  # reported when it is opened
+            continue
+        j = seen.setdefault((st.st_dev, st.st_ino), i)
+        if j != i:
+            how = (f" (as {given[j]} and {given[i]})" if given[j] != given[i] else
+                   "" if given[i] == os.fspath(p) else f" (twice in {given[i]})")
+            raise InputError(os.fspath(p), f"the {what} file is given twice{how}: it would be "
+                             "read and counted twice", "give each file once")
 
 
 def is_regular_file(path: PathLike) -> bool:
