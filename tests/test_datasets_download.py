@@ -392,4 +392,6 @@ def test_a_touched_file_is_hashed_once_and_its_new_stamp_recorded(home, tmp_path
     os.utime(item.path, ns=(stamp[1] + 10**9, stamp[1] + 10**9))
     assert fetch(ds, progress=False)[0].status == "present"
     new = json.loads((item.path.parent / RECORD).read_text())["files"]["small.jsonl"]["stamp"]
-    assert new == [stamp[0], stamp[1] + 10**9, stamp[2]]
+    st = item.path.stat()  # size, mtime, ctime, inode, device
+    assert new == [stamp[0], stamp[1] + 10**9, st.st_ctime_ns, stamp[3], stamp[4]]
+    assert new[2] >= stamp[2]

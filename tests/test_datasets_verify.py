@@ -75,7 +75,16 @@ def test_verify_reads_every_file_and_finds_a_flip_the_stamp_cannot_see(lab):
     flip_in_place(target, 500, keep_time=True)
     assert read_record(d)["nq-dev-01.jsonl.gz"]["stamp"][0:2] == [
         target.stat().st_size, target.stat().st_mtime_ns]
-    # the stamp is unchanged: `data get` and reads trust it unread (their contract) ...
+    # size and modification time kept, but the change time moved: reads hash it again
+    with pytest.raises(InputError, match="changed on disk after it was downloaded"):
+        local_paths(ds)
+    # A record whose stamp was rewritten to the file's new state (a change the stamp cannot
+    # see): `data get` and reads trust it unread (their contract) ...
+    record = json.loads((d / RECORD).read_text())
+    st = target.stat()
+    record["files"]["nq-dev-01.jsonl.gz"]["stamp"] = [
+        st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+    (d / RECORD).write_text(json.dumps(record))
     assert [f.status for f in fetch(ds, progress=False)] == ["present", "present"]
     assert local_paths(ds) == [d / n for n in shards]
     # ... and `data verify` reads it, whatever its stamp
@@ -198,7 +207,7 @@ def test_cli_verify_table_json_and_exit_codes(lab, home):
     assert lines[0].split() == ["file", "size", "status", "checked", "what", "differs"]
     assert [line.split()[3] for line in lines[2:]] == ["ok", "ok"]
     target = dataset_dir(ds) / "nq-dev-00.jsonl.gz"
-    flip_in_place(target, 1000, keep_time=True)  # same size, same stamp
+    flip_in_place(target, 1000, keep_time=True)  # same size and mtime; the ctime moved
     p = run("data", "verify", "lab/nq-dev", "--format", "json", env=env)
     assert p.returncode == 2
     rows = json.loads(p.stdout)
@@ -213,8 +222,8 @@ def test_cli_verify_table_json_and_exit_codes(lab, home):
                             "--force`")
     p = run("data", "verify", "lab/nq-dev:1", env=env)  # the intact shard alone
     assert p.returncode == 0 and "nq-dev-00" not in p.stdout
-    # the stamp did not change, so `data path` trusts it; the fix then repairs it
-    assert run("data", "path", "lab/nq-dev", env=env).returncode == 0
+    # the change time moved, so `data path` hashes it again and refuses it too
+    assert run("data", "path", "lab/nq-dev", env=env).returncode == 2
 
 
 def test_cli_verify_of_nothing_on_disk_and_unknown_names(home):

@@ -4,8 +4,10 @@ A file of a registry dataset is checked against three facts: the size and the md
 registry publishes (where it does) and the sha256 recorded in ``.nqkit-downloads.json``
 when the file was downloaded (see :mod:`nqkit.datasets.download`). Reading a large file
 costs seconds per GB, so the reading is paid once per state of the file: the record also
-keeps the file's *stamp* (size, modification time in ns, inode), taken when its content
-was last verified.
+keeps the file's *stamp* (size, modification and change times in ns, inode, device),
+taken when its content was last verified. Any write to a file sets its change time to the
+clock's, and no program can set it back, so an edit in place that restores the size and
+the modification time changes the stamp too.
 
 * ``nqkit data get`` of a file already present, and every command that reads a dataset
   by its registry name (:func:`~nqkit.datasets.local.local_paths`), call
@@ -16,8 +18,8 @@ was last verified.
   the hashing is paid once (a data home the user cannot write is still read: its files
   are then hashed at each use).
 * ``nqkit data verify`` (:func:`verify`) hashes every present file again, whatever its
-  stamp: a change that kept size, time and inode (a deliberate ``touch -d``, a
-  filesystem that does not keep times) is found only this way.
+  stamp: a change that kept the whole stamp (a filesystem that keeps no change times, a
+  clock set back by the administrator) is found only this way.
 
 A mismatch is one :class:`DownloadError` line naming the file, what differs and the
 command that fetches it again (``nqkit data get NAME --force``).
@@ -105,9 +107,11 @@ class Digests:
 
 
 def stamp(path: Path) -> list[int]:
-    """What changes when a file is written: size, modification time (ns), inode."""
-    st = path.stat()
-    return [st.st_size, st.st_mtime_ns, st.st_ino]
+    """What changes when a file is written or replaced (:func:`nqkit.io.file_stamp`): size,
+    modification and change times (ns), inode, device."""
+    from nqkit.io import file_stamp
+
+    return file_stamp(path)
 
 
 def _bar(name: str, total: int, progress: bool | None) -> Any:
