@@ -59,7 +59,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from nqkit.datasets.download import DownloadError, fetch  # noqa: E402
 from nqkit.datasets.integrity import verify  # noqa: E402
-from nqkit.datasets.local import dataset_dir, local_paths  # noqa: E402
+from nqkit.datasets.local import dataset_dir  # noqa: E402
+from nqkit.datasets.names import local_paths  # noqa: E402
 from nqkit.datasets.registry import DataFile, Dataset  # noqa: E402
 
 from http_mirror import Fault, MirrorServer  # noqa: E402

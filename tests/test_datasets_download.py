@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from nqkit.datasets.download import DownloadError, fetch, mirror_url
-from nqkit.datasets.local import RECORD, dataset_dir, read_record, resolve
+from nqkit.datasets.local import RECORD, dataset_dir, read_record
+from nqkit.datasets.names import resolve
 from nqkit.datasets.registry import load_registry
 from nqkit.errors import InputError
 

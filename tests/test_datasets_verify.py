@@ -20,7 +20,8 @@ import pytest
 
 from nqkit.datasets import Checked, DownloadError, verify
 from nqkit.datasets.download import fetch
-from nqkit.datasets.local import RECORD, dataset_dir, local_paths, read_record
+from nqkit.datasets.local import RECORD, dataset_dir, read_record
+from nqkit.datasets.names import local_paths
 from nqkit.datasets.registry import load_registry
 from nqkit.errors import InputError
 

@@ -19,9 +19,9 @@ __all__ = ["__version__"]
 
 def _registry_paths(text: str) -> list[Path] | None:
     """Registry names wherever a path is read (``nqkit eval nq-open --gold nq-open/dev``,
-    ``read_nq_open("nq-open/dev")``): :func:`nqkit.datasets.local.lookup_paths`, the
+    ``read_nq_open("nq-open/dev")``): :func:`nqkit.datasets.names.lookup_paths`, the
     datasets layer imported only when a text that may be a name is read."""
-    from nqkit.datasets.local import lookup_paths
+    from nqkit.datasets.names import lookup_paths
 
     return lookup_paths(text)
 

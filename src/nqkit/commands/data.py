@@ -231,7 +231,8 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def run_path(args: argparse.Namespace) -> int:
-    from nqkit.datasets.local import local_paths, split_name
+    from nqkit.datasets.local import split_name
+    from nqkit.datasets.names import local_paths
     from nqkit.errors import InputError
 
     if args.shards and len(args.names) > 1:
@@ -252,7 +253,8 @@ def run_path(args: argparse.Namespace) -> int:
 
 def run_export(args: argparse.Namespace) -> int:
     from nqkit.datasets.export import export_dataset
-    from nqkit.datasets.local import local_paths, split_name
+    from nqkit.datasets.local import split_name
+    from nqkit.datasets.names import local_paths
     from nqkit.errors import InputError
     from nqkit.io import check_output
     from nqkit.report import say

@@ -9,7 +9,7 @@ it was verified), and ``nqkit.datasets.verify(ds)`` re-hashes a dataset on deman
 
 Registry names work wherever a path is read, in the command line and in library calls
 (``read_nq_open("nq-open/dev")``): the ``nqkit`` package installs
-:func:`nqkit.datasets.local.lookup_paths` as the io floor's name resolver
+:func:`nqkit.datasets.names.lookup_paths` as the io floor's name resolver
 (:func:`nqkit.io.set_name_resolver`) when it is imported, and imports this layer only when
 a text that may be a name is read; forked worker processes inherit it.
 """
@@ -17,7 +17,8 @@ a text that may be a name is read; forked worker processes inherit it.
 from __future__ import annotations
 
 from nqkit.datasets.integrity import Checked, DownloadError, verify
-from nqkit.datasets.local import data_home, dataset_dir, local_paths, on_disk, resolve
+from nqkit.datasets.local import data_home, dataset_dir, on_disk
+from nqkit.datasets.names import local_paths, resolve
 from nqkit.datasets.registry import (
     DataFile,
     Dataset,

@@ -10,7 +10,7 @@ clock's, and no program can set it back, so an edit in place that restores the s
 the modification time changes the stamp too.
 
 * ``nqkit data get`` of a file already present, and every command that reads a dataset
-  by its registry name (:func:`~nqkit.datasets.local.local_paths`), call
+  by its registry name (:func:`~nqkit.datasets.names.local_paths`), call
   :func:`check_present`: a size other than the published one is refused at once (a
   truncated or grown file, unread); a file whose stamp equals the recorded one is
   trusted unread; any other (touched, edited, replaced, copied in by hand, or recorded
