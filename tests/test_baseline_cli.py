@@ -102,8 +102,10 @@ def test_output_over_input_is_refused(tmp_path, capsys):
 def test_duplicate_examples_are_an_error(tmp_path, capsys):
     assert main(["baseline", "first_paragraph", "--input", str(TOY_PATH), str(TOY_PATH),
                  "-o", str(tmp_path / "d.json")]) == 2
-    assert (f"{TOY_PATH}: example_id 101 occurs twice in the input (first in {TOY_PATH})"
-            in capsys.readouterr().err)
+    # the toy file given twice: its first example again at line 1 of the second copy
+    assert capsys.readouterr().err == (
+        f"nqkit: error: {TOY_PATH}:1: duplicate example_id 101 (first at {TOY_PATH}:1) — "
+        "give each example once (check for a file or shard given twice)\n")
 
 
 def test_predict_on_unannotated_shards_then_eval(unannotated, tmp_path, capsys):

@@ -148,6 +148,87 @@ def test_simplify_copies_spans_and_the_reader_of_its_output_refuses_them(tmp_pat
         list(read_nq(path))
 
 
+def _tokens_with(i: int, **changes: object) -> list[dict]:
+    tokens = [dict(t) for t in TOKENS]
+    tokens[i].update(changes)
+    return tokens
+
+
+@pytest.mark.parametrize(("tokens", "message"), [
+    (_tokens_with(3, start_byte=13, end_byte=40),
+     r"document_tokens\[3\] spans bytes 13 to 40, outside the document \(17 bytes\)"),
+    (_tokens_with(0, start_byte=-3), r"document_tokens\[0\] spans bytes -3 to 3, outside"),
+    (_tokens_with(2, start_byte=12, end_byte=9),  # the long answer's last token
+     r"document_tokens\[2\] spans bytes 12 to 9, outside"),
+    (_tokens_with(1, start_byte="3"),
+     r"document_tokens\[1\] byte offsets must be integers, found '3' and 8"),
+])
+def test_token_offsets_outside_the_page_are_refused_by_every_page_reader(tmp_path, tokens,
+                                                                           message):
+    # The first and last tokens and those every annotation span begins and ends at; the
+    # long answer here is tokens 1-3 ("Paris here").
+    from nqkit.formats.nq import validate_nq_json
+
+    bad = {**example(long=span(3, 13, 1, 3)), "document_tokens": tokens}
+    path = write_lines(tmp_path / "t.jsonl", bad)
+    with pytest.raises(InputError, match=rf"^{re.escape(path)}:1: {message}"):
+        list(read_nq(path))
+    with pytest.raises(InputError, match=rf"^x:3: {message}"):
+        validate_nq_json(bad, "x:3")
+
+
+def test_a_token_inside_a_span_is_not_read_for_its_offsets(tmp_path):
+    # The documented limit: checking every token would cost a pass over each page.
+    bad = {**example(), "document_tokens": _tokens_with(2, start_byte=90, end_byte=99)}
+    assert [ex.example_id for ex in read_nq(write_lines(tmp_path / "t.jsonl", bad))] == [7]
+
+
+def test_html_size_bounds_hold_for_any_text_and_escaping():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from nqkit.formats.nq import HtmlSize
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",))) | st.sampled_from(
+        ["", "\\", "\\u", "a\nb", "\ud800x"]), st.booleans())
+    def check(text: str, ascii_only: bool) -> None:
+        exact = len(text.encode("utf-8", errors="surrogatepass"))
+        size = HtmlSize.of_json(json.dumps(text, ensure_ascii=ascii_only).encode(
+            "utf-8", errors="surrogatepass"))
+        assert size.lo <= exact <= size.hi
+        assert size.covers(exact) and not size.covers(exact + 1)
+        assert size.exact() == exact
+        plain = HtmlSize.of(text)
+        assert plain is not None and plain.covers(exact) and not plain.covers(exact + 1)
+
+    check()
+
+
+def test_example_ids_name_both_places_of_a_repeat():
+    from nqkit.formats.nq import ExampleIds
+
+    ids = ExampleIds(["a.jsonl", "b.jsonl", "a.jsonl"])
+    ids.add(5, 0, 1)
+    ids.add("5", 0, 2)  # a string id is another id (browse reads both kinds)
+    ids.add(6, 1, 4_000_000_000)
+    with pytest.raises(InputError, match=r"^b\.jsonl:7: duplicate example_id 5 \(first at "
+                       r"a\.jsonl:1\) — give each example once"):
+        ids.add(5, 1, 7)
+    with pytest.raises(InputError, match=r"^a\.jsonl:1: duplicate example_id 6 \(first at "
+                       r"b\.jsonl:4000000000\)"):
+        ids.add(6, 2, 1)  # the same file given twice is read twice
+
+
+def test_read_nq_refuses_a_repeated_example_unless_asked_not_to(tmp_path):
+    a = write_lines(tmp_path / "a.jsonl", example(1), example(2))
+    b = write_lines(tmp_path / "b.jsonl", example(3), example(1))
+    with pytest.raises(InputError, match=rf"^{re.escape(b)}:2: duplicate example_id 1 "
+                       rf"\(first at {re.escape(a)}:1\)"):
+        list(read_nq([a, b]))
+    assert [ex.example_id for ex in read_nq([a, b], unique=False)] == [1, 2, 3, 1]
+
+
 # --------------------------------------------------------------------------- files
 
 def test_symlink_loops_and_dangling_links(tmp_path):
