@@ -229,6 +229,29 @@ def test_read_nq_refuses_a_repeated_example_unless_asked_not_to(tmp_path):
     assert [ex.example_id for ex in read_nq([a, b], unique=False)] == [1, 2, 3, 1]
 
 
+def test_questions_to_retrieve_for_must_not_be_empty(tmp_path):
+    from nqkit.retrieval.questions import read_questions
+
+    tsv = tmp_path / "q.qa.tsv"
+    tsv.write_text("who?\t['a']\n\n\t['b']\nwhat?\t['c']\n  \t['d']\n\t['e']\n\t['f']\n"
+                   "\t['g']\n")
+    with pytest.raises(InputError, match=rf"^{re.escape(str(tsv))}:3: empty question \(5 in "
+                       rf"all, e\.g\. {re.escape(str(tsv))}:5, {re.escape(str(tsv))}:6, "
+                       rf"{re.escape(str(tsv))}:7\) — give its text or remove it"):
+        read_questions(tsv)
+    jsonl = write_lines(tmp_path / "q.jsonl", {"question": "who?", "answer": ["a"]},
+                        {"question": "", "answer": ["b"]})
+    with pytest.raises(InputError, match=rf"^{re.escape(jsonl)}:2: empty question — "):
+        read_questions(jsonl)
+    ambig = tmp_path / "q.json"
+    ambig.write_text(json.dumps([{"id": "1", "question": " ", "annotations": [
+        {"type": "singleAnswer", "answer": ["a"]}]}]))
+    with pytest.raises(InputError, match=rf"^{re.escape(str(ambig))}: example 0: empty "):
+        read_questions(ambig)
+    tsv.write_text("who?\t['a']\n")
+    assert [q.question for q in read_questions(tsv)] == ["who?"]
+
+
 # --------------------------------------------------------------------------- files
 
 def test_symlink_loops_and_dangling_links(tmp_path):
