@@ -551,24 +551,37 @@ class HtmlSize:
                    lambda: len(html.encode("utf-8", errors="surrogatepass")))
 
     @classmethod
-    def of_json(cls, raw: bytes | memoryview) -> HtmlSize:
-        """The size of the HTML held by ``raw``, a JSON string literal (quotes included),
-        without decoding it.
+    def of_json(cls, raw: Any) -> HtmlSize:
+        """The size of the HTML held by ``raw`` (a buffer: bytes, ``msgspec.Raw``), a JSON
+        string literal (quotes included), without decoding it.
 
         The decoded text is at most as long in UTF-8 as the literal's body (an escape
         never grows: ``\\n`` is 2 bytes for 1, ``\\u00e9`` 6 for 2, a surrogate pair
         12 for 4), and each escape shortens it by at most 5 bytes (``\\u0041``: 6 for
-        1), so counting backslashes bounds it from below.
+        1): counting backslashes, and those before a ``u``, bounds it from below. The
+        official files escape only ``"``, newlines and tabs (one byte saved each), so
+        there the bounds meet and nothing is decoded. Counted with numpy: about 35 us for
+        a 250 kB page, where ``bytes.count`` takes 100 us for backslashes and 170 us for
+        ``\\u`` (together 10% of a simplify run).
         """
-        data = bytes(raw)
-        body = len(data) - 2
-        escapes = data.count(b"\\")
-        lo = body - escapes - 4 * data.count(b"\\u") if escapes else body
+        import numpy as np
+
+        a = np.frombuffer(raw, dtype=np.uint8)
+        body = a.size - 2
+        escapes = int(np.count_nonzero(a == 92))  # backslashes
+        lo = body
+        if escapes:
+            # b"\\u" as a little-endian uint16, at even offsets and at odd ones (an escaped
+            # backslash before a "u" counts too: the bound is only looser)
+            n, pair = a.size, 0x755C
+            unicode = int(np.count_nonzero(np.frombuffer(raw, "<u2", n // 2) == pair)
+                          + np.count_nonzero(np.frombuffer(raw, "<u2", (n - 1) // 2, 1) == pair))
+            lo = body - escapes - 4 * unicode
 
         def compute() -> int:
             import json
 
-            return len(json.loads(data).encode("utf-8", errors="surrogatepass"))
+            return len(json.loads(bytes(raw)).encode("utf-8", errors="surrogatepass"))
 
         return cls(lo, body, compute)
 

@@ -165,7 +165,9 @@ def _annotations(annotations: list[Any], where: str | None, *, owned: bool = Fal
 
 def _record(question_text: str, example_id: int, document_url: str, tokens: Sequence[str],
             candidates: list[Any], annotations: list[Any], where: str | None, *,
-            owned: bool = False) -> dict[str, Any]:
+            owned: bool = False, stripped: bool = False) -> dict[str, Any]:
+    """The simplified record; ``owned``: the caller's decoded objects may be changed in
+    place; ``stripped``: the candidates are checked objects without byte offsets already."""
     if not tokens:
         # The official function checks that the text splits back into as many tokens as
         # the page has; that fails only for a page without tokens.
@@ -181,7 +183,8 @@ def _record(question_text: str, example_id: int, document_url: str, tokens: Sequ
         "example_id": example_id,
         "document_url": document_url,
         "document_text": document_text(tokens),
-        "long_answer_candidates": _candidates(candidates, where, owned=owned),
+        "long_answer_candidates": candidates if stripped else _candidates(candidates, where,
+                                                                          owned=owned),
         "annotations": _annotations(annotations, where, owned=owned),
     }
 
@@ -339,7 +342,7 @@ def _simplify_fast(ex: Any, where: str | None) -> dict[str, Any]:
     if top_token > len(tokens) or not HtmlSize.of_json(ex.document_html).covers(top_byte):
         raise _Unsure
     return _record(ex.question_text, ex.example_id, ex.document_url, tokens, cands,
-                   ex.annotations, where, owned=True)
+                   ex.annotations, where, owned=True, stripped=True)
 
 
 def simplify_line(line: bytes, where: str | None = None) -> bytes:
