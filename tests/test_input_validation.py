@@ -159,7 +159,7 @@ def _tokens_with(i: int, **changes: object) -> list[dict]:
      r"document_tokens\[3\] spans bytes 13 to 40, outside the document \(17 bytes\)"),
     (_tokens_with(0, start_byte=-3), r"document_tokens\[0\] spans bytes -3 to 3, outside"),
     (_tokens_with(2, start_byte=12, end_byte=9),  # the long answer's last token
-     r"document_tokens\[2\] spans bytes 12 to 9, outside"),
+     r"document_tokens\[2\] spans bytes 12 to 9, reversed \(17 bytes\)"),
     (_tokens_with(1, start_byte="3"),
      r"document_tokens\[1\] byte offsets must be integers, found '3' and 8"),
 ])
