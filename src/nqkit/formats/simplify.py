@@ -307,10 +307,12 @@ def _simplify_fast(ex: Any, where: str | None) -> dict[str, Any]:
     :class:`_Unsure`).
 
     The same rules as the generic path, in the pass that strips the candidates' byte
-    offsets anyway, without building span objects: about 1% of the time of a line. The
-    page's byte length is bounded from its undecoded JSON text (:meth:`HtmlSize.of_json`).
-    The tokens' own byte offsets are neither read nor written (decoding them would cost
-    a tenth more; the simplified format drops them, as the official function does).
+    offsets anyway, without building span objects. The page's byte length is bounded from
+    its undecoded JSON text (:meth:`HtmlSize.of_json`), which costs most of the checks'
+    time: together about 0.17 ms a page, 7% of a one-process run (BENCHMARKS.md,
+    "Checks of the NQ readers"). The tokens' own byte offsets are neither read nor
+    written (decoding them would cost a tenth more; the simplified format drops them, as
+    the official function does).
     """
     tokens = list(map(_token_text, ex.document_tokens))
     cands = ex.long_answer_candidates
