@@ -277,11 +277,40 @@ def test_cli_table_and_per_example(tmp_path, capsys):
      {"1": ["a"]}, "'answer' must be a non-empty list of strings, found []"),
     ([{"id": "1", "question": "Who?", "annotations": [{"type": "singleAnswer", "answer": [7]}]}],
      {"1": ["a"]}, "'answer' must be a non-empty list of strings, found [7]"),
+    # ids are strings: the official script finds predictions (JSON keys) by them
+    ([{**REFS[0], "id": 1}], {"1": ["a"]}, "refs.json: example 0: 'id' must be a string, "
+     "found int 1 — AmbigNQ ids are strings"),
+    ([*REFS, {**REFS[0], "id": None}], {"1": ["a"], "None": ["b"]},
+     "refs.json: example 1: 'id' must be a string, found NoneType None"),
+    # strings and lists cannot mix (the official script refuses it either way round)
+    ([*REFS, {**REFS[0], "id": "2"}], {"1": "ann", "2": ["b"]},
+     "preds.json: id 2: expected a string like the value of id 1, found a list (strings and "
+     'lists cannot mix) — give every id a list of answers ["..."] (or every id one answer '
+     "string)"),
+    ([*REFS, {**REFS[0], "id": "2"}], {"1": ["ann"], "2": "b"},
+     "preds.json: id 2: expected a list like the value of id 1, found a string"),
 ])
 def test_cli_bad_input(tmp_path, capsys, refs, preds, message):
     assert _run(tmp_path, refs, preds) == 2
     err = capsys.readouterr().err
     assert err.startswith("nqkit: error: ") and message in err
+
+
+def test_what_the_official_script_scores_is_read_as_it_reads_it(tmp_path, capsys):
+    # A gold answer given as one string is compared as one alias by the official script
+    # (get_exact_match on two strings); predictions that are all strings are wrapped in
+    # lists there. Both score exactly as their list forms.
+    refs = [*REFS, {"id": "2", "question": "Where?", "annotations": [
+        {"type": "multipleQAs", "qaPairs": [{"question": "Where a?", "answer": "Rome"},
+                                            {"question": "Where b?", "answer": ["Oslo"]}]}]}]
+    as_lists = json.loads(json.dumps(refs))
+    as_lists[1]["annotations"][0]["qaPairs"][0]["answer"] = ["Rome"]
+    scores = []
+    for r, p in [(refs, {"1": "ann", "2": "rome"}), (as_lists, {"1": ["ann"], "2": ["rome"]})]:
+        assert _run(tmp_path, r, p, "--format", "json") == 0
+        scores.append(json.loads(capsys.readouterr().out)["metrics"])
+    assert scores[0] == scores[1]
+    assert scores[0]["F1 answer"]["all"] == pytest.approx((1 + 2 / 3) / 2)
 
 
 def test_cli_allow_missing(tmp_path, capsys):

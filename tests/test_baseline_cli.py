@@ -104,8 +104,9 @@ def test_duplicate_examples_are_an_error(tmp_path, capsys):
     copy.write_bytes(TOY_PATH.read_bytes())
     assert main(["baseline", "first_paragraph", "--input", str(TOY_PATH), str(copy),
                  "-o", str(tmp_path / "d.json")]) == 2
-    assert (f"{copy}: example_id 101 occurs twice in the input (first in {TOY_PATH})"
-            in capsys.readouterr().err)
+    assert capsys.readouterr().err == (
+        f"nqkit: error: {copy}:1: duplicate example_id 101 (first at {TOY_PATH}:1) — "
+        "give each example once (check for a file or shard given twice)\n")
     # the same file given twice is named as such, before any example is read
     assert main(["baseline", "first_paragraph", "--input", str(TOY_PATH), str(TOY_PATH),
                  "-o", str(tmp_path / "d.json")]) == 2

@@ -135,17 +135,121 @@ def test_candidates_and_tokens_are_checked(tmp_path):
         list(read_nq(path))
 
 
-def test_simplify_copies_spans_and_the_reader_of_its_output_refuses_them(tmp_path):
-    """simplify copies annotations as the official function does; an impossible id is
-    refused at once, an impossible span when the simplified file is read."""
+def test_simplify_refuses_what_the_reader_of_its_output_would_refuse():
+    """simplify copies annotations as the official function does, but only those every
+    reader accepts: an impossible id or span is refused at once, not written for the
+    next tool to trip on."""
     with pytest.raises(InputError, match=r"example_id 1.18059e\+21 does not fit in 64 bits"):
         simplify_line(json.dumps(example(2**70)).encode(), "x.jsonl:1")
-    out = simplify_line(json.dumps(example(long=span(0, 17, 0, 6))).encode(), "x.jsonl:1")
+    with pytest.raises(InputError, match=r"^x\.jsonl:1: annotations\[0\]\.long_answer ends "
+                       "at token 6, past the end of the document"):
+        simplify_line(json.dumps(example(long=span(0, 17, 0, 6))).encode(), "x.jsonl:1")
+    out = simplify_line(json.dumps(example(long=span(0, 17, 0, 4))).encode(), "x.jsonl:1")
     assert b'"document_text": "<P> Paris here </P>"' in out
-    path = tmp_path / "s.jsonl"
-    path.write_bytes(out)
-    with pytest.raises(InputError, match="ends at token 6, past the end of the document"):
+
+
+def _tokens_with(i: int, **changes: object) -> list[dict]:
+    tokens = [dict(t) for t in TOKENS]
+    tokens[i].update(changes)
+    return tokens
+
+
+@pytest.mark.parametrize(("tokens", "message"), [
+    (_tokens_with(3, start_byte=13, end_byte=40),
+     r"document_tokens\[3\] spans bytes 13 to 40, outside the document \(17 bytes\)"),
+    (_tokens_with(0, start_byte=-3), r"document_tokens\[0\] spans bytes -3 to 3, outside"),
+    (_tokens_with(2, start_byte=12, end_byte=9),  # the long answer's last token
+     r"document_tokens\[2\] spans bytes 12 to 9, reversed \(17 bytes\)"),
+    (_tokens_with(1, start_byte="3"),
+     r"document_tokens\[1\] byte offsets must be integers, found '3' and 8"),
+])
+def test_token_offsets_outside_the_page_are_refused_by_every_page_reader(tmp_path, tokens,
+                                                                           message):
+    # The first and last tokens and those every annotation span begins and ends at; the
+    # long answer here is tokens 1-3 ("Paris here").
+    from nqkit.formats.nq import validate_nq_json
+
+    bad = {**example(long=span(3, 13, 1, 3)), "document_tokens": tokens}
+    path = write_lines(tmp_path / "t.jsonl", bad)
+    with pytest.raises(InputError, match=rf"^{re.escape(path)}:1: {message}"):
         list(read_nq(path))
+    with pytest.raises(InputError, match=rf"^x:3: {message}"):
+        validate_nq_json(bad, "x:3")
+
+
+def test_a_token_inside_a_span_is_not_read_for_its_offsets(tmp_path):
+    # The documented limit: checking every token would cost a pass over each page.
+    bad = {**example(), "document_tokens": _tokens_with(2, start_byte=90, end_byte=99)}
+    assert [ex.example_id for ex in read_nq(write_lines(tmp_path / "t.jsonl", bad))] == [7]
+
+
+def test_html_size_bounds_hold_for_any_text_and_escaping():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from nqkit.formats.nq import HtmlSize
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",))) | st.sampled_from(
+        ["", "\\", "\\u", "a\nb", "\ud800x"]), st.booleans())
+    def check(text: str, ascii_only: bool) -> None:
+        exact = len(text.encode("utf-8", errors="surrogatepass"))
+        size = HtmlSize.of_json(json.dumps(text, ensure_ascii=ascii_only).encode(
+            "utf-8", errors="surrogatepass"))
+        assert size.lo <= exact <= size.hi
+        assert size.covers(exact) and not size.covers(exact + 1)
+        assert size.exact() == exact
+        plain = HtmlSize.of(text)
+        assert plain is not None and plain.covers(exact) and not plain.covers(exact + 1)
+
+    check()
+
+
+def test_example_ids_name_both_places_of_a_repeat():
+    from nqkit.formats.nq import ExampleIds
+
+    ids = ExampleIds(["a.jsonl", "b.jsonl", "a.jsonl"])
+    ids.add(5, 0, 1)
+    ids.add("5", 0, 2)  # a string id is another id (browse reads both kinds)
+    ids.add(6, 1, 4_000_000_000)
+    with pytest.raises(InputError, match=r"^b\.jsonl:7: duplicate example_id 5 \(first at "
+                       r"a\.jsonl:1\) — give each example once"):
+        ids.add(5, 1, 7)
+    with pytest.raises(InputError, match=r"^a\.jsonl:1: duplicate example_id 6 \(first at "
+                       r"b\.jsonl:4000000000\)"):
+        ids.add(6, 2, 1)  # the same file given twice is read twice
+
+
+def test_read_nq_refuses_a_repeated_example_unless_asked_not_to(tmp_path):
+    a = write_lines(tmp_path / "a.jsonl", example(1), example(2))
+    b = write_lines(tmp_path / "b.jsonl", example(3), example(1))
+    with pytest.raises(InputError, match=rf"^{re.escape(b)}:2: duplicate example_id 1 "
+                       rf"\(first at {re.escape(a)}:1\)"):
+        list(read_nq([a, b]))
+    assert [ex.example_id for ex in read_nq([a, b], unique=False)] == [1, 2, 3, 1]
+
+
+def test_questions_to_retrieve_for_must_not_be_empty(tmp_path):
+    from nqkit.retrieval.questions import read_questions
+
+    tsv = tmp_path / "q.qa.tsv"
+    tsv.write_text("who?\t['a']\n\n\t['b']\nwhat?\t['c']\n  \t['d']\n\t['e']\n\t['f']\n"
+                   "\t['g']\n")
+    with pytest.raises(InputError, match=rf"^{re.escape(str(tsv))}:3: empty question \(5 in "
+                       rf"all, e\.g\. {re.escape(str(tsv))}:5, {re.escape(str(tsv))}:6, "
+                       rf"{re.escape(str(tsv))}:7\) — give its text or remove it"):
+        read_questions(tsv)
+    jsonl = write_lines(tmp_path / "q.jsonl", {"question": "who?", "answer": ["a"]},
+                        {"question": "", "answer": ["b"]})
+    with pytest.raises(InputError, match=rf"^{re.escape(jsonl)}:2: empty question — "):
+        read_questions(jsonl)
+    ambig = tmp_path / "q.json"
+    ambig.write_text(json.dumps([{"id": "1", "question": " ", "annotations": [
+        {"type": "singleAnswer", "answer": ["a"]}]}]))
+    with pytest.raises(InputError, match=rf"^{re.escape(str(ambig))}: example 0: empty "):
+        read_questions(ambig)
+    tsv.write_text("who?\t['a']\n")
+    assert [q.question for q in read_questions(tsv)] == ["who?"]
 
 
 # --------------------------------------------------------------------------- files

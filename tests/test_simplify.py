@@ -45,6 +45,13 @@ def _official_lines() -> list[bytes]:
     return shared_file(*OFFICIAL).read_bytes().splitlines(keepends=True)
 
 
+def _renumbered(line: bytes, example_id: int) -> bytes:
+    """An original-format line with another example id (the official files' compact JSON)."""
+    out, n = re.subn(rb'"example_id":-?\d+', b'"example_id":%d' % example_id, line)
+    assert n == 1
+    return out
+
+
 def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -238,20 +245,81 @@ BAD_LINES = [
      "file is in the original Natural Questions format"),
     (_example(document_tokens=[]), "document_tokens is empty (a page without tokens cannot be "
      "simplified) — remove the example or give its tokens"),
+    # Impossible spans, refused as every reader refuses them (the official function would
+    # copy them into its output).
+    (_drop("document_html"), "missing key 'document_html' in example — check the file is in "
+     "the original Natural Questions format"),
+    (_annotation(long_answer={"candidate_index": 0, "start_byte": 0, "end_byte": 9,
+                              "start_token": 2, "end_token": 1}),
+     "annotations[0].long_answer has start_token >= end_token (2 >= 1) — end offsets are "
+     "exclusive: end must exceed start"),
+    (_annotation(long_answer={"candidate_index": 0, "start_byte": 0, "end_byte": 9,
+                              "start_token": 0, "end_token": 4}),
+     "annotations[0].long_answer ends at token 4, past the end of the document (3 tokens) — "
+     "offsets must index the document; check the file is unmodified NQ data"),
+    (_annotation(long_answer={"candidate_index": 0, "start_byte": 0, "end_byte": 11,
+                              "start_token": 0, "end_token": 3}),
+     "annotations[0].long_answer ends at byte 11, past the end of the document (10 bytes) — "
+     "offsets must index the document; check the file is unmodified NQ data"),
+    (_annotation(long_answer={"candidate_index": 0, "start_byte": -4, "end_byte": 9,
+                              "start_token": 0, "end_token": 3}),
+     "annotations[0].long_answer.start_byte is -4, not a position or -1 — offsets are "
+     "positions in the document, -1 when absent"),
+    (_annotation(long_answer={"candidate_index": 0, "start_byte": 0, "end_byte": 9,
+                              "start_token": "0", "end_token": 3}),
+     "annotations[0].long_answer.start_token must be int, found str '0' — check the file is "
+     "in the Natural Questions format"),
+    (_annotation(long_answer={"candidate_index": 1, "start_byte": 0, "end_byte": 9,
+                              "start_token": 0, "end_token": 3}),
+     "annotations[0].long_answer.candidate_index is 1 but the example has 1 candidates — "
+     "check the file is unmodified NQ data"),
+    (_annotation(yes_no_answer="MAYBE"), "annotations[0].yes_no_answer is 'MAYBE' — use YES, "
+     "NO or NONE"),
+    (_example(long_answer_candidates=[{"start_byte": 0, "end_byte": 9, "start_token": 0,
+                                       "end_token": 30, "top_level": True}]),
+     "long_answer_candidates[0] ends at token 30, past the end of the document (3 tokens) — "
+     "offsets must index the document; check the file is unmodified NQ data"),
+    (_example(example_id=-11), "duplicate example_id -11 (first at {src}:1) — give each "
+     "example once (check for a file or shard given twice)"),
 ]
 
 
 @pytest.mark.parametrize(("content", "message"), BAD_LINES)
 def test_bad_lines_give_one_clear_error_with_file_and_line(tmp_path, capsys, content, message):
-    good = json.dumps(_example())
+    good = json.dumps(_example(example_id=-11))
     bad = content.encode() if isinstance(content, str) else (
         content if isinstance(content, bytes) else json.dumps(content).encode())
     src = tmp_path / "in.jsonl"
     src.write_bytes(good.encode() + b"\n" + bad + b"\n")
     out = tmp_path / "out.jsonl"
     assert main(["simplify", str(src), "-o", str(out)]) == 2
+    message = message.replace("{src}", str(src))
     assert capsys.readouterr().err == f"nqkit: error: {src}:2: {message}\n"
     assert sorted(os.listdir(tmp_path)) == ["in.jsonl"]  # no output, no temp file
+
+
+def test_a_repeated_example_is_refused_across_shards_and_parallel_parts(tmp_path, capsys):
+    # The same example in two shards, and twice in one shard that the plan cuts in two
+    # parts run by different processes: one line naming both places, no output.
+    lines = _original_lines()
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_bytes(b"".join(lines[:3]))
+    b.write_bytes(b"".join([_renumbered(lines[0], 5), *lines[3:], lines[2]]))
+    for jobs in ("1", "2"):
+        assert main(["simplify", str(a), str(b), "-o", str(tmp_path / "o.jsonl"),
+                     "-j", jobs]) == 2
+        assert capsys.readouterr().err == (
+            f"nqkit: error: {b}:9: duplicate example_id {json.loads(lines[2])['example_id']} "
+            f"(first at {a}:3) — give each example once (check for a file or shard given "
+            "twice)\n")
+    one = tmp_path / "one.jsonl"
+    one.write_bytes(b"".join([*lines, lines[7]]))
+    for jobs in ("1", "2"):  # two processes: the shard is cut into two parts
+        assert main(["simplify", str(one), "-o", str(tmp_path / "o.jsonl"), "-j", jobs]) == 2
+        assert capsys.readouterr().err.startswith(
+            f"nqkit: error: {one}:11: duplicate example_id "
+            f"{json.loads(lines[7])['example_id']} (first at {one}:8)")
+    assert sorted(os.listdir(tmp_path)) == ["a.jsonl", "b.jsonl", "one.jsonl"]
 
 
 def test_library_function_raises_input_error_at_the_given_place():
@@ -276,7 +344,8 @@ def test_error_in_a_later_shard_of_a_parallel_run(tmp_path, capsys):
     good = tmp_path / "a.jsonl"
     good.write_text(json.dumps(_example()) + "\n")
     bad = tmp_path / "b.jsonl"
-    bad.write_text(json.dumps(_example()) + "\n" + json.dumps(_drop("annotations")) + "\n")
+    bad.write_text(json.dumps(_example(example_id=-13)) + "\n"
+                   + json.dumps(_drop("annotations")) + "\n")
     out = tmp_path / "out.jsonl"
     assert main(["simplify", str(good), str(bad), "-o", str(out), "-j", "2"]) == 2
     assert capsys.readouterr().err.startswith(f"nqkit: error: {bad}:2: missing key 'annotations'")
@@ -297,8 +366,9 @@ def test_parallel_run_reports_the_first_error_in_input_order(tmp_path, capsys):
     # worker processes between checks for failures elsewhere): the error shown must still
     # be the first shard's, as in a one-process run.
     lines = _original_lines()
+    again = [_renumbered(line, k) for k, line in enumerate(lines[:2])]  # ids are unique
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    a.write_bytes(b"".join(lines + lines[:2]) + b"[]\n")
+    a.write_bytes(b"".join(lines + again) + b"[]\n")
     b.write_bytes(b"{}\n" + b"".join(lines[:2]))
     for jobs in ("1", "2"):
         assert main(["simplify", str(a), str(b), "-o", str(tmp_path / "o.jsonl"),
@@ -335,33 +405,63 @@ token_text = st.text(
                               "\x00", "\x1f", "\x7f", "é", "\u2028", "😀", "<", ">"]),
     max_size=6,
 )
-span_dict = st.fixed_dictionaries(
-    {"start_token": st.integers(-1, 50), "end_token": st.integers(-1, 50)},
-    optional={"start_byte": st.integers(-1, 500), "end_byte": st.integers(-1, 500),
-              # Values the fast decoder must keep exactly as json.loads does: any size of
-              # integer, floats (infinity takes the generic path), text, null.
-              "extra": st.one_of(st.none(), st.text(max_size=3), st.floats(allow_nan=False),
-                                 st.integers(), st.booleans())},
-)
+# Values the fast decoder must keep exactly as json.loads does: any size of integer, floats
+# (infinity takes the generic path), text, null.
+extra_value = st.one_of(st.none(), st.text(max_size=3), st.floats(allow_nan=False),
+                        st.integers(), st.booleans())
+
+
+@st.composite
+def valid_span(draw: st.DrawFn, n_tokens: int, n_bytes: int, *, null: bool | None = None
+               ) -> dict[str, Any]:
+    """A span every reader accepts: each offset pair -1 (absent) or inside the page; not
+    null unless ``null`` (``None``: either). Keys in any order, sometimes an extra key."""
+    def pair(n: int, absent: bool) -> tuple[int, int]:
+        if absent or n < 1:
+            return -1, -1
+        start = draw(st.integers(0, n - 1))
+        return start, draw(st.integers(start + 1, n))
+
+    is_null = draw(st.booleans()) if null is None else null
+    st_, et = pair(n_tokens, is_null or draw(st.integers(0, 5)) == 0)
+    sb, eb = pair(n_bytes, is_null or draw(st.integers(0, 5)) == 0)
+    if not is_null and st_ < 0 and sb < 0:
+        st_, et = pair(n_tokens, False)  # tokens are never empty here
+    span: dict[str, Any] = {"start_token": st_, "end_token": et, "start_byte": sb,
+                            "end_byte": eb}
+    if draw(st.booleans()):
+        span["extra"] = draw(extra_value)
+    keys = draw(st.permutations(list(span)))
+    return {k: span[k] for k in keys}
 
 
 @st.composite
 def original_examples(draw: st.DrawFn) -> dict[str, Any]:
+    """Original-format examples that pass every check: the output must be the official
+    function's, on either path."""
     tokens = draw(st.lists(token_text, min_size=1, max_size=30))
-    annotations = draw(st.lists(st.fixed_dictionaries({
-        "annotation_id": st.integers(0, 2**64 - 1),
-        "long_answer": span_dict,
-        "short_answers": st.lists(span_dict, max_size=3),
-        "yes_no_answer": st.sampled_from(["NONE", "YES", "NO"]),
-    }), max_size=5))
+    html = draw(st.text(max_size=20))
+    n, n_bytes = len(tokens), len(html.encode("utf-8", errors="surrogatepass"))
+    candidates = draw(st.lists(valid_span(n, n_bytes, null=False), max_size=5))
+    annotations = []
+    for _ in range(draw(st.integers(0, 5))):
+        k = draw(st.integers(-1, len(candidates) - 1))
+        long_answer = {"candidate_index": k,
+                       **draw(valid_span(n, n_bytes, null=k < 0))}
+        annotations.append({
+            "annotation_id": draw(st.integers(0, 2**64 - 1)),
+            "long_answer": long_answer,
+            "short_answers": draw(st.lists(valid_span(n, n_bytes, null=False), max_size=3)),
+            "yes_no_answer": draw(st.sampled_from(["NONE", "YES", "NO", "yes"])),
+        })
     ex = {
         "annotations": annotations,
-        "document_html": draw(st.text(max_size=20)),
+        "document_html": html,
         "document_tokens": [{"token": t, "start_byte": i, "end_byte": i + 1,
                              "html_token": False} for i, t in enumerate(tokens)],
         "document_url": draw(st.text(max_size=10)),
         "example_id": draw(st.integers(-(2**63), 2**63 - 1)),
-        "long_answer_candidates": draw(st.lists(span_dict, max_size=5)),
+        "long_answer_candidates": candidates,
         "question_text": draw(st.text(max_size=10)),
     }
     # Any key order: the output order must not depend on it.
@@ -390,6 +490,36 @@ def test_fast_path_equals_generic_path_and_keeps_every_token(example, compact):
     for a in record["annotations"]:
         for span in [a["long_answer"], *a["short_answers"]]:
             assert "start_byte" not in span and "end_byte" not in span
+
+
+any_span = st.fixed_dictionaries(
+    {"start_token": st.integers(-3, 12), "end_token": st.integers(-3, 12)},
+    optional={"start_byte": st.integers(-3, 30), "end_byte": st.integers(-3, 30),
+              "candidate_index": st.one_of(st.integers(-2, 3), st.text(max_size=1))},
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(any_span, max_size=3), st.lists(any_span, max_size=3),
+       st.lists(any_span, max_size=2), st.sampled_from(["NONE", "YES", "no", "MAYBE", ""]),
+       st.sampled_from(["", "ab", "<P>a é b</P>", "\\u00e9\n"]))
+def test_fast_and_generic_paths_accept_and_refuse_the_same_spans(candidates, longs, shorts,
+                                                                  yes_no, html):
+    # Spans of any shape, inside the page or not: both paths give the same line, or the
+    # same one error (the fast path hands every doubtful line to the generic one).
+    example = _example(long_answer_candidates=candidates, document_html=html, annotations=[
+        {"long_answer": la, "short_answers": shorts, "yes_no_answer": yes_no}
+        for la in longs])
+    line = json.dumps(example).encode()
+    try:
+        want: bytes | str = dumps_simplified(simplify_example(json.loads(line), "f:1"))
+    except InputError as e:
+        want = str(e)
+    try:
+        got: bytes | str = simplify_line(line, "f:1")
+    except InputError as e:
+        got = str(e)
+    assert got == want
 
 
 @given(st.lists(token_text, min_size=1, max_size=40))

@@ -7,10 +7,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from nqkit.baselines import AnyNqExample, NqBaseline, get_baseline
+from nqkit.baselines import NqBaseline, get_baseline
 from nqkit.errors import InputError
 from nqkit.formats.nq import read_nq
-from nqkit.formats.nq_predictions import NqPrediction, write_nq_predictions
+from nqkit.formats.nq_predictions import write_nq_predictions
 from nqkit.io import PathsLike, ensure_not_input, expand_paths
 from nqkit.report import note, progress
 
@@ -60,21 +60,10 @@ def predict_files(baseline: NqBaseline, inputs: PathsLike, output: str, *,
     ``output`` atomically in the official format."""
     files = expand_paths(inputs, what="input")
     ensure_not_input(output, [*files, *train_files])
-    preds: list[NqPrediction] = []
-    seen: dict[int | str, str] = {}  # example id -> the file it came from
-
-    def located() -> Iterator[tuple[str, AnyNqExample]]:
-        for path in files:
-            for ex in read_nq(path):
-                yield str(path), ex
-
-    for path, ex in progress(located(), desc=f"{baseline.name}: predicting", unit="ex"):
-        if ex.example_id in seen:
-            raise InputError(path, f"example_id {ex.example_id} occurs twice in the input "
-                             f"(first in {seen[ex.example_id]})",
-                             "give each example once (check for repeated shards in the glob)")
-        seen[ex.example_id] = path
-        preds.append(baseline.predict(ex))
+    # read_nq refuses an example id given twice (one prediction per example), naming
+    # both lines
+    preds = [baseline.predict(ex) for ex in progress(
+        read_nq(files), desc=f"{baseline.name}: predicting", unit="ex")]
     write_nq_predictions(output, preds)
     answered = sum(not p.long_answer.is_null for p in preds)
     return PredictSummary(baseline.name, output, len(preds), answered, num_train)

@@ -10,7 +10,7 @@ from nqkit.settings import Param, positive_int
 
 def run(args: argparse.Namespace) -> int:
     from nqkit.errors import InputError, examples, location
-    from nqkit.formats.nq import validate_nq_json
+    from nqkit.formats.nq import ExampleIds, validate_nq_json
     from nqkit.formats.nq_open import nq_open_from_nq, nq_open_to_json
     from nqkit.io import check_output, expand_paths, iter_lines, parse_json_line, write_jsonl
     from nqkit.report import progress, say
@@ -23,7 +23,8 @@ def run(args: argparse.Namespace) -> int:
     counts = {"read": 0, "kept": 0}
 
     def converted():
-        for path in paths:
+        ids = ExampleIds(paths)  # a repeated example would be a repeated question
+        for file_no, path in enumerate(paths):
             for lineno, raw in progress(iter_lines(path), desc=path.name, unit="ex"):
                 where = location(path, lineno) or str(path)
                 obj = parse_json_line(raw, where)
@@ -33,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
                 counts["read"] += 1
                 ex = nq_open_from_nq(obj, where, max_tokens=args.max_tokens)
                 validate_nq_json(obj, where)  # after the conversion's own, pointed checks
+                ids.add(obj["example_id"], file_no, lineno)
                 if ex is not None:
                     counts["kept"] += 1
                     yield nq_open_to_json(ex)

@@ -20,7 +20,7 @@ def _file_stats(path: str) -> Any:
     from nqkit.analysis.nq_data_stats import nq_data_stats
     from nqkit.formats.nq import read_nq
 
-    return nq_data_stats(read_nq(path))
+    return nq_data_stats(read_nq(path, unique=False))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,7 +43,9 @@ def run(args: argparse.Namespace) -> int:
                                  desc="stats", total=len(files), unit="file"):
                 stats.merge(part)
     else:
-        for ex in progress(read_nq(files), desc="stats", unit="ex"):
+        # Repeats are counted as read, in both paths alike: the -j workers read a file
+        # each and could not see one repeated across files (refusing them is open).
+        for ex in progress(read_nq(files, unique=False), desc="stats", unit="ex"):
             stats.add(ex)
     if args.plot:
         png = stats.plot_png(title=files[0].name if len(files) == 1

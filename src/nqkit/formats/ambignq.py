@@ -120,12 +120,19 @@ def parse_ambignq_example(obj: Any, where: str) -> AmbigNqExample:
         if key not in obj:
             raise InputError(where, f"missing key {key!r}",
                              "an AmbigNQ file is a JSON list of {id, question, annotations}")
+    if not isinstance(obj["id"], str):
+        # The official script looks predictions (JSON object keys, always strings) up by
+        # this id: any other type fails there. Turning 5 into "5" would score a file no
+        # official run can.
+        raise InputError(where, f"'id' must be a string, found {type(obj['id']).__name__} "
+                         f"{obj['id']!r:.40}", 'AmbigNQ ids are strings, e.g. '
+                         '"-6631842452804060768"')
     if not isinstance(obj["question"], str):
         raise InputError(where, "'question' must be a string", "check the file")
     anns = obj["annotations"]
     if not isinstance(anns, list) or not anns:
         raise InputError(where, "'annotations' must be a non-empty list", "check the file")
-    ex_id = str(obj["id"])
+    ex_id = obj["id"]
     nq_answer = obj.get("nq_answer")
     titles = obj.get("viewed_doc_titles")
     queries = obj.get("used_queries")
@@ -171,7 +178,9 @@ def read_ambigqa_predictions(path: PathLike) -> dict[str, AmbigQaPrediction]:
 
     Every value must be of one kind across the file (the official script decides the kind
     by the first element). An empty list is allowed (it scores 0). Integer-like keys are
-    kept as strings.
+    kept as strings. A string value is one answer when every value is a string (the
+    official script wraps each in a list when the first is a string); strings mixed with
+    lists are refused, as the official script refuses them.
     """
     data = read_json(path, what="predictions")
     if not isinstance(data, dict):
@@ -183,8 +192,16 @@ def read_ambigqa_predictions(path: PathLike) -> dict[str, AmbigQaPrediction]:
         raise InputError(path, "the predictions object is empty", "predict at least one id")
     out: dict[str, AmbigQaPrediction] = {}
     kind: str | None = None
+    first_key, first = next(iter(data.items()))
+    strings = isinstance(first, str)
     for key, value in data.items():
         where = f"{path}: id {key}"
+        if isinstance(value, str) != strings:
+            found, want = ("a list", "a string") if strings else ("a string", "a list")
+            raise InputError(where, f"expected {want} like the value of id {first_key}, "
+                             f"found {found} (strings and lists cannot mix)",
+                             'give every id a list of answers ["..."] (or every id one '
+                             'answer string)')
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list):

@@ -286,6 +286,12 @@ def read_dpr_qa_tsv(paths: PathLike) -> Iterator[tuple[str, tuple[str, ...]]]:
     """Yield ``(question, answers)`` of DPR QA files: ``question<TAB>['a', 'b']`` (DPR's
     ``.qa.tsv``, and its ``.qa.csv`` files, which are tab-separated too), or comma-separated
     ``question,"['a', 'b']"`` in a ``.csv`` file whose lines have no tab."""
+    for _, question, answers in iter_dpr_qa(paths):
+        yield question, answers
+
+
+def iter_dpr_qa(paths: PathLike) -> Iterator[tuple[str, str, tuple[str, ...]]]:
+    """:func:`read_dpr_qa_tsv` with each line's place: ``(file:line, question, answers)``."""
     for path in expand_paths(paths, what="QA TSV"):
         comma = path.name.endswith((".csv", ".csv.gz")) and b"\t" not in _first_line(path)
         for lineno, raw in iter_lines(path):
@@ -311,7 +317,7 @@ def read_dpr_qa_tsv(paths: PathLike) -> Iterator[tuple[str, tuple[str, ...]]]:
             if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
                 raise InputError(where, "the answers must be a list of strings",
                                  "write answers as ['a', 'b']")
-            yield question, tuple(answers)
+            yield where or str(path), question, tuple(answers)
 
 
 def _first_line(path: PathLike) -> bytes:

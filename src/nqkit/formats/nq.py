@@ -18,7 +18,7 @@ need only annotations (the evaluation) use :mod:`nqkit.formats.nq_gold` instead.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
@@ -403,42 +403,84 @@ class _Parser:
         return value
 
     def check_bounds(self, spans: Iterable[tuple[str, Span]], num_tokens: int,
-                     html: str | None) -> None:
-        """Every span lies inside the document: ``end_token <= num_tokens`` and, when
-        ``html`` is given, ``end_byte`` <= its UTF-8 length (encoded only when needed: a
-        string of n characters has at least n bytes)."""
-        html_bytes: int | None = None
+                     html: str | HtmlSize | None) -> None:
+        """Every span lies inside the document: ``end_token <= num_tokens`` and, when the
+        page's ``html`` (or its size) is given, ``end_byte`` within its UTF-8 bytes."""
+        size = HtmlSize.of(html)
         for ctx, s in spans:
             if s.end_token > num_tokens:
                 raise self.fail(f"{ctx} ends at token {s.end_token:,}, past the end of the "
                                 f"document ({num_tokens:,} tokens)",
                                 "offsets must index the document; check the file is "
                                 "unmodified NQ data")
-            if html is not None and s.end_byte > len(html):
-                if html_bytes is None:
-                    html_bytes = len(html.encode("utf-8", errors="surrogatepass"))
-                if s.end_byte > html_bytes:
-                    raise self.fail(f"{ctx} ends at byte {s.end_byte:,}, past the end of the "
-                                    f"document ({html_bytes:,} bytes)",
-                                    "offsets must index the document; check the file is "
-                                    "unmodified NQ data")
+            if size is not None and not size.covers(s.end_byte):
+                raise self.fail(f"{ctx} ends at byte {s.end_byte:,}, past the end of the "
+                                f"document ({size.exact():,} bytes)",
+                                "offsets must index the document; check the file is "
+                                "unmodified NQ data")
 
     def check_document(self, candidates: tuple[Candidate, ...],
                        annotations: tuple[Annotation, ...], num_tokens: int,
-                       html: str | None) -> None:
-        """Candidates and annotations point inside the document and at real candidates."""
-        spans: list[tuple[str, Span]] = [
-            (f"long_answer_candidates[{i}]", c.span) for i, c in enumerate(candidates)]
+                       html: str | HtmlSize | None,
+                       token_bytes: Callable[[int], tuple[Any, Any]] | None = None) -> None:
+        """Candidates and annotations point inside the document and at real candidates.
+
+        With ``token_bytes`` (the original format: token index -> its ``(start_byte,
+        end_byte)``), the page's first and last tokens and the tokens every annotation
+        span begins and ends at must lie inside the HTML too. Only those: checking every
+        token would be one more pass over the ~10,000 tokens of each page, on 42 GB of
+        train; a wrong offset of a token inside a span garbles only that span's rendered
+        HTML (the browser, ReQA's sentence gaps), and is left unchecked. The work here
+        is O(candidates + annotations) per example.
+        """
+        n_cands = len(candidates)
+        top_token = top_byte = -1
+        for c in candidates:
+            s = c.span
+            if s.end_token > top_token:
+                top_token = s.end_token
+            if s.end_byte > top_byte:
+                top_byte = s.end_byte
         for i, a in enumerate(annotations):
-            spans.append((f"annotations[{i}].long_answer", a.long_answer))
-            spans.extend((f"annotations[{i}].short_answers[{j}]", s)
-                         for j, s in enumerate(a.short_answers))
-            if a.candidate_index >= len(candidates):
+            if a.candidate_index >= n_cands:
                 raise self.fail(f"annotations[{i}].long_answer.candidate_index is "
                                 f"{a.candidate_index:,} but the example has "
-                                f"{len(candidates):,} candidates",
+                                f"{n_cands:,} candidates",
                                 "check the file is unmodified NQ data")
-        self.check_bounds(spans, num_tokens, html)
+            for s in (a.long_answer, *a.short_answers):
+                if s.end_token > top_token:
+                    top_token = s.end_token
+                if s.end_byte > top_byte:
+                    top_byte = s.end_byte
+        size = HtmlSize.of(html)
+        if top_token > num_tokens or (size is not None and not size.covers(top_byte)):
+            self.check_bounds(_named_spans(candidates, annotations), num_tokens, size)
+            raise AssertionError("unreachable: a span is past the end but none fails")
+        if token_bytes is not None and size is not None and num_tokens:
+            self.check_tokens(token_bytes, num_tokens, annotations, size)
+
+    def check_tokens(self, token_bytes: Callable[[int], tuple[Any, Any]], num_tokens: int,
+                     annotations: tuple[Annotation, ...], size: HtmlSize) -> None:
+        """The first and last tokens, and the end tokens of every annotation span, have
+        byte offsets ``0 <= start_byte <= end_byte`` inside the page."""
+        indexes = {0, num_tokens - 1}
+        for a in annotations:
+            for s in (a.long_answer, *a.short_answers):
+                if s.has_tokens:
+                    indexes.add(s.start_token)
+                    indexes.add(s.end_token - 1)
+        for i in sorted(indexes):
+            sb, eb = token_bytes(i)
+            if type(sb) is not int or type(eb) is not int:
+                raise self.fail(f"document_tokens[{i}] byte offsets must be integers, found "
+                                f"{sb!r:.20} and {eb!r:.20}",
+                                "check the file is in the Natural Questions format")
+            if not 0 <= sb <= eb or not size.covers(eb):
+                how = "reversed" if 0 <= eb < sb and size.covers(sb) else "outside the document"
+                raise self.fail(f"document_tokens[{i}] spans bytes {sb:,} to {eb:,}, {how} "
+                                f"({size.exact():,} bytes)",
+                                "token offsets must index the page's HTML; check the file "
+                                "is unmodified NQ data")
 
     def annotation(self, a: Mapping[str, Any], i: int, *, bytes_required: bool) -> Annotation:
         if type(a) is dict and (ann := _well_formed_annotation(a, bytes_required)):
@@ -482,6 +524,81 @@ class _Parser:
                       bool(c.get("top_level", True)))  # span() checked that c is an object
             for i, c in enumerate(self.get(d, "long_answer_candidates", list, "example"))
         )
+
+
+class HtmlSize:
+    """The UTF-8 length of a page's HTML, found exactly only when cheap bounds cannot
+    decide whether an offset lies inside it (encoding a 300 kB page for every example
+    would cost more than the checks).
+
+    ``lo <= exact <= hi``; ``exact`` is computed once, by ``compute``, when an offset falls
+    between the bounds.
+    """
+
+    __slots__ = ("_compute", "_exact", "hi", "lo")
+
+    def __init__(self, lo: int, hi: int, compute: Callable[[], int]) -> None:
+        self.lo, self.hi = lo, hi
+        self._compute = compute
+        self._exact: int | None = None
+
+    @classmethod
+    def of(cls, html: str | HtmlSize | None) -> HtmlSize | None:
+        """The size of an HTML string (``None`` stays ``None``)."""
+        if html is None or isinstance(html, HtmlSize):
+            return html
+        # a character is 1 to 4 UTF-8 bytes (lone surrogates, kept by JSON, are 3)
+        return cls(len(html), 4 * len(html),
+                   lambda: len(html.encode("utf-8", errors="surrogatepass")))
+
+    @classmethod
+    def of_json(cls, raw: Any) -> HtmlSize:
+        """The size of the HTML held by ``raw`` (a buffer: bytes, ``msgspec.Raw``), a JSON
+        string literal (quotes included), without decoding it unless an offset falls
+        between the bounds.
+
+        The decoded text is at most as long in UTF-8 as the literal's body (an escape
+        never grows: ``\\n`` is 2 bytes for 1, ``\\u00e9`` 6 for 2, a surrogate pair
+        12 for 4), and each escape shortens it by at most 5 bytes (``\\u0041``: 6 for
+        1), so counting backslashes bounds it from below. In the official files escapes
+        are about 3.5% of the page (``"``, newlines, tabs) and spans end well before the
+        last fifth of it, so the lower bound decides. Counting costs about 0.1 ms for a
+        250 kB page (numpy counts faster, but importing it costs more than a shard's
+        worth of counting).
+        """
+        data = bytes(raw)
+        body = len(data) - 2
+
+        def compute() -> int:
+            import json
+
+            return len(json.loads(data).encode("utf-8", errors="surrogatepass"))
+
+        return cls(body - 5 * data.count(b"\\"), body, compute)
+
+    def covers(self, end: int) -> bool:
+        """True when an end offset ``end`` lies inside the page (``end <= length``)."""
+        if end <= self.lo:
+            return True
+        if end > self.hi:
+            return False
+        return end <= self.exact()
+
+    def exact(self) -> int:
+        if self._exact is None:
+            self._exact = self._compute()
+        return self._exact
+
+
+def _named_spans(candidates: tuple[Candidate, ...], annotations: tuple[Annotation, ...]
+                 ) -> Iterator[tuple[str, Span]]:
+    """Every span of an example with its name for messages, in file order."""
+    for i, c in enumerate(candidates):
+        yield f"long_answer_candidates[{i}]", c.span
+    for i, a in enumerate(annotations):
+        yield f"annotations[{i}].long_answer", a.long_answer
+        for j, s in enumerate(a.short_answers):
+            yield f"annotations[{i}].short_answers[{j}]", s
 
 
 def _well_formed_span(d: dict[str, Any], absent: int) -> Span | None:
@@ -560,7 +677,8 @@ def example_from_json(d: Mapping[str, Any], where: str | None = None) -> NqExamp
     annotations = tuple(p.annotation(a, i, bytes_required=True)
                         for i, a in enumerate(p.get(d, "annotations", list, "example")
                                               if d.get("annotations") is not None else ()))
-    p.check_document(candidates, annotations, len(tokens), html)
+    p.check_document(candidates, annotations, len(tokens), html,
+                     lambda i: (tokens[i].start_byte, tokens[i].end_byte))
     return NqExample(
         example_id=int(p.example_id(p.get(d, "example_id", (int, float), "example"))),
         question_text=p.get(d, "question_text", str, "example"),
@@ -605,6 +723,7 @@ def validate_nq_json(d: Any, where: str | None = None, *, string_ids: bool = Fal
                      "each line must be one NQ example")
     p.get(d, "question_text", str, "example")
     html: str | None = None
+    token_bytes: Callable[[int], tuple[Any, Any]] | None = None
     if is_simplified(d):
         num_tokens = p.get(d, "document_text", str, "example").count(" ") + 1
     else:
@@ -614,27 +733,32 @@ def validate_nq_json(d: Any, where: str | None = None, *, string_ids: bool = Fal
         keys = _TOKEN_KEYS
         if not all(type(t) is dict and keys <= t.keys() for t in tokens):
             _tokens(p, d)  # raises, naming the bad token
+
+        def token_bytes(i: int) -> tuple[Any, Any]:
+            return tokens[i]["start_byte"], tokens[i]["end_byte"]
     anns = d.get("annotations")
     check_nq_spans(p.get(d, "example_id", (int, float, str) if string_ids else (int, float),
                          "example"),
                    p.get(d, "long_answer_candidates", list, "example"),
                    p.get(d, "annotations", list, "example") if anns is not None else [],
                    num_tokens, where, bytes_required=html is not None, html=html,
-                   string_ids=string_ids)
+                   string_ids=string_ids, token_bytes=token_bytes)
 
 
 def check_nq_spans(example_id: Any, candidates: list[Any], annotations: list[Any],
                    num_tokens: int, where: str | None = None, *,
-                   bytes_required: bool = True, html: str | None = None,
-                   string_ids: bool = False) -> None:
+                   bytes_required: bool = True, html: str | HtmlSize | None = None,
+                   string_ids: bool = False,
+                   token_bytes: Callable[[int], tuple[Any, Any]] | None = None) -> None:
     """The checks of :func:`read_nq` on an example's id, candidates and annotations, for
-    fast paths that decode only those (byte offsets are checked when ``html`` is given)."""
+    fast paths that decode only those (byte offsets are checked when ``html`` is given,
+    the tokens' own as :meth:`_Parser.check_document` says when ``token_bytes`` is)."""
     p = _Parser(where)
     p.example_id(example_id, strings=string_ids)
     cands = p.candidates({"long_answer_candidates": candidates}, bytes_required=bytes_required)
     anns = tuple(p.annotation(a, i, bytes_required=bytes_required)
                  for i, a in enumerate(annotations))
-    p.check_document(cands, anns, num_tokens, html)
+    p.check_document(cands, anns, num_tokens, html, token_bytes)
 
 
 def is_simplified(d: Mapping[str, Any]) -> bool:
@@ -642,11 +766,45 @@ def is_simplified(d: Mapping[str, Any]) -> bool:
     return "document_text" in d and "document_html" not in d
 
 
-def read_nq(paths: PathsLike) -> Iterator[NqExample | SimplifiedNqExample]:
-    """Lazily read NQ examples (original or simplified, detected per line) from shards."""
+class ExampleIds:
+    """The example ids read so far from one input, to refuse an example given twice.
+
+    ``files`` are the input's files in reading order (a file named twice is two files
+    here, so its repeated examples are found like any others); :meth:`add` takes the
+    file's position in that list and the line. Each id keeps where it was first seen,
+    packed in one int: about 100 bytes per id, 30 MB for NQ train's 307,373 examples.
+    """
+
+    __slots__ = ("_first", "files")
+
+    def __init__(self, files: Sequence[PathLike]) -> None:
+        self.files = list(files)
+        self._first: dict[int | str, int] = {}
+
+    def add(self, example_id: int | str, file_no: int, lineno: int) -> None:
+        """Note ``example_id`` at ``files[file_no]:lineno``; raise :class:`InputError` there,
+        naming the first place, when it was seen before."""
+        here = file_no << 32 | lineno
+        first = self._first.setdefault(example_id, here)
+        if first != here:
+            raise InputError(location(self.files[file_no], lineno),
+                             f"duplicate example_id {example_id} (first at "
+                             f"{location(self.files[first >> 32], first & 0xFFFFFFFF)})",
+                             "give each example once (check for a file or shard given "
+                             "twice)")
+
+
+def read_nq(paths: PathsLike, *, unique: bool = True
+            ) -> Iterator[NqExample | SimplifiedNqExample]:
+    """Lazily read NQ examples (original or simplified, detected per line) from shards.
+
+    An example id repeated anywhere in ``paths`` is an :class:`InputError` naming both
+    lines (``unique=False`` reads repeats as they come).
+    """
     n = 0
     files = expand_paths(paths, what="NQ")
-    for path in files:
+    ids = ExampleIds(files) if unique else None
+    for file_no, path in enumerate(files):
         for lineno, line in iter_lines(path):
             where = location(path, lineno)
             d = parse_json_line(line, where)
@@ -654,10 +812,11 @@ def read_nq(paths: PathsLike) -> Iterator[NqExample | SimplifiedNqExample]:
                 raise InputError(where, f"expected a JSON object, found {type(d).__name__}",
                                  "each line must be one NQ example")
             n += 1
-            if is_simplified(d):
-                yield simplified_from_json(d, where)
-            else:
-                yield example_from_json(d, where)
+            ex = simplified_from_json(d, where) if is_simplified(d) else example_from_json(
+                d, where)
+            if ids is not None:
+                ids.add(ex.example_id, file_no, lineno)
+            yield ex
     if n == 0:
         raise InputError(examples(files, width=None), "no examples found (the input is empty)",
                          "give non-empty NQ .jsonl or .jsonl.gz files")

@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 from nqkit._version import __version__
 from nqkit.errors import InputError, location
-from nqkit.formats.nq import validate_nq_json
+from nqkit.formats.nq import ExampleIds, validate_nq_json
 from nqkit.formats.squad import SquadArticle, squad_articles_from_json
 from nqkit.io import (
     PathsLike,
@@ -236,11 +236,12 @@ def nq_to_squad_article(record: Mapping[str, Any], annotation: Mapping[str, Any]
 NqAnnotations = Literal["first", "each"]
 
 
-def _iter_nq_json(paths: PathsLike) -> Iterator[tuple[str, Any]]:
-    for path in expand_paths(paths, what="NQ"):
+def _iter_nq_json(paths: PathsLike) -> Iterator[tuple[str, Any, int, int]]:
+    """``(where, decoded line, file number, line number)`` of every line of NQ files."""
+    for file_no, path in enumerate(expand_paths(paths, what="NQ")):
         for lineno, raw in iter_lines(path):
             where = location(path, lineno) or str(path)
-            yield where, parse_json_line(raw, where)
+            yield where, parse_json_line(raw, where), file_no, lineno
 
 
 def iter_nq_as_squad(paths: PathsLike, annotations: NqAnnotations = "first",
@@ -253,7 +254,9 @@ def iter_nq_as_squad(paths: PathsLike, annotations: NqAnnotations = "first",
     ``counter[0]``, when given, is increased by the number of records converted (one per
     (example, annotator) pair with ``"each"``).
     """
-    for line_where, record in _iter_nq_json(paths):
+    files = expand_paths(paths, what="NQ")
+    ids = ExampleIds(files)  # a repeated example would repeat its queries and sentences
+    for line_where, record, file_no, lineno in _iter_nq_json(files):
         if not isinstance(record, dict):
             raise InputError(line_where, f"expected a JSON object, found "
                              f"{type(record).__name__}", "each line must be one NQ example")
@@ -264,6 +267,7 @@ def iter_nq_as_squad(paths: PathsLike, annotations: NqAnnotations = "first",
             raise InputError(where, "'annotations' must be a non-empty list",
                              "the input must be Natural Questions in the ORIGINAL format")
         validate_nq_json(record, line_where)
+        ids.add(record["example_id"], file_no, lineno)
         chosen = anns[:1] if annotations == "first" else anns
         if counter is not None:
             counter[0] += len(chosen)

@@ -33,6 +33,7 @@ import operator
 import os
 import queue
 import shutil
+from array import array
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +42,14 @@ from typing import Any
 import orjson
 
 from nqkit.errors import InputError, examples, location
-from nqkit.formats.nq import _Parser
+from nqkit.formats.nq import (
+    INT64_MAX,
+    ExampleIds,
+    HtmlSize,
+    _Parser,
+    _well_formed_annotation,
+    check_nq_spans,
+)
 from nqkit.io import (
     PathsLike,
     atomic_output,
@@ -157,22 +165,26 @@ def _annotations(annotations: list[Any], where: str | None, *, owned: bool = Fal
 
 def _record(question_text: str, example_id: int, document_url: str, tokens: Sequence[str],
             candidates: list[Any], annotations: list[Any], where: str | None, *,
-            owned: bool = False) -> dict[str, Any]:
+            owned: bool = False, stripped: bool = False) -> dict[str, Any]:
+    """The simplified record; ``owned``: the caller's decoded objects may be changed in
+    place; ``stripped``: the candidates are checked objects without byte offsets already."""
     if not tokens:
         # The official function checks that the text splits back into as many tokens as
         # the page has; that fails only for a page without tokens.
         raise InputError(where, "document_tokens is empty (a page without tokens cannot be "
                          "simplified)", "remove the example or give its tokens")
-    # The official function copies the candidates and annotations as they are (so does
-    # this one: the readers of the simplified file check them); an id that no reader
-    # accepts is refused here.
+    # The official function copies the candidates and annotations as they are, and so
+    # does this one, once they are checked as every reader checks them (_simplify_fast,
+    # simplify_example): an example no reader would accept is refused here rather than
+    # written for the next tool to trip on.
     _Parser(where).example_id(example_id)
     return {
         "question_text": question_text,
         "example_id": example_id,
         "document_url": document_url,
         "document_text": document_text(tokens),
-        "long_answer_candidates": _candidates(candidates, where, owned=owned),
+        "long_answer_candidates": candidates if stripped else _candidates(candidates, where,
+                                                                          owned=owned),
         "annotations": _annotations(annotations, where, owned=owned),
     }
 
@@ -200,15 +212,21 @@ def simplify_example(example: Mapping[str, Any], where: str | None = None) -> di
             raise InputError(where, f"document_tokens[{i}] must be an object, {_found(t)}",
                              _FIX)
         tokens.append(_need(t, "token", str, f"document_tokens[{i}]", where))
-    return _record(
+    html = _need(example, "document_html", str, ctx, where)
+    candidates = _need(example, "long_answer_candidates", list, ctx, where)
+    annotations = _need(example, "annotations", list, ctx, where)
+    record = _record(
         _need(example, "question_text", str, ctx, where),
         _need(example, "example_id", int, ctx, where),
         _need(example, "document_url", str, ctx, where),
-        tokens,
-        _need(example, "long_answer_candidates", list, ctx, where),
-        _need(example, "annotations", list, ctx, where),
-        where,
+        tokens, candidates, annotations, where,
     )
+    # After the record (whose own checks word the shape errors): spans inside the page,
+    # by tokens and by bytes, candidate indexes, yes/no answers, as read_nq checks them.
+    # The tokens' own byte offsets are not read (nor written): see _simplify_fast.
+    check_nq_spans(record["example_id"], candidates, annotations, len(tokens), where,
+                   html=html)
+    return record
 
 
 def dumps_simplified(record: Mapping[str, Any], where: str | None = None) -> bytes:
@@ -241,6 +259,7 @@ if msgspec is not None:
         question_text: str
         example_id: int
         document_url: str
+        document_html: msgspec.Raw  # its JSON text, undecoded: for its length only
         document_tokens: list[_Token]
         long_answer_candidates: list[Any]
         annotations: list[Any]
@@ -277,23 +296,80 @@ def _dumps_fast(record: dict[str, Any], where: str | None) -> bytes:
         return dumps_simplified(record, where)  # raises the error for the user
 
 
+class _Unsure(Exception):
+    """The fast path cannot vouch for a line: the generic path decides, and words the
+    error if there is one."""
+
+
+def _simplify_fast(ex: Any, where: str | None) -> dict[str, Any]:
+    """The record of a line the typed decoder read, when every candidate and annotation
+    passes the rules of :class:`nqkit.formats.nq._Parser` and lies inside the page (else
+    :class:`_Unsure`).
+
+    The same rules as the generic path, in the pass that strips the candidates' byte
+    offsets anyway, without building span objects. The page's byte length is bounded from
+    its undecoded JSON text (:meth:`HtmlSize.of_json`), which costs most of the checks'
+    time: together about 0.17 ms a page, 7% of a one-process run (BENCHMARKS.md,
+    "Checks of the NQ readers"). The tokens' own byte offsets are neither read nor
+    written (decoding them would cost a tenth more; the simplified format drops them, as
+    the official function does).
+    """
+    tokens = list(map(_token_text, ex.document_tokens))
+    cands = ex.long_answer_candidates
+    top_token = top_byte = -1
+    for c in cands:  # the decoded objects are this function's own: strip them in place
+        if type(c) is not dict:
+            raise _Unsure
+        sb = c.pop("start_byte", -2)
+        eb = c.pop("end_byte", -2)
+        st = c.get("start_token", -2)
+        et = c.get("end_token", -2)
+        if not (type(sb) is int and type(eb) is int and type(st) is int and type(et) is int
+                and (sb == eb == -1 or 0 <= sb < eb <= INT64_MAX)
+                and (st == et == -1 or 0 <= st < et <= INT64_MAX)):
+            raise _Unsure
+        if et > top_token:
+            top_token = et
+        if eb > top_byte:
+            top_byte = eb
+    for a in ex.annotations:
+        ann = _well_formed_annotation(a, True) if type(a) is dict else None
+        if ann is None or ann.candidate_index >= len(cands):
+            raise _Unsure
+        for s in (ann.long_answer, *ann.short_answers):
+            if s.end_token > top_token:
+                top_token = s.end_token
+            if s.end_byte > top_byte:
+                top_byte = s.end_byte
+    if top_token > len(tokens) or not HtmlSize.of_json(ex.document_html).covers(top_byte):
+        raise _Unsure
+    return _record(ex.question_text, ex.example_id, ex.document_url, tokens, cands,
+                   ex.annotations, where, owned=True, stripped=True)
+
+
 def simplify_line(line: bytes, where: str | None = None) -> bytes:
     """Simplify one original-format JSON line (bytes) into one output line (bytes).
 
     Equal to ``dumps_simplified(simplify_example(json.loads(line)))``, but several times
     faster on real pages. Raises :class:`InputError` at ``where`` on bad input.
     """
+    return _simplify_line(line, where)[0]
+
+
+def _simplify_line(line: bytes, where: str | None) -> tuple[bytes, int]:
+    """:func:`simplify_line`, and the example's id."""
     if _decode is not None:
         try:
             ex = _decode(line)
         except Exception:  # anything odd: the generic path decides
             pass
         else:
-            # The decoded objects are this function's own: strip them in place.
-            record = _record(ex.question_text, ex.example_id, ex.document_url,
-                             list(map(_token_text, ex.document_tokens)),
-                             ex.long_answer_candidates, ex.annotations, where, owned=True)
-            return _dumps_fast(record, where)
+            try:
+                record = _simplify_fast(ex, where)
+            except _Unsure:
+                pass
+            else:
+                return _dumps_fast(record, where), record["example_id"]
     try:
         obj = json.loads(line.rstrip())  # stripped: an error position counts in the line
     except json.JSONDecodeError as e:
@@ -302,7 +378,8 @@ def simplify_line(line: bytes, where: str | None = None) -> bytes:
     except (ValueError, RecursionError) as e:  # UnicodeDecodeError, nesting too deep
         raise InputError(where, f"malformed JSON ({e})",
                          "each line must be one complete JSON object") from e
-    return dumps_simplified(simplify_example(obj, where), where)
+    record = simplify_example(obj, where)
+    return dumps_simplified(record, where), record["example_id"]
 
 
 # --------------------------------------------------------------------------- files
@@ -322,12 +399,14 @@ _PROCESS_LOCAL = ("/dev/fd/", "/proc/self/fd/", "/dev/stdin")
 
 def _simplify_stream(path: Path, out: Any, tick: Callable[[int], None],
                      stop: Callable[[], bool] | None = None, lo: int = 0,
-                     hi: int = _NO_LIMIT) -> int:
+                     hi: int = _NO_LIMIT, ids: tuple[array, array] | None = None) -> int:
     """Write the simplified lines of one shard to ``out``; returns the example count.
 
     Only lines whose offset lies in ``[lo, hi)`` are simplified; the offset of a line is
     the total length of the non-blank lines before it, the same in every process, so two
-    ranges that meet split a shard exactly.
+    ranges that meet split a shard exactly. ``ids``, when given, receives each written
+    example's id and line number (for the parent's check of repeated ids; on an error,
+    those of the lines before it).
     """
     n = pending = offset = 0
     for lineno, line in iter_lines(path):
@@ -337,7 +416,11 @@ def _simplify_stream(path: Path, out: Any, tick: Callable[[int], None],
             continue
         if start >= hi:
             break
-        out.write(simplify_line(line, location(path, lineno)))
+        text, example_id = _simplify_line(line, location(path, lineno))
+        out.write(text)
+        if ids is not None:
+            ids[0].append(example_id)
+            ids[1].append(lineno)
         n += 1
         pending += 1
         if pending == 8:
@@ -454,27 +537,30 @@ def tune_malloc() -> None:
 def _shard_worker(index: int, path: str, part: str, compress: bool, lo: int,
                   hi: int) -> tuple[Any, ...]:
     """Simplify one shard, or the ``[lo, hi)`` range of it, into the part file ``part``;
-    errors come back as plain tuples (InputError does not survive pickling)."""
+    errors come back as plain tuples (InputError does not survive pickling), and with
+    either the ids and line numbers of the examples written (the parent checks that no
+    id repeats across the whole input)."""
 
     def stop() -> bool:
         return bool(_first_failed.value < index)
 
+    ids = (array("q"), array("q"))
     if stop():
-        return ("ok", 0)
+        return ("ok", 0, ids)
     try:
         with open(part, "wb") as raw:
             if compress:
                 import gzip
 
                 with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6, mtime=0) as gz:
-                    n = _simplify_stream(Path(path), gz, _progress_q.put, stop, lo, hi)
+                    n = _simplify_stream(Path(path), gz, _progress_q.put, stop, lo, hi, ids)
             else:
-                n = _simplify_stream(Path(path), raw, _progress_q.put, stop, lo, hi)
-        return ("ok", n)
+                n = _simplify_stream(Path(path), raw, _progress_q.put, stop, lo, hi, ids)
+        return ("ok", n, ids)
     except InputError as e:
         with _first_failed.get_lock():
             _first_failed.value = min(_first_failed.value, index)
-        return ("error", e.where, e.problem, e.fix)
+        return ("error", e.where, e.problem, e.fix, ids)
 
 
 def iter_simplify(inputs: PathsLike, output: str | os.PathLike[str], *,
@@ -504,13 +590,16 @@ def iter_simplify(inputs: PathsLike, output: str | os.PathLike[str], *,
         jobs = 1
     if jobs == 1:
         total = 0
+        seen = ExampleIds(paths)
         with atomic_output(out_path, "wb") as out:
             # One process: decompress in a background thread when there is a core for it
             # (in a parallel run the processes fill the cores, and threads only cost).
             threads = 1 if (os.cpu_count() or 1) > 1 else 0
-            for p in paths:
+            for file_no, p in enumerate(paths):
                 for lineno, line in iter_lines(p, threads=threads):
-                    out.write(simplify_line(line, location(p, lineno)))
+                    text, example_id = _simplify_line(line, location(p, lineno))
+                    seen.add(example_id, file_no, lineno)
+                    out.write(text)
                     total += 1
                     yield 1
             _check_not_empty(total, paths)
@@ -585,7 +674,12 @@ def _run_parts(paths: Sequence[Path], tasks: list[_Task], parts: list[str], prog
                 yield from itertools.repeat(1, progress_q.get_nowait())
             except queue.Empty:
                 break
-        for r in results:
+        # In input order, the ids of each part (up to its error, if it failed) before its
+        # error: the error reported is the first a one-process run would meet.
+        seen = ExampleIds(paths)
+        for (file_no, _, _), r in zip(tasks, results, strict=True):
+            for example_id, lineno in zip(*r[-1], strict=True):
+                seen.add(example_id, file_no, lineno)
             if r[0] == "error":
                 raise InputError(r[1], r[2], r[3])
         total = sum(r[1] for r in results)
