@@ -59,8 +59,7 @@ UNICODE_VERSION = "12.1"
 MAX_TOKEN_LENGTH = 255  # StandardAnalyzer.DEFAULT_MAX_TOKEN_LENGTH, in UTF-16 code units
 
 # EnglishAnalyzer.ENGLISH_STOP_WORDS_SET
-STOP_WORDS = frozenset(
-    ["a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with"])
+STOP_WORDS = frozenset(["a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with"])
 
 CACHE_LIMIT = 1 << 21  # raw token forms whose terms are kept (cleared when full)
 
@@ -144,9 +143,12 @@ def _rules(star: str) -> tuple[str, str, str, str]:
 
 def _emoji_rule() -> str:
     """Lucene's EMOJI rule (UTS #51 emoji_sequence: presentation, modifier, ZWJ, tag,
-    keycap and flag sequences)."""
-    xs = _cls(_XS) + "*"
+    keycap and flag sequences) as a greedy regex whose first match is the longest: a ZWJ
+    after an emoji is taken as an extender only where no emoji follows it (else the ZWJ
+    sequence goes on through it)."""
     zwj = _cls(_ZWJ)
+    start = _cls(_EMOJI_CHAR | _EMB | _EM)
+    xs = f"(?:{_cls(_XS - _ZWJ)}|{zwj}(?!{zwj}*{start}))*"
     ecpm = (f"(?:{zwj}*{_cls(_EMOJI_CHAR)}{xs}\\U0000FE0F?"
             f"|(?:{zwj}*{_cls(_EMB)}{xs})?{_cls(_EM)}{xs})")
     tags = "[\\U000E0020-\\U000E007E]+\\U000E007F"
@@ -155,27 +157,25 @@ def _emoji_rule() -> str:
     return f"{ecpm}(?:{tags}|(?:{zwj}{ecpm})*)|{keycap}|{ri}{ri}"
 
 
-_RULES = _rules("*+")
-# a greedy backtracking pattern: its first match at a position is the longest one of the
-# rule, and at most one of these rules can match at a position that is not in _CONFLICT
+_WORD, _SA_RULE, _HAN_RULE, _HIRA_RULE = _rules("*+")
+_RULES = (_WORD, _emoji_rule(), _SA_RULE, _HAN_RULE, _HIRA_RULE)
+# A greedy backtracking pattern: its first match at a position is the longest one of the
+# rule that matches there, and at most one rule can match at a position whose character
+# is not in _CONFLICT. A digit starts both the keycap and the WORD rule, but WORD's match
+# is never shorter (a digit's Extend run covers U+FE0F and U+20E3), and WORD comes first.
 _FAST = regex.compile("|".join(_RULES), regex.V0)
 _SINGLE = [regex.compile(r, regex.V0) for r in _RULES]
-# the emoji rule needs leftmost-longest (POSIX) matching: its ZWJ runs are ambiguous
-_EMOJI = regex.compile("(?p)" + _emoji_rule(), regex.V0)
+# WORD where a Hebrew letter meets a quote needs leftmost-longest (POSIX) matching
+# (WB7a-c: the greedy letter run would take the letter that starts Hebrew_Letter
+# (Single_Quote | Double_Quote Hebrew_Letter))
+_WORD_POSIX = regex.compile("(?p)" + _rules("*")[0], regex.V0)
+_HEBREW_QUOTE = _cls(_HL) + _cls(_X) + "*" + _cls(_SQ | _DQ)
 
-# Characters at which the fast pattern's first match may not be the longest: starts of
-# the emoji rule (absent from the fast pattern), and characters that can start two rules.
-# A digit starts the keycap rule and the WORD rule, but WORD's match is never shorter
-# (a digit's Extend run covers U+FE0F and U+20E3), so only "#" and "*" keycaps count.
-_STARTS = [_AH | _NUM | _KAT | _ENL, _SA, _HAN, _HIRA]
-_CONFLICT = set().union(*(a & b for i, a in enumerate(_STARTS) for b in _STARTS[i + 1:]))
 _EMOJI_START = _ZWJ | _EMOJI_CHAR | _EMB | _EM | _RI | {ord("#"), ord("*")}
-_SLOW = regex.compile(
-    _cls(_CONFLICT | _EMOJI_CHAR | _EMB | _EM | _RI) + "|[#*]" + _cls(_XS) + "*\\U0000FE0F?"
-    "\\U000020E3", regex.V0)
-_START = regex.compile(_cls(set().union(*_STARTS) | _EMOJI_START), regex.V0)
+_STARTS = [_AH | _NUM | _KAT | _ENL, _EMOJI_START, _SA, _HAN, _HIRA]
+_CONFLICT = set().union(*(a & b for i, a in enumerate(_STARTS) for b in _STARTS[i + 1:]))
+_SLOW = regex.compile(_cls(_CONFLICT) + "|" + _HEBREW_QUOTE, regex.V0)
 _CONFLICT_STR = frozenset(map(chr, _CONFLICT))
-_EMOJI_START_STR = frozenset(map(chr, _EMOJI_START))
 
 
 def _u16(s: str) -> int:
@@ -197,24 +197,24 @@ def _scan_exact(text: str) -> list[str]:
     out: list[str] = []
     pos = 0
     n = len(text)
+    hebrew = regex.search(_HEBREW_QUOTE, text) is not None
+    rules = [_WORD_POSIX, *_SINGLE[1:]] if hebrew else _SINGLE
     while True:
-        m = _START.search(text, pos)
+        m = _FAST.search(text, pos)
         if m is None:
             return out
         p = m.start()
         lim = _window_end(text, p) if n - p > MAX_TOKEN_LENGTH // 2 else n
-        c = text[p]
         best = p
-        for rule in (_SINGLE if c in _CONFLICT_STR else (_FAST,)):
-            mm = rule.match(text, p, lim)
-            if mm is not None and mm.end() > best:
-                best = mm.end()
-        if c in _EMOJI_START_STR:
-            mm = _EMOJI.match(text, p, lim)
-            if mm is not None and mm.end() > best:
-                best = mm.end()
+        if hebrew or text[p] in _CONFLICT_STR or lim < m.end():
+            for rule in rules:
+                mm = rule.match(text, p, lim)
+                if mm is not None and mm.end() > best:
+                    best = mm.end()
+        else:
+            best = m.end()
         if best == p:
-            pos = p + 1
+            pos = p + 1  # no match fits in 255 units: the [^] rule drops one character
             continue
         out.append(text[p:best])
         pos = best
