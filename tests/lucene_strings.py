@@ -157,7 +157,7 @@ LUCENE_POOLS: dict[str, list[str]] = {
 
 
 def _random_class_string(rng: random.Random) -> str:
-    chars = "".join(sum(LUCENE_POOLS.values(), []))
+    chars = "".join(w for pool in LUCENE_POOLS.values() for w in pool)
     alphabet = sorted(set(chars) | set("aZé1٣_.,:;'’\"-‐ \u0301\u200d\ufe0f\u20e3#*@/"))
     return "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12)))
 
