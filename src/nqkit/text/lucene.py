@@ -157,20 +157,28 @@ def _rules(star: str, keep: set[int] | None = None) -> list[str]:
     return rules
 
 
-def _emoji_rule() -> str:
+def _emoji_rule(keep: set[int] | None = None) -> str:
     """Lucene's EMOJI rule (UTS #51 emoji_sequence: presentation, modifier, ZWJ, tag,
     keycap and flag sequences) as a greedy regex whose first match is the longest: a ZWJ
     after an emoji is taken as an extender only where no emoji follows it (else the ZWJ
-    sequence goes on through it)."""
+    sequence goes on through it). ``keep`` as for :func:`_rules` (it keeps U+FE0F, U+20E3
+    and the ZWJ)."""
+
+    def k(cps: set[int]) -> set[int]:
+        return cps if keep is None else cps & keep
+
     zwj = _cls(_ZWJ)
-    start = _cls(_EMOJI_CHAR | _EMB | _EM)
-    xs = f"(?:{_cls(_XS - _ZWJ)}|{zwj}(?!{zwj}*{start}))*"
-    ecpm = (f"(?:{zwj}*{_cls(_EMOJI_CHAR)}{xs}\\U0000FE0F?"
-            f"|(?:{zwj}*{_cls(_EMB)}{xs})?{_cls(_EM)}{xs})")
+    start = _cls(k(_EMOJI_CHAR | _EMB | _EM))
+    xs = f"(?:{_cls(k(_XS - _ZWJ))}|{zwj}(?!{zwj}*{start}))*"
+    ecpm = [f"{zwj}*{_cls(k(_EMOJI_CHAR))}{xs}\\U0000FE0F?"]
+    if k(_EM):
+        ecpm.append(f"(?:{zwj}*{_cls(k(_EMB))}{xs})?{_cls(k(_EM))}{xs}")
+    one = f"(?:{'|'.join(ecpm)})"
     tags = "[\\U000E0020-\\U000E007E]+\\U000E007F"
+    seq = f"{one}(?:{tags}|(?:{zwj}{one})*)" if keep is None else f"{one}(?:{zwj}{one})*"
     keycap = f"{_cls(_KEYCAP_BASE)}{xs}\\U0000FE0F?\\U000020E3{xs}"
-    ri = _cls(_RI) + _cls(_X) + "*"
-    return f"{ecpm}(?:{tags}|(?:{zwj}{ecpm})*)|{keycap}|{ri}{ri}"
+    ri = _cls(k(_RI)) + _cls(k(_X)) + "*" if k(_RI) else ""
+    return "|".join([seq, keycap] + ([f"{ri}{ri}"] if ri else []))
 
 
 _WORD, _SA_RULE, _HAN_RULE, _HIRA_RULE = _rules("*+")
@@ -185,6 +193,11 @@ _SINGLE = [re.compile(r) for r in _RULES]
 # The same rules over ASCII text, where only WORD is left (no ASCII character is Extend,
 # Format, ZWJ, Hebrew, Katakana or an emoji without U+20E3): most passages are ASCII.
 _ASCII = re.compile("|".join(_rules("*+", set(range(128)))))
+# ... and over text without astral characters: re tests a BMP character against a class
+# by a bitmap, but then still walks the class's astral ranges when the test fails
+_BMP_KEEP = set(range(0x10000))
+_BMP = re.compile("|".join([_rules("*+", _BMP_KEEP)[0], _emoji_rule(_BMP_KEEP),
+                            *_rules("*+", _BMP_KEEP)[1:]]))
 # WORD where a Hebrew letter meets a quote needs leftmost-longest (POSIX) matching
 # (WB7a-c: the greedy letter run would take the letter that starts Hebrew_Letter
 # (Single_Quote | Double_Quote Hebrew_Letter))
@@ -248,6 +261,8 @@ def tokenize(text: str) -> list[str]:
         toks: list[str] = _ASCII.findall(text)
     elif _SLOW.search(text) is not None:
         return _scan_exact(text)
+    elif max(text) <= "\uffff":
+        toks = _BMP.findall(text)
     else:
         toks = _FAST.findall(text)
     # every token within 255 UTF-16 units: the windowed scan gives the same tokens
