@@ -135,3 +135,32 @@ def test_terms_are_nonempty_unstopped_and_batch_equal(text: str) -> None:
     assert analyze_many([text, text]) == [terms, terms]
     assert all(terms) and not STOP_WORDS & set(terms)
     assert all(len(t.encode("utf-16-le")) <= 2 * MAX_TOKEN_LENGTH for t in tokenize(text))
+
+
+def _longest_match_scan(text: str) -> list[str]:
+    """A reference scan built from the grammar alone: at each position the POSIX
+    (leftmost-longest) match of all of Lucene's rules at once, else one character
+    dropped. Fine for texts under 255 units (no cut)."""
+    regex = require("regex")
+    from nqkit.text import lucene
+
+    posix = regex.compile("(?p)" + "|".join([lucene._emoji_rule(), *lucene._rules("*")]),
+                          regex.V0)
+    out, pos = [], 0
+    while pos < len(text):
+        m = posix.match(text, pos)
+        if m is None or m.end() == pos:
+            pos += 1
+        else:
+            out.append(m.group())
+            pos = m.end()
+    return out
+
+
+@given(st.text(alphabet=st.sampled_from(
+    list("aZé1٣_.,:;'’\"-‐ \u0301\u200d\ufe0f\u20e3#*@/xyzא\"'カー・ひ한ก\u0e31東々😀👍🏻🇺🇸©ℹ™♭")),
+    max_size=24))
+def test_the_fast_patterns_find_the_longest_match(text: str) -> None:
+    """The greedy patterns (ASCII, BMP, full) and the per-token scan give the tokens of
+    leftmost-longest matching over the grammar (JFlex's semantics)."""
+    assert tokenize(text) == _longest_match_scan(text)
