@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lucene_oracle import find_java_home, oracle_analyze
+from lucene_oracle import _java_major, find_java_home, oracle_analyze
 from lucene_strings import generated_strings, real_strings
 from nqkit.text.lucene import (
     MAX_TOKEN_LENGTH,
@@ -164,3 +164,37 @@ def test_the_fast_patterns_find_the_longest_match(text: str) -> None:
     """The greedy patterns (ASCII, BMP, full) and the per-token scan give the tokens of
     leftmost-longest matching over the grammar (JFlex's semantics)."""
     assert tokenize(text) == _longest_match_scan(text)
+
+
+def _cps(name: str) -> set[int]:
+    from nqkit.text._lucene_unicode import CLASSES
+
+    out: set[int] = set()
+    for part in CLASSES[name].split():
+        a, _, b = part.partition("-")
+        out.update(range(int(a, 16), int(b or a, 16) + 1))
+    return out
+
+
+def test_tables_are_unicode_12_1() -> None:
+    """Facts of Unicode 12.1 (and of emoji-data 11.0-15.0) that the tables must hold."""
+    letters = _cps("ALetter")
+    assert {0x1C90, 0x10FE0, 0x1E2C0} <= letters  # Georgian Mtavruli (11.0), 12.0 scripts
+    assert not {0x10E80, 0x11F04, 0x10D50} & letters  # Yezidi 13.0, Kawi 15.0, Garay 16.0
+    assert 0x30000 not in _cps("Han") and 0x2CEB0 in _cps("Han")  # CJK ext. G 13.0, F 10.0
+    assert _cps("Halfwidth_Nd") == set(range(0xFF10, 0xFF1A))
+    pict = _cps("Extended_Pictographic")
+    assert len(pict) == 3537 and 0x266D in pict and 0x1FAE0 in pict  # reserved in 12.1
+    assert _cps("Emoji_Modifier") == set(range(0x1F3FB, 0x1F400))
+    assert _cps("Emoji_Modifier") <= _cps("Extend")  # WB=Extend since Unicode 11.0
+
+
+def test_the_oracle_finds_a_java_21_home(tmp_path, monkeypatch) -> None:
+    for major in (17, 21):
+        home = tmp_path / f"jdk{major}"
+        (home / "bin").mkdir(parents=True)
+        (home / "bin" / "java").write_text("")
+        (home / "release").write_text(f'JAVA_VERSION="{major}.0.2"\n')
+    assert _java_major(tmp_path / "jdk17") == 17
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "jdk21"))
+    assert find_java_home() == tmp_path / "jdk21"
