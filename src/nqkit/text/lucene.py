@@ -1,0 +1,536 @@
+"""Lucene's English analysis as Pyserini indexes DPR's passages, in pure Python.
+
+Pyserini's BM25 over Wikipedia (its prebuilt ``wikipedia-dpr`` index, and any index that
+``pyserini.index`` / Anserini's ``IndexCollection`` builds with the default ``-language
+en``) analyses text with Anserini's ``DefaultEnglishAnalyzer.newStemmingInstance("porter")``
+-- what ``pyserini.analysis.get_lucene_analyzer()`` returns. In Anserini 1.7.1 (the jar of
+pyserini 1.6.0, built on Lucene 9.9.1) that is the chain
+
+1. ``StandardTokenizer`` (Lucene's ``StandardTokenizerImpl.jflex``, compiled by JFlex with
+   ``%unicode 12.1``): the word-break rules of Unicode UAX #29 (WB4-WB13c; the grammar's
+   ``WORD``, ``NUMERIC``, ``HANGUL`` and ``KATAKANA`` rules), runs of
+   ``Line_Break=Complex_Context`` characters kept together (Thai, Lao, Myanmar, Khmer),
+   every Han ideograph and every Hiragana character a token of its own, and emoji
+   sequences (UTS #51 ``emoji_sequence``: presentation, modifier, keycap, flag, ZWJ and tag
+   sequences) as tokens; anything else is dropped. The scanner takes the longest match at
+   each position (JFlex semantics), but reads at most ``maxTokenLength`` = 255 UTF-16 code
+   units from a token's start: a longer run is cut at the longest match inside those 255
+   units and scanning resumes after it (so ``"x" * 300`` gives 255 + 45 characters, and a
+   position where no match fits skips one character).
+2. ``EnglishPossessiveFilter``: a trailing ``'s``, ``’s`` or ``＇s`` (or ``S``) removed.
+3. ``LowerCaseFilter``: ``Character.toLowerCase`` per code point (simple case mapping, so
+   ``"İ"`` gives ``"i"`` and a final ``"Σ"`` gives ``"σ"``, unlike :meth:`str.lower`).
+4. ``StopFilter`` with ``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET`` (:data:`STOP_WORDS`, 33).
+5. ``PorterStemFilter``: Lucene's ``PorterStemmer`` (Porter's own C implementation of
+   the 1980 algorithm, with its departures ``-bli -> -ble`` and ``-logi -> -log``; words of
+   at most two UTF-16 units untouched), run over UTF-16 code units as Java runs it. It
+   differs from Snowball's ``porter`` (PyStemmer): ``visibly`` is ``visibl`` here,
+   ``visibli`` there.
+
+Pyserini's ``Analyzer.analyze`` then drops empty terms (``AnalyzerUtils.analyze``).
+
+The Unicode 12.1 property tables are generated once (``scripts/gen_lucene_unicode.py``:
+the ``regex`` module's Unicode properties restricted to the code points Unicode 12.1
+assigns, and Extended_Pictographic as emoji-data.txt 11.0-15.0 defines it) into
+:mod:`nqkit.text._lucene_unicode`, so nothing here depends on the Unicode version of the
+running Python or of the installed ``regex``. Lower-casing is :meth:`str.lower` (Python's
+Unicode) apart from its two departures from Java's per-code-point mapping (``"İ"`` and the
+final-sigma rule); no other difference is known for the characters a token can hold.
+
+Verified against Pyserini 1.6.0 itself (``tests/test_lucene_analyzer.py``): identical
+terms for all 148,207 text strings of the shared data and all 12,000 generated strings.
+
+Speed (BENCHMARKS.md): one :func:`re.findall` per text gives the tokens, with a greedy
+pattern whose first match is the longest wherever only one rule can start; ASCII texts
+take the pattern cut to ASCII classes, texts without astral characters the one cut to the
+BMP. Texts with a character that can start two rules, or a Hebrew letter before a quote
+(WB7a-c, where the longest match needs POSIX leftmost-longest matching), and tokens over
+255 units go through a per-token scan. Terms are cached per raw token form, as bm25s caches
+stems.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import ClassVar
+
+import regex
+
+from nqkit.text._lucene_unicode import CLASSES
+
+__all__ = ["MAX_TOKEN_LENGTH", "STOP_WORDS", "analyze", "analyze_many", "porter_stem",
+           "tokenize"]
+
+LUCENE_VERSION = "9.9.1"
+ANSERINI_VERSION = "1.7.1"
+UNICODE_VERSION = "12.1"
+MAX_TOKEN_LENGTH = 255  # StandardAnalyzer.DEFAULT_MAX_TOKEN_LENGTH, in UTF-16 code units
+
+# EnglishAnalyzer.ENGLISH_STOP_WORDS_SET
+STOP_WORDS = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
+    "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there",
+    "these", "they", "this", "to", "was", "will", "with"))
+
+CACHE_LIMIT = 1 << 21  # raw token forms whose terms are kept (cleared when full)
+
+
+# ----------------------------------------------------------------------- character classes
+def _cps(*names: str) -> set[int]:
+    out: set[int] = set()
+    for name in names:
+        for part in CLASSES[name].split():
+            a, _, b = part.partition("-")
+            out.update(range(int(a, 16), int(b or a, 16) + 1))
+    return out
+
+
+def _esc(cp: int) -> str:
+    return f"\\U{cp:08X}"
+
+
+def _cls(cps: Iterable[int]) -> str:
+    """A regex character class of the code points (ranges of ``\\U........`` escapes)."""
+    s = sorted(cps)
+    parts: list[str] = []
+    i = 0
+    while i < len(s):
+        j = i
+        while j + 1 < len(s) and s[j + 1] == s[j] + 1:
+            j += 1
+        parts.append(_esc(s[i]) if i == j else f"{_esc(s[i])}-{_esc(s[j])}")
+        i = j + 1
+    return "[" + "".join(parts) + "]"
+
+
+_AH = _cps("ALetter", "Hebrew_Letter")
+_HL = _cps("Hebrew_Letter")
+_NUM = _cps("Numeric", "Halfwidth_Nd")
+_KAT = _cps("Katakana")
+_ML = _cps("MidLetter", "MidNumLet", "Single_Quote")
+_MN = _cps("MidNum", "MidNumLet", "Single_Quote")
+_ENL = _cps("ExtendNumLet")
+_X = _cps("Format", "Extend", "ZWJ")
+_XS = _X - {0xFE0E, 0xFE0F}  # ExtFmtZwjSansPresSel
+_SQ = _cps("Single_Quote")
+_DQ = _cps("Double_Quote")
+_RI = _cps("Regional_Indicator")
+_SA = _cps("Complex_Context")
+_HAN = _cps("Han")
+_HIRA = _cps("Hiragana")
+_ZWJ = _cps("ZWJ")
+_EM = _cps("Emoji_Modifier")
+_EMB = _cps("Emoji_Modifier_Base")
+_KEYCAP_BASE = {ord(c) for c in "0123456789#*"}
+# EmojiChar = Extended_Pictographic | (Emoji - (Regional_Indicator | keycap bases |
+# "accidental" emoji | Emoji_Modifier))
+_EMOJI_CHAR = _cps("Extended_Pictographic") | (
+    _cps("Emoji") - (_RI | _KEYCAP_BASE | {ord(c) for c in "©®™\u3030\u303d"} | _EM))
+
+
+def _rules(star: str, keep: set[int] | None = None) -> list[str]:
+    """Lucene StandardTokenizer's WORD, SOUTH_EAST_ASIAN, IDEOGRAPHIC and HIRAGANA rules as
+    regexes (types are not kept: no filter of the English chain reads them). ``star`` is
+    the quantifier after a character's Extend/Format/ZWJ run (possessive or not); ``keep``
+    restricts every class to those code points (rules left without one are dropped)."""
+
+    def k(cps: set[int]) -> set[int]:
+        return cps if keep is None else cps & keep
+
+    x = _cls(k(_X)) + star if k(_X) else ""
+
+    def ex(cps: set[int]) -> str:  # UAX#29 WB4: a character and its Extend/Format/ZWJ
+        return _cls(k(cps)) + x if k(cps) else ""
+
+    ah, hl, num, kat = ex(_AH), ex(_HL), ex(_NUM), ex(_KAT)
+    ml, mn, enl, sq, dq = ex(_ML), ex(_MN), ex(_ENL), ex(_SQ), ex(_DQ)
+    enls = f"(?:{enl}){star}" if enl else ""
+    # WB5-WB13b: katakana runs, and runs of letters and digits with their mid-word
+    # punctuation, joined by ExtendNumLet (Lucene's WORD rule; NUMERIC, HANGUL and
+    # KATAKANA match subsets of it, which only changes the type)
+    # A run of one class is matched as blocks of adjacent characters joined by
+    # ExtendNumLet or mid-word punctuation: the same language as the grammar's
+    # ``X ((ExtendNumLet* | Mid) X)*``, with far less backtracking per character.
+    plus = "++" if star == "*+" else "+"
+    enlp = f"(?:{enl}){plus}" if enl else ""
+
+    def run(c: str, mid: str) -> str:
+        joins = "|".join(j for j in (enlp, mid) if j)
+        return f"(?:{c}){plus}(?:(?:{joins})(?:{c}){plus})*" if joins else f"(?:{c}){plus}"
+
+    items = []
+    if hl:
+        items.append(f"{hl}(?:{sq}|{dq}{hl})" if dq else f"{hl}{sq}")
+    items.append(run(num, mn))
+    items.append(run(ah, ml))
+    units = [f"(?:{'|'.join(items)})+"]
+    if kat:
+        units.insert(0, run(kat, ""))
+    unit = f"(?:{'|'.join(units)})"
+    rules = [f"{enls}{unit}(?:(?:{enl})+{unit})*{enls}"]
+    if k(_SA):
+        rules.append(f"(?:{ex(_SA)})+")
+    rules += [ex(cps) for cps in (_HAN, _HIRA) if k(cps)]
+    return rules
+
+
+def _emoji_rule(keep: set[int] | None = None) -> str:
+    """Lucene's EMOJI rule (UTS #51 emoji_sequence: presentation, modifier, ZWJ, tag,
+    keycap and flag sequences) as a greedy regex whose first match is the longest: a ZWJ
+    after an emoji is taken as an extender only where no emoji follows it (else the ZWJ
+    sequence goes on through it). ``keep`` as for :func:`_rules` (it keeps U+FE0F, U+20E3
+    and the ZWJ)."""
+
+    def k(cps: set[int]) -> set[int]:
+        return cps if keep is None else cps & keep
+
+    zwj = _cls(_ZWJ)
+    start = _cls(k(_EMOJI_CHAR | _EMB | _EM))
+    xs = f"(?:{_cls(k(_XS - _ZWJ))}|{zwj}(?!{zwj}*{start}))*"
+    ecpm = [f"{zwj}*{_cls(k(_EMOJI_CHAR))}{xs}\\U0000FE0F?"]
+    if k(_EM):
+        ecpm.append(f"(?:{zwj}*{_cls(k(_EMB))}{xs})?{_cls(k(_EM))}{xs}")
+    one = f"(?:{'|'.join(ecpm)})"
+    tags = "[\\U000E0020-\\U000E007E]+\\U000E007F"
+    seq = f"{one}(?:{tags}|(?:{zwj}{one})*)" if keep is None else f"{one}(?:{zwj}{one})*"
+    keycap = f"{_cls(_KEYCAP_BASE)}{xs}\\U0000FE0F?\\U000020E3{xs}"
+    ri = _cls(k(_RI)) + _cls(k(_X)) + "*" if k(_RI) else ""
+    return "|".join([seq, keycap] + ([f"{ri}{ri}"] if ri else []))
+
+
+_WORD, _SA_RULE, _HAN_RULE, _HIRA_RULE = _rules("*+")
+_RULES = (_WORD, _emoji_rule(), _SA_RULE, _HAN_RULE, _HIRA_RULE)
+# A greedy backtracking pattern: its first match at a position is the longest one of the
+# rule that matches there, and at most one rule can match at a position whose character
+# is not in _CONFLICT. A digit starts both the keycap and the WORD rule, but WORD's match
+# is never shorter (a digit's Extend run covers U+FE0F and U+20E3), and WORD comes first.
+# The standard library's re runs these large classes about 3x faster than regex.
+_FAST = re.compile("|".join(_RULES))
+_SINGLE = [re.compile(r) for r in _RULES]
+# The same rules over ASCII text, where only WORD is left (no ASCII character is Extend,
+# Format, ZWJ, Hebrew, Katakana or an emoji without U+20E3): most passages are ASCII.
+_ASCII = re.compile("|".join(_rules("*+", set(range(128)))))
+# ... and over text without astral characters: re tests a BMP character against a class
+# by a bitmap, but then still walks the class's astral ranges when the test fails
+_BMP_KEEP = set(range(0x10000))
+_BMP = re.compile("|".join([_rules("*+", _BMP_KEEP)[0], _emoji_rule(_BMP_KEEP),
+                            *_rules("*+", _BMP_KEEP)[1:]]))
+# WORD where a Hebrew letter meets a quote needs leftmost-longest (POSIX) matching
+# (WB7a-c: the greedy letter run would take the letter that starts Hebrew_Letter
+# (Single_Quote | Double_Quote Hebrew_Letter))
+_WORD_POSIX = regex.compile("(?p)" + _rules("*")[0], regex.V0)
+_HEBREW_QUOTE = re.compile(_cls(_HL) + _cls(_X) + "*" + _cls(_SQ | _DQ))
+
+_EMOJI_START = _ZWJ | _EMOJI_CHAR | _EMB | _EM | _RI | {ord("#"), ord("*")}
+_STARTS = [_AH | _NUM | _KAT | _ENL, _EMOJI_START, _SA, _HAN, _HIRA]
+_CONFLICT = set().union(*(a & b for i, a in enumerate(_STARTS) for b in _STARTS[i + 1:]))
+_SLOW = re.compile(_cls(_CONFLICT) + "|" + _HEBREW_QUOTE.pattern)
+_CONFLICT_STR = frozenset(map(chr, _CONFLICT))
+
+
+def _u16(s: str) -> int:
+    """Length of ``s`` in UTF-16 code units (what Lucene's 255 counts)."""
+    return len(s) + sum(1 for c in s if c > "\uffff") if not s.isascii() else len(s)
+
+
+def _window_end(text: str, start: int) -> int:
+    """The end of the longest slice from ``start`` that fits in 255 UTF-16 units."""
+    end = min(len(text), start + MAX_TOKEN_LENGTH)
+    units = _u16(text[start:end])
+    while units > MAX_TOKEN_LENGTH:
+        end -= 1
+        units -= 2 if text[end] > "\uffff" else 1
+    return end
+
+
+def _scan_exact(text: str) -> list[str]:
+    """StandardTokenizer's scan: at each position the longest match of any rule within
+    255 UTF-16 units; where none fits, one character is dropped (the ``[^]`` rule)."""
+    out: list[str] = []
+    pos = 0
+    n = len(text)
+    hebrew = _HEBREW_QUOTE.search(text) is not None
+    rules: list[re.Pattern[str] | regex.Pattern[str]] = list(_SINGLE)
+    if hebrew:
+        rules[0] = _WORD_POSIX
+    while True:
+        m = _FAST.search(text, pos)
+        if m is None:
+            return out
+        p = m.start()
+        lim = _window_end(text, p) if n - p > MAX_TOKEN_LENGTH // 2 else n
+        best = p
+        if hebrew or text[p] in _CONFLICT_STR or lim < m.end():
+            for rule in rules:
+                mm = rule.match(text, p, lim)
+                if mm is not None and mm.end() > best:
+                    best = mm.end()
+        else:
+            best = m.end()
+        if best == p:
+            pos = p + 1  # no match fits in 255 units: the [^] rule drops one character
+            continue
+        out.append(text[p:best])
+        pos = best
+
+
+def tokenize(text: str) -> list[str]:
+    """Lucene StandardTokenizer's tokens of ``text`` (max token length 255), unfiltered."""
+    if text.isascii():
+        toks: list[str] = _ASCII.findall(text)
+    elif _SLOW.search(text) is not None:
+        return _scan_exact(text)
+    elif max(text) <= "\uffff":
+        toks = _BMP.findall(text)
+    else:
+        toks = _FAST.findall(text)
+    # every token within 255 UTF-16 units: the windowed scan gives the same tokens
+    if toks and len(max(toks, key=len)) > MAX_TOKEN_LENGTH // 2 and any(
+            _u16(t) > MAX_TOKEN_LENGTH for t in toks):
+        return _scan_exact(text)
+    return toks
+
+
+# ----------------------------------------------------------------------- Porter (Lucene)
+def _cons(b: list[str], i: int) -> bool:
+    c = b[i]
+    if c in "aeiou":
+        return False
+    if c == "y":
+        return True if i == 0 else not _cons(b, i - 1)
+    return True
+
+
+def _m(b: list[str], j: int) -> int:
+    """Number of consonant-vowel sequences VC in b[0..j]."""
+    n = 0
+    i = 0
+    while True:
+        if i > j:
+            return n
+        if not _cons(b, i):
+            break
+        i += 1
+    i += 1
+    while True:
+        while True:
+            if i > j:
+                return n
+            if _cons(b, i):
+                break
+            i += 1
+        i += 1
+        n += 1
+        while True:
+            if i > j:
+                return n
+            if not _cons(b, i):
+                break
+            i += 1
+        i += 1
+
+
+def _vowel_in(b: list[str], j: int) -> bool:
+    return any(not _cons(b, i) for i in range(j + 1))
+
+
+def _doublec(b: list[str], j: int) -> bool:
+    return j >= 1 and b[j] == b[j - 1] and _cons(b, j)
+
+
+def _cvc(b: list[str], i: int) -> bool:
+    return (i >= 2 and _cons(b, i) and not _cons(b, i - 1) and _cons(b, i - 2)
+            and b[i] not in "wxy")
+
+
+class _Stem:
+    """One word's state in Lucene's PorterStemmer: the buffer ``b`` (UTF-16 units), the
+    end ``k`` and the suffix start ``j`` set by :meth:`ends`."""
+
+    __slots__ = ("b", "j", "k")
+
+    def __init__(self, units: list[str]) -> None:
+        self.b = units
+        self.k = len(units) - 1
+        self.j = 0
+
+    def ends(self, s: str) -> bool:
+        o = self.k - len(s) + 1
+        if o < 0 or "".join(self.b[o:self.k + 1]) != s:
+            return False
+        self.j = self.k - len(s)
+        return True
+
+    def setto(self, s: str) -> None:
+        o = self.j + 1
+        self.b[o:o + len(s)] = list(s)
+        self.k = self.j + len(s)
+
+    def r(self, s: str) -> None:
+        if _m(self.b, self.j) > 0:
+            self.setto(s)
+
+    def step1(self) -> None:  # plurals, -ed, -ing
+        b = self.b
+        if b[self.k] == "s":
+            if self.ends("sses"):
+                self.k -= 2
+            elif self.ends("ies"):
+                self.setto("i")
+            elif b[self.k - 1] != "s":
+                self.k -= 1
+        if self.ends("eed"):
+            if _m(b, self.j) > 0:
+                self.k -= 1
+        elif (self.ends("ed") or self.ends("ing")) and _vowel_in(b, self.j):
+            self.k = self.j
+            if self.ends("at"):
+                self.setto("ate")
+            elif self.ends("bl"):
+                self.setto("ble")
+            elif self.ends("iz"):
+                self.setto("ize")
+            elif _doublec(b, self.k):
+                if b[self.k] not in "lsz":
+                    self.k -= 1
+            elif _m(b, self.k) == 1 and _cvc(b, self.k):
+                self.j = self.k
+                self.setto("e")
+
+    def step2(self) -> None:  # y -> i when the stem has a vowel
+        if self.ends("y") and _vowel_in(self.b, self.j):
+            self.b[self.k] = "i"
+
+    _STEP3: ClassVar[dict[str, tuple[tuple[str, str], ...]]] = {
+        "a": (("ational", "ate"), ("tional", "tion")),
+        "c": (("enci", "ence"), ("anci", "ance")),
+        "e": (("izer", "ize"),),
+        "l": (("bli", "ble"), ("alli", "al"), ("entli", "ent"), ("eli", "e"),
+              ("ousli", "ous")),
+        "o": (("ization", "ize"), ("ation", "ate"), ("ator", "ate")),
+        "s": (("alism", "al"), ("iveness", "ive"), ("fulness", "ful"),
+              ("ousness", "ous")),
+        "t": (("aliti", "al"), ("iviti", "ive"), ("biliti", "ble")),
+        "g": (("logi", "log"),)}
+    _STEP4: ClassVar[dict[str, tuple[tuple[str, str], ...]]] = {
+        "e": (("icate", "ic"), ("ative", ""), ("alize", "al")),
+        "i": (("iciti", "ic"),),
+        "l": (("ical", "ic"), ("ful", "")),
+        "s": (("ness", ""),)}
+    _STEP5: ClassVar[dict[str, tuple[str, ...]]] = {
+        "a": ("al",), "c": ("ance", "ence"), "e": ("er",), "i": ("ic",),
+        "l": ("able", "ible"), "n": ("ant", "ement", "ment", "ent"),
+        "s": ("ism",), "t": ("ate", "iti"), "u": ("ous",), "v": ("ive",),
+        "z": ("ize",)}
+
+    def _table(self, table: dict[str, tuple[tuple[str, str], ...]], key: str) -> None:
+        for suffix, repl in table.get(key, ()):
+            if self.ends(suffix):  # the first suffix that ends the word decides
+                self.r(repl)
+                return
+
+    def step3(self) -> None:  # double suffixes: -ization -> -ize, ...
+        if self.k == 0:
+            return
+        self._table(self._STEP3, self.b[self.k - 1])
+
+    def step4(self) -> None:  # -ic-, -full, -ness, ...
+        self._table(self._STEP4, self.b[self.k])
+
+    def step5(self) -> None:  # -ant, -ence, ... in context <c>vcvc<v>
+        if self.k == 0:
+            return
+        key = self.b[self.k - 1]
+        if key == "o":
+            if not ((self.ends("ion") and self.j >= 0 and self.b[self.j] in "st")
+                    or self.ends("ou")):
+                return
+        elif not any(self.ends(s) for s in self._STEP5.get(key, ())):
+            return
+        if _m(self.b, self.j) > 1:
+            self.k = self.j
+
+    def step6(self) -> None:  # final -e, -ll
+        b = self.b
+        self.j = self.k
+        if b[self.k] == "e":
+            a = _m(b, self.j)
+            if a > 1 or (a == 1 and not _cvc(b, self.k - 1)):
+                self.k -= 1
+        if b[self.k] == "l" and _doublec(b, self.k) and _m(b, self.j) > 1:
+            self.k -= 1
+
+
+def _to_units(word: str) -> list[str]:
+    """The UTF-16 code units of ``word``, one (surrogate) character each."""
+    out: list[str] = []
+    for c in word:
+        o = ord(c)
+        if o > 0xFFFF:
+            o -= 0x10000
+            out += [chr(0xD800 + (o >> 10)), chr(0xDC00 + (o & 0x3FF))]
+        else:
+            out.append(c)
+    return out
+
+
+def porter_stem(word: str) -> str:
+    """Lucene's ``PorterStemmer.stem`` of a lower-cased word."""
+    astral = not word.isascii() and any(c > "\uffff" for c in word)
+    units = _to_units(word) if astral else list(word)
+    if len(units) <= 2:
+        return word
+    s = _Stem(units)
+    s.step1()
+    s.step2()
+    s.step3()
+    s.step4()
+    s.step5()
+    s.step6()
+    out = "".join(s.b[:s.k + 1])
+    return out.encode("utf-16-le", "surrogatepass").decode("utf-16-le") if astral else out
+
+
+# ----------------------------------------------------------------------- the filter chain
+_APOSTROPHES = "'\u2019\uff07"
+
+
+def _lower(tok: str) -> str:
+    """``Character.toLowerCase`` per code point: simple mappings, no final-sigma context."""
+    if tok.isascii():
+        return tok.lower()
+    return tok.replace("\u0130", "i").replace("\u03a3", "\u03c3").lower()
+
+
+def _term(tok: str) -> str:
+    """The indexed term of one StandardTokenizer token ("" for a dropped one)."""
+    if len(tok) >= 2 and tok[-1] in "sS" and tok[-2] in _APOSTROPHES:
+        tok = tok[:-2]  # EnglishPossessiveFilter
+    low = _lower(tok)
+    if low in STOP_WORDS:
+        return ""
+    return porter_stem(low)
+
+
+class _TermCache(dict[str, str]):
+    def __missing__(self, tok: str) -> str:
+        if len(self) >= CACHE_LIMIT:
+            self.clear()
+        term = self[tok] = _term(tok)
+        return term
+
+
+_CACHE = _TermCache()
+
+
+def analyze(text: str) -> list[str]:
+    """The terms Pyserini's default English analyzer gives for ``text`` (see the module
+    docstring): ``pyserini.analysis.Analyzer(get_lucene_analyzer()).analyze(text)``."""
+    return list(filter(None, map(_CACHE.__getitem__, tokenize(text))))
+
+
+def analyze_many(texts: Iterable[str]) -> list[list[str]]:
+    """:func:`analyze` of each text."""
+    get = _CACHE.__getitem__
+    return [list(filter(None, map(get, tokenize(text)))) for text in texts]

@@ -1,0 +1,103 @@
+"""Pyserini's own analyzer (Anserini 1.7.1, Lucene 9.9.1) as a test oracle.
+
+Runs ``pyserini.analysis.Analyzer(get_lucene_analyzer())`` -- Anserini's
+``DefaultEnglishAnalyzer.newStemmingInstance("porter")``, the analyzer Pyserini indexes
+DPR's passages with -- in ONE child process (one JVM) for any number of strings, so a test
+or a benchmark pays the JVM start once. Test and benchmark helper only: nqkit itself never
+runs Java.
+
+The child is this file run as a script: strings go in as JSON lines on a file, token lists
+come back as JSON lines; ``JAVA_HOME`` is a Java 21+ runtime (:func:`find_java_home`) and
+``OPENAI_API_KEY`` a dummy (pyserini 1.6.0 builds an OpenAI client on some imports).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+MIN_JAVA = 21
+
+
+def _java_major(home: Path) -> int | None:
+    release = home / "release"
+    if not (home / "bin" / "java").exists() or not release.exists():
+        return None
+    m = re.search(r'JAVA_VERSION="(\d+)', release.read_text(errors="replace"))
+    return int(m.group(1)) if m else None
+
+
+def find_java_home() -> Path | None:
+    """A Java 21+ home: ``JAVA_HOME`` if it is one, else the newest /usr/lib/jvm/temurin-*."""
+    candidates = []
+    if os.environ.get("JAVA_HOME"):
+        candidates.append(Path(os.environ["JAVA_HOME"]))
+    candidates += sorted(Path("/usr/lib/jvm").glob("temurin-*"), reverse=True)
+    for home in candidates:
+        major = _java_major(home)
+        if major is not None and major >= MIN_JAVA:
+            return home
+    return None
+
+
+def has_pyserini() -> bool:
+    return (importlib.util.find_spec("pyserini") is not None
+            and importlib.util.find_spec("jnius") is not None)
+
+
+def oracle_analyze(strings: Sequence[str], java_home: Path | None = None,
+                   timing: dict[str, float] | None = None) -> list[list[str]]:
+    """Tokens of each string as Pyserini's default English analyzer gives them.
+
+    ``timing`` (when given) receives ``jvm_start`` and ``analyze`` seconds measured inside
+    the child, so a benchmark can leave the JVM's start out of a throughput figure.
+    """
+    java_home = java_home or find_java_home()
+    if java_home is None:
+        raise RuntimeError(f"the Lucene oracle needs a Java {MIN_JAVA}+ runtime")
+    env = {**os.environ, "JAVA_HOME": str(java_home),
+           "OPENAI_API_KEY": os.environ.get("OPENAI_API_KEY") or "dummy"}
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = Path(tmp) / "in.jsonl", Path(tmp) / "out.jsonl"
+        with src.open("w", encoding="utf-8") as f:
+            for s in strings:
+                f.write(json.dumps(s) + "\n")
+        subprocess.run([sys.executable, __file__, str(src), str(dst)], env=env, check=True,
+                       timeout=1800)
+        lines = dst.read_text(encoding="utf-8").split("\n")
+    meta = json.loads(lines[0])
+    if timing is not None:
+        timing.update(meta)
+    out = [json.loads(line) for line in lines[1:] if line]
+    if len(out) != len(strings):
+        raise RuntimeError(f"the oracle returned {len(out)} results for {len(strings)} strings")
+    return out
+
+
+def _child(src: str, dst: str) -> None:  # pragma: no cover - runs in the child process
+    t0 = time.perf_counter()
+    from pyserini.analysis import Analyzer, get_lucene_analyzer
+
+    analyzer = Analyzer(get_lucene_analyzer())
+    analyzer.analyze("warm up")
+    t1 = time.perf_counter()
+    with open(src, encoding="utf-8") as f:
+        strings = [json.loads(line) for line in f]
+    results = [analyzer.analyze(s) for s in strings]
+    t2 = time.perf_counter()
+    with open(dst, "w", encoding="utf-8") as f:
+        f.write(json.dumps({"jvm_start": t1 - t0, "analyze": t2 - t1}) + "\n")
+        for toks in results:
+            f.write(json.dumps(toks) + "\n")
+
+
+if __name__ == "__main__":
+    _child(sys.argv[1], sys.argv[2])

@@ -1,0 +1,200 @@
+"""nqkit's pure-Python Lucene analyzer against Pyserini's own analyzer (the oracle).
+
+One JVM run (``tests/lucene_oracle.py``) over (a) every text string of the shared data --
+questions, answers, titles, passages, SQuAD contexts, NQ answer spans and simplified
+pages, about 148,000 strings -- and (b) 12,000 generated strings (other scripts, emoji
+sequences, numbers, URLs, apostrophes, hyphens, control characters, combining marks,
+tokens over the 255-unit limit), compared term by term with
+:func:`nqkit.text.lucene.analyze`. The oracle is skipped where pyserini or a Java 21+
+runtime is missing, and a failure under ``NQKIT_REQUIRE_SHARED=1``. Inline cases and a
+hypothesis property run everywhere.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lucene_oracle import _java_major, find_java_home, oracle_analyze
+from lucene_strings import generated_strings, real_strings
+from nqkit.text.lucene import (
+    MAX_TOKEN_LENGTH,
+    STOP_WORDS,
+    analyze,
+    analyze_many,
+    porter_stem,
+    tokenize,
+)
+
+from conftest import REQUIRE_SHARED, require, shared_file
+
+N_GENERATED = 12000
+
+
+@pytest.fixture(scope="module")
+def oracle() -> dict[str, tuple[list[str], list[list[str]]]]:
+    require("pyserini")
+    if find_java_home() is None:
+        msg = ("the Lucene oracle needs a Java 21+ runtime (JAVA_HOME, or a JDK in "
+               "/usr/lib/jvm/temurin-*)")
+        if REQUIRE_SHARED:
+            pytest.fail(msg)
+        pytest.skip(msg)
+    real = real_strings(shared_file)
+    gen = generated_strings(real, N_GENERATED)
+    out = oracle_analyze(real + gen)
+    return {"real": (real, out[:len(real)]), "generated": (gen, out[len(real):])}
+
+
+def _disagreements(strings: list[str], lucene: list[list[str]]) -> list[str]:
+    bad = []
+    for s, want in zip(strings, lucene, strict=True):
+        got = analyze(s)
+        if got != want:
+            diff = [f"{got[a1:a2]} vs Lucene {want[b1:b2]}" for op, a1, a2, b1, b2
+                    in difflib.SequenceMatcher(a=got, b=want, autojunk=False).get_opcodes()
+                    if op != "equal"]
+            bad.append(f"{s[:200]!r}: {'; '.join(diff)}")
+    return bad
+
+
+def test_every_real_string_is_analyzed_as_by_pyserini(oracle) -> None:
+    strings, lucene = oracle["real"]
+    assert len(strings) > 140000  # every text string of ../shared/data
+    assert sum(map(len, lucene)) > 1200000  # terms
+    bad = _disagreements(strings, lucene)
+    assert not bad, f"{len(bad)}/{len(strings)} real strings differ:\n" + "\n".join(bad[:20])
+
+
+def test_generated_strings_are_analyzed_as_by_pyserini(oracle) -> None:
+    strings, lucene = oracle["generated"]
+    assert len(strings) == N_GENERATED
+    bad = _disagreements(strings, lucene)
+    # target: at least 99.99% identical (today: all of them)
+    assert len(bad) <= len(strings) // 10000, (
+        f"{len(bad)}/{len(strings)} generated strings differ:\n" + "\n".join(bad[:20]))
+
+
+# Pyserini 1.6.0's outputs for these strings (Anserini 1.7.1, Lucene 9.9.1).
+CASES = [
+    ("The city's 3.14 U.S.A. running jumps café 東京 e-mail foo@bar.com",
+     ["citi", "3.14", "u.s.a", "run", "jump", "café", "東", "京", "e", "mail", "foo",
+      "bar.com"]),
+    ("The Dog's dogs' DOG'S dog’s dog＇s", ["dog", "dog", "dog", "dog", "dog"]),
+    ("1,000.5 3.14 a_b _ __a", ["1,000.5", "3.14", "a_b", "__a"]),
+    ("ab'cd''e", ["ab'cd", "e"]),
+    ("İSTANBUL ΟΔΟΣ ᲐᲑ", ["istanbul", "οδοσ", "აბ"]),  # Character.toLowerCase, per code point
+    ("ทดสอบภาษาไทย", ["ทดสอบภาษาไทย"]),
+    ("한국어 テスト ひらがな", ["한국어", "テスト", "ひ", "ら", "が", "な"]),
+    ("🇺🇸🇬🇧🇫 1️⃣ #️⃣ *⃣ 👍🏻 a🏻 ℹ\u200d👩 © E♭",
+     ["🇺🇸", "🇬🇧", "1️⃣", "#️⃣", "*⃣", "👍🏻", "a🏻", "ℹ\u200d👩", "©", "e", "♭"]),
+    ("צה\"ל תשע\"ה א'1 a'ב' R&B ＄", ["צה\"ל", "תשע\"ה", "א'1", "a'ב", "r", "b"]),
+    ("visibly possibly analogical generalization", ["visibl", "possibl", "analog", "gener"]),
+    # assigned after Unicode 12.1: no word-break property in Lucene's tables, dropped
+    ("\U00010e80\U00010e81 \U00030000 \u9ffc", []),
+    ("a and the of with it's", []),  # "it's" loses "'s", then "it" is a stop word
+]
+
+
+@pytest.mark.parametrize(("text", "terms"), CASES)
+def test_known_outputs(text: str, terms: list[str]) -> None:
+    assert analyze(text) == terms
+
+
+def test_tokens_are_cut_at_255_utf16_units() -> None:
+    assert [len(t) for t in tokenize("x" * 300)] == [255, 45]
+    assert [len(t) for t in tokenize("x" * 600)] == [255, 255, 90]
+    # the cut is the longest match that fits: "'" cannot end a word, then it is dropped
+    assert tokenize("x" * 254 + "'y" + "z" * 10) == ["x" * 254, "y" + "z" * 10]
+    assert tokenize("1" * 254 + ",5666") == ["1" * 254, "5666"]
+    # an astral letter is two units: 127 fit
+    assert [len(t) for t in tokenize("\U0001d41a" * 200)] == [127, 73]
+    # where no match fits in 255 units, one character is dropped and scanning goes on
+    assert tokenize("_" * 300 + "a") == ["_" * 254 + "a"]
+
+
+def test_porter_is_lucenes_not_snowballs() -> None:
+    """Lucene's PorterStemmer keeps the C implementation's -bli and -logi rules and
+    counts UTF-16 units; Snowball's porter (PyStemmer, bm25s's stemmer) does not."""
+    assert porter_stem("visibly") == "visibl"
+    assert porter_stem("analogi") == "analog"
+    assert porter_stem("is") == "is"  # two units or fewer: untouched
+    assert porter_stem("😀s") == "😀"  # three UTF-16 units: stemmed, as in Java
+    stemmer = require("Stemmer").Stemmer("porter")
+    assert stemmer.stemWord("visibly") == "visibli"
+
+
+@given(st.text(alphabet=st.sampled_from(
+    list("aZé1٣_.,:;'’\"-‐ \u0301\u200d\ufe0f\u20e3#*@/xyzא\"'カひ한ก東😀👍🏻🇺🇸©ℹ")),
+    max_size=60))
+def test_terms_are_nonempty_unstopped_and_batch_equal(text: str) -> None:
+    terms = analyze(text)
+    assert analyze_many([text, text]) == [terms, terms]
+    assert all(terms) and not STOP_WORDS & set(terms)
+    assert all(len(t.encode("utf-16-le")) <= 2 * MAX_TOKEN_LENGTH for t in tokenize(text))
+
+
+def _longest_match_scan(text: str) -> list[str]:
+    """A reference scan built from the grammar alone: at each position the POSIX
+    (leftmost-longest) match of all of Lucene's rules at once, else one character
+    dropped. Fine for texts under 255 units (no cut)."""
+    regex = require("regex")
+    from nqkit.text import lucene
+
+    posix = regex.compile("(?p)" + "|".join([lucene._emoji_rule(), *lucene._rules("*")]),
+                          regex.V0)
+    out, pos = [], 0
+    while pos < len(text):
+        m = posix.match(text, pos)
+        if m is None or m.end() == pos:
+            pos += 1
+        else:
+            out.append(m.group())
+            pos = m.end()
+    return out
+
+
+@given(st.text(alphabet=st.sampled_from(
+    list("aZé1٣_.,:;'’\"-‐ \u0301\u200d\ufe0f\u20e3#*@/xyzא\"'カー・ひ한ก\u0e31東々😀👍🏻🇺🇸©ℹ™♭")),
+    max_size=24))
+def test_the_fast_patterns_find_the_longest_match(text: str) -> None:
+    """The greedy patterns (ASCII, BMP, full) and the per-token scan give the tokens of
+    leftmost-longest matching over the grammar (JFlex's semantics)."""
+    assert tokenize(text) == _longest_match_scan(text)
+
+
+def _cps(name: str) -> set[int]:
+    from nqkit.text._lucene_unicode import CLASSES
+
+    out: set[int] = set()
+    for part in CLASSES[name].split():
+        a, _, b = part.partition("-")
+        out.update(range(int(a, 16), int(b or a, 16) + 1))
+    return out
+
+
+def test_tables_are_unicode_12_1() -> None:
+    """Facts of Unicode 12.1 (and of emoji-data 11.0-15.0) that the tables must hold."""
+    letters = _cps("ALetter")
+    assert {0x1C90, 0x10FE0, 0x1E2C0} <= letters  # Georgian Mtavruli (11.0), 12.0 scripts
+    assert not {0x10E80, 0x11F04, 0x10D50} & letters  # Yezidi 13.0, Kawi 15.0, Garay 16.0
+    assert 0x30000 not in _cps("Han") and 0x2CEB0 in _cps("Han")  # CJK ext. G 13.0, F 10.0
+    assert _cps("Halfwidth_Nd") == set(range(0xFF10, 0xFF1A))
+    pict = _cps("Extended_Pictographic")
+    assert len(pict) == 3537 and 0x266D in pict and 0x1FAE0 in pict  # reserved in 12.1
+    assert _cps("Emoji_Modifier") == set(range(0x1F3FB, 0x1F400))
+    assert _cps("Emoji_Modifier") <= _cps("Extend")  # WB=Extend since Unicode 11.0
+
+
+def test_the_oracle_finds_a_java_21_home(tmp_path, monkeypatch) -> None:
+    for major in (17, 21):
+        home = tmp_path / f"jdk{major}"
+        (home / "bin").mkdir(parents=True)
+        (home / "bin" / "java").write_text("")
+        (home / "release").write_text(f'JAVA_VERSION="{major}.0.2"\n')
+    assert _java_major(tmp_path / "jdk17") == 17
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "jdk21"))
+    assert find_java_home() == tmp_path / "jdk21"
