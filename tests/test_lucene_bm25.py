@@ -214,18 +214,42 @@ def test_shards_give_the_arrays_of_one_index() -> None:
     assert np.array_equal(stats.idf, one.stats.idf) and stats.avgdl == one.stats.avgdl
     starts = (0, 70, 71)
     want: dict[tuple[int, int], float] = {}
-    sh = one.shard
+    sh = one.shards[0]
     for p, t in enumerate(sh.terms.tolist()):
         for i in range(int(sh.indptr[p]), int(sh.indptr[p + 1])):
             want[(t, int(sh.rows[i]))] = float(sh.data[i])
     got: dict[tuple[int, int], float] = {}
     for part, m, start in zip(parts, maps, starts, strict=True):
         s = score_shard(part, m, stats)
-        assert np.array_equal(s.norms, one.shard.norms[start:start + part.lengths.shape[0]])
+        assert np.array_equal(s.norms, sh.norms[start:start + part.lengths.shape[0]])
         for p, t in enumerate(s.terms.tolist()):
             for i in range(int(s.indptr[p]), int(s.indptr[p + 1])):
                 got[(t, start + int(s.rows[i]))] = float(s.data[i])
     assert got == want
+
+
+def _random_docs(n: int, seed: int = 0) -> list[list[str]]:
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(80)]
+    return [[words[j] for j in rng.zipf(1.2, rng.integers(0, 50)) % 80] for _ in range(n)]
+
+
+def test_sharded_index_searches_like_one_and_survives_save_and_load(tmp_path: Path) -> None:
+    docs = _random_docs(400, seed=1)
+    ids = [f"{i * 7919 % 1000}" for i in range(400)]  # string order differs from rows
+    one = LuceneBM25.build(docs, ids)
+    sharded = LuceneBM25.build(docs, ids, shard_size=97)
+    assert len(sharded.shards) == 5
+    sharded.save(tmp_path / "ix")
+    loaded = LuceneBM25.load(tmp_path / "ix")
+    assert isinstance(np.load(tmp_path / "ix" / "data-00004.npy", mmap_mode="r"), np.memmap)
+    queries = _random_docs(60, seed=2)
+    for q in queries:
+        want = one.search(q, 25)
+        for other in (sharded, loaded):
+            got = other.search(q, 25)
+            assert got[0].tolist() == want[0].tolist()
+            assert got[1].tobytes() == want[1].tobytes()
 
 
 def test_save_writes_npy_arrays_and_params(tmp_path: Path) -> None:
@@ -233,9 +257,13 @@ def test_save_writes_npy_arrays_and_params(tmp_path: Path) -> None:
     ix.save(tmp_path / "ix")
     params = json.loads((tmp_path / "ix" / "params.json").read_text(encoding="utf-8"))
     assert params["settings"] == {"k1": 0.9, "b": 0.4, "method": "lucene-exact"}
-    assert params["doc_count"] == 2 and params["vocab"] == ["a", "b"]
-    norms = np.load(tmp_path / "ix" / "norms.npy", mmap_mode="r")
+    assert params["doc_count"] == 2 and params["shards"] == 1
+    norms = np.load(tmp_path / "ix" / "norms-00000.npy", mmap_mode="r")
     assert norms.dtype == np.uint8 and norms.tolist() == [2, 1]
+    params["format"] = 99
+    (tmp_path / "ix" / "params.json").write_text(json.dumps(params), encoding="utf-8")
+    with pytest.raises(ValueError, match="index format 99, expected 1; rebuild the index"):
+        LuceneBM25.load(tmp_path / "ix")
 
 
 # ------------------------------------------------------------ parity with Pyserini 1.6.0
@@ -295,12 +323,12 @@ def test_index_statistics_and_norms_equal_lucenes(pyserini_run: dict[str, Any]) 
     assert ix.stats.doc_count == stats["doc_count"]
     assert ix.stats.sum_total_term_freq == stats["sum_total_term_freq"]
     norms = [stats["norms"][d] for d in run["ids"]]
-    assert ix.shard.norms.tolist() == norms  # every document's one-byte length
+    assert ix.shards[0].norms.tolist() == norms  # every document's one-byte length
 
 
 def test_top100_and_scores_equal_pyserinis(pyserini_run: dict[str, Any]) -> None:
     run = pyserini_run
-    ix = LuceneBM25.build(run["doc_tokens"], run["ids"])
+    ix = LuceneBM25.build(run["doc_tokens"], run["ids"], shard_size=500)  # 7 shards
     n = len(run["questions"])
     assert n == 3610
     same_lists = same_raw = same_returned = 0

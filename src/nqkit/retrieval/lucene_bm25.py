@@ -62,9 +62,11 @@ __all__ = [
     "GlobalStats",
     "LuceneBM25",
     "LuceneBM25Settings",
+    "ScoredShard",
     "anserini_adjust",
     "avg_field_length",
     "byte4_to_int",
+    "clause_scores",
     "count_shard",
     "global_stats",
     "idf",
@@ -286,58 +288,77 @@ def score_shard(shard: CountedShard, term_map: np.ndarray, stats: GlobalStats) -
     return ScoredShard(norms, terms.astype(np.int32), indptr, rows, freqs, data)
 
 
+SHARD_ARRAYS = ("norms", "terms", "indptr", "rows", "freqs", "data")
+FORMAT = 1  # version of the directory layout written by LuceneBM25.save
+
+
 class LuceneBM25:
-    """One process's Lucene BM25 index over token lists (``ids`` in corpus order).
+    """A Lucene BM25 index over token lists (``ids`` in corpus order), in shards.
+
+    Shards hold consecutive documents; the statistics are global, so the scores and
+    lists do not depend on the sharding (each shard's arrays are what a shard job of the
+    sharded layout writes).
 
     >>> ix = LuceneBM25.build([["a", "b"], ["b"]], ["d1", "d2"])
     >>> ix.search(["b"], 2)[0].tolist()
     [1, 0]
     """
 
-    def __init__(self, stats: GlobalStats, shard: ScoredShard, ids: Sequence[str],
+    def __init__(self, stats: GlobalStats, shards: Sequence[ScoredShard], ids: Sequence[str],
                  settings: LuceneBM25Settings) -> None:
         self.stats = stats
-        self.shard = shard
+        self.shards = list(shards)
         self.ids = list(ids)
         self.settings = settings
+        sizes = [sh.norms.shape[0] for sh in self.shards]
+        if sum(sizes) != len(self.ids):
+            raise ValueError(f"the shards hold {sum(sizes)} documents for {len(self.ids)} ids")
+        self.starts = np.concatenate([np.zeros(1, np.int64), np.cumsum(sizes, dtype=np.int64)])
         self.index_of = {t: i for i, t in enumerate(stats.vocab)}
         # rank of each id in string order: the tie-break of SimpleSearcher's sort
         order = sorted(range(len(self.ids)), key=self.ids.__getitem__)
         self.id_rank = np.empty(len(self.ids), dtype=np.int64)
         self.id_rank[order] = np.arange(len(self.ids))
-        self._pos = np.full(len(stats.vocab), -1, dtype=np.int64)
-        self._pos[shard.terms] = np.arange(shard.terms.shape[0])
         self._acc = np.zeros(len(self.ids), dtype=np.float64)
 
     @classmethod
     def build(cls, docs: Iterable[Sequence[str]], ids: Sequence[str],
-              settings: LuceneBM25Settings | None = None) -> LuceneBM25:
+              settings: LuceneBM25Settings | None = None,
+              shard_size: int | None = None) -> LuceneBM25:
+        """Index token lists in the three steps of the sharded layout, in this process."""
         settings = settings or LuceneBM25Settings()
-        counted = count_shard(docs)
-        if counted.lengths.shape[0] != len(ids):
-            raise ValueError(f"{counted.lengths.shape[0]} token lists for {len(ids)} ids")
-        stats, maps = global_stats([counted], settings)
-        return cls(stats, score_shard(counted, maps[0], stats), ids, settings)
+        all_docs = list(docs)
+        if len(all_docs) != len(ids):
+            raise ValueError(f"{len(all_docs)} token lists for {len(ids)} ids")
+        size = shard_size or max(len(all_docs), 1)
+        counted = [count_shard(all_docs[lo:lo + size])
+                   for lo in range(0, max(len(all_docs), 1), size)]
+        stats, maps = global_stats(counted, settings)
+        return cls(stats, [score_shard(c, m, stats) for c, m in zip(counted, maps, strict=True)],
+                   ids, settings)
 
     def scores(self, tokens: Sequence[str]) -> np.ndarray:
         """Every document's float32 score for one analyzed question (0: no term matched)."""
         acc = self._acc
         acc.fill(0.0)
-        sh = self.shard
+        clauses = []
         for term, boost in query_clauses(tokens):
             g = self.index_of.get(term)
-            if g is None or self._pos[g] < 0:
-                continue
-            p = int(self._pos[g])
-            s, e = int(sh.indptr[p]), int(sh.indptr[p + 1])
-            if boost == 1:
-                part = sh.data[s:e]
-            else:
-                weight = F32(F32(boost) * self.stats.idf[g])
-                inv = self.stats.cache[sh.norms[sh.rows[s:e]]]
-                part = clause_scores(weight, sh.freqs[s:e], inv)
-            # a row occurs once per term; double accumulation as Lucene's scorers do
-            acc[sh.rows[s:e]] += part
+            if g is not None:
+                clauses.append((g, boost, F32(F32(boost) * self.stats.idf[g])))
+        for sh, start in zip(self.shards, self.starts[:-1].tolist(), strict=True):
+            for g, boost, weight in clauses:
+                p = int(np.searchsorted(sh.terms, g))
+                if p == sh.terms.shape[0] or sh.terms[p] != g:
+                    continue
+                s, e = int(sh.indptr[p]), int(sh.indptr[p + 1])
+                rows = sh.rows[s:e]
+                if boost == 1:
+                    part = sh.data[s:e]
+                else:
+                    part = clause_scores(weight, sh.freqs[s:e], self.stats.cache[sh.norms[rows]])
+                # a row occurs once per term; double accumulation as Lucene's scorers do
+                acc[start + rows] += part
         return acc.astype(F32)
 
     def search(self, tokens: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -347,18 +368,49 @@ class LuceneBM25:
         vals = scores[cand]
         if cand.shape[0] > k:
             kth = np.partition(vals, cand.shape[0] - k)[cand.shape[0] - k]
-            keep = vals >= kth
+            keep = vals >= kth  # every document tied with the k-th competes on its id
             cand, vals = cand[keep], vals[keep]
         order = np.lexsort((self.id_rank[cand], -vals.astype(np.float64)))[:k]
         return cand[order].astype(np.int64), vals[order]
 
     def save(self, directory: Path) -> None:
-        """Arrays as ``.npy`` (memory-mappable) plus ``params.json``."""
+        """Each shard's arrays as ``.npy`` (memory-mappable), the global ones, params.json."""
         directory.mkdir(parents=True, exist_ok=True)
-        for name in ("norms", "terms", "indptr", "rows", "freqs", "data"):
-            np.save(directory / f"{name}.npy", getattr(self.shard, name))
+        for i, sh in enumerate(self.shards):
+            for name in SHARD_ARRAYS:
+                np.save(directory / f"{name}-{i:05d}.npy", getattr(sh, name))
         np.save(directory / "doc_freq.npy", self.stats.doc_freq)
+        params = {"format": FORMAT, "settings": self.settings.as_dict(),
+                  "doc_count": self.stats.doc_count, "shards": len(self.shards),
+                  "sum_total_term_freq": self.stats.sum_total_term_freq}
         with open(directory / "params.json", "w", encoding="utf-8") as f:
-            json.dump({"settings": self.settings.as_dict(), "doc_count": self.stats.doc_count,
-                       "sum_total_term_freq": self.stats.sum_total_term_freq,
-                       "vocab": self.stats.vocab, "ids": self.ids}, f, ensure_ascii=False)
+            json.dump(params, f)
+        with open(directory / "vocab.json", "w", encoding="utf-8") as f:
+            json.dump(self.stats.vocab, f, ensure_ascii=False)
+        with open(directory / "ids.json", "w", encoding="utf-8") as f:
+            json.dump(self.ids, f, ensure_ascii=False)
+
+    @classmethod
+    def load(cls, directory: Path) -> LuceneBM25:
+        """An index written by :meth:`save`, its arrays memory-mapped; idf, avgdl and the
+        norm cache are recomputed from the stored counts (they are functions of them)."""
+        with open(directory / "params.json", encoding="utf-8") as f:
+            params = json.load(f)
+        if params.get("format") != FORMAT:
+            raise ValueError(f"{directory}: index format {params.get('format')!r}, "
+                             f"expected {FORMAT}; rebuild the index")
+        settings = LuceneBM25Settings(**params["settings"])
+        with open(directory / "vocab.json", encoding="utf-8") as f:
+            vocab = json.load(f)
+        with open(directory / "ids.json", encoding="utf-8") as f:
+            ids = json.load(f)
+        df = np.load(directory / "doc_freq.npy")
+        n, total = params["doc_count"], params["sum_total_term_freq"]
+        avgdl = avg_field_length(total, n) if n else F32(1)
+        stats = GlobalStats(vocab, df, n, total, idf(df, n), avgdl,
+                            norm_cache(settings.k1, settings.b, avgdl))
+        shards = [ScoredShard(**{name: np.asarray(np.load(directory / f"{name}-{i:05d}.npy",
+                                                          mmap_mode="r"))
+                                 for name in SHARD_ARRAYS})
+                  for i in range(params["shards"])]
+        return cls(stats, shards, ids, settings)
