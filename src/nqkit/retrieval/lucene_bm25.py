@@ -337,15 +337,16 @@ class LuceneBM25:
         return cls(stats, [score_shard(c, m, stats) for c, m in zip(counted, maps, strict=True)],
                    ids, settings)
 
-    def scores(self, tokens: Sequence[str]) -> np.ndarray:
-        """Every document's float32 score for one analyzed question (0: no term matched)."""
+    def matches(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The documents that match at least one term of an analyzed question, ascending,
+        with their float32 scores (every match is a hit in Lucene, whatever its score)."""
         acc = self._acc
-        acc.fill(0.0)
         clauses = []
         for term, boost in query_clauses(tokens):
             g = self.index_of.get(term)
             if g is not None:
                 clauses.append((g, boost, F32(F32(boost) * self.stats.idf[g])))
+        touched: list[np.ndarray] = []
         for sh, start in zip(self.shards, self.starts[:-1].tolist(), strict=True):
             for g, boost, weight in clauses:
                 p = int(np.searchsorted(sh.terms, g))
@@ -357,21 +358,39 @@ class LuceneBM25:
                     part = sh.data[s:e]
                 else:
                     part = clause_scores(weight, sh.freqs[s:e], self.stats.cache[sh.norms[rows]])
+                at = rows + start if start else rows
                 # a row occurs once per term; double accumulation as Lucene's scorers do
-                acc[start + rows] += part
-        return acc.astype(F32)
+                acc[at] += part
+                touched.append(at)
+        if not touched:
+            return np.zeros(0, np.int64), np.zeros(0, F32)
+        if sum(t.shape[0] for t in touched) * 8 < acc.shape[0]:
+            rows_hit = np.unique(np.concatenate(touched))  # few postings: no pass over all
+        else:
+            mark = np.zeros(acc.shape[0], dtype=bool)
+            for t in touched:
+                mark[t] = True
+            rows_hit = np.flatnonzero(mark)
+        vals = acc[rows_hit].astype(F32)
+        acc[rows_hit] = 0.0  # the accumulator is all zeros between questions
+        return rows_hit.astype(np.int64), vals
+
+    def scores(self, tokens: Sequence[str]) -> np.ndarray:
+        """Every document's float32 score for one analyzed question (0: no term matched)."""
+        out = np.zeros(len(self.ids), dtype=F32)
+        rows, vals = self.matches(tokens)
+        out[rows] = vals
+        return out
 
     def search(self, tokens: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-k ``(rows, float32 scores)`` in Lucene's order (score, then id string)."""
-        scores = self.scores(tokens)
-        cand = np.flatnonzero(scores > 0)
-        vals = scores[cand]
+        cand, vals = self.matches(tokens)
         if cand.shape[0] > k:
             kth = np.partition(vals, cand.shape[0] - k)[cand.shape[0] - k]
             keep = vals >= kth  # every document tied with the k-th competes on its id
             cand, vals = cand[keep], vals[keep]
         order = np.lexsort((self.id_rank[cand], -vals.astype(np.float64)))[:k]
-        return cand[order].astype(np.int64), vals[order]
+        return cand[order], vals[order]
 
     def save(self, directory: Path) -> None:
         """Each shard's arrays as ``.npy`` (memory-mappable), the global ones, params.json."""
