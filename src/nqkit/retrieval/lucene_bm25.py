@@ -319,7 +319,8 @@ class LuceneBM25:
         order = sorted(range(len(self.ids)), key=self.ids.__getitem__)
         self.id_rank = np.empty(len(self.ids), dtype=np.int64)
         self.id_rank[order] = np.arange(len(self.ids))
-        self._acc = np.zeros(len(self.ids), dtype=np.float64)
+        self._acc = np.zeros(len(self.ids), dtype=np.float64)  # all zeros between questions
+        self._pos: list[list[int]] | None = None
 
     @classmethod
     def build(cls, docs: Iterable[Sequence[str]], ids: Sequence[str],
@@ -337,26 +338,36 @@ class LuceneBM25:
         return cls(stats, [score_shard(c, m, stats) for c, m in zip(counted, maps, strict=True)],
                    ids, settings)
 
+    def _positions(self) -> list[list[int]]:
+        """Per shard, the position of every global term in its term list (-1: absent);
+        built on the first search (a list per shard: scalar lookups in Python)."""
+        if self._pos is None:
+            self._pos = []
+            for sh in self.shards:
+                pos = np.full(len(self.stats.vocab), -1, dtype=np.int64)
+                pos[sh.terms] = np.arange(sh.terms.shape[0])
+                self._pos.append(pos.tolist())
+        return self._pos
+
     def matches(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """The documents that match at least one term of an analyzed question, ascending,
         with their float32 scores (every match is a hit in Lucene, whatever its score)."""
         acc = self._acc
-        clauses = []
-        for term, boost in query_clauses(tokens):
-            g = self.index_of.get(term)
-            if g is not None:
-                clauses.append((g, boost, F32(F32(boost) * self.stats.idf[g])))
+        clauses = [(g, boost) for term, boost in query_clauses(tokens)
+                   if (g := self.index_of.get(term)) is not None]
         touched: list[np.ndarray] = []
-        for sh, start in zip(self.shards, self.starts[:-1].tolist(), strict=True):
-            for g, boost, weight in clauses:
-                p = int(np.searchsorted(sh.terms, g))
-                if p == sh.terms.shape[0] or sh.terms[p] != g:
+        for sh, pos_of, start in zip(self.shards, self._positions(),
+                                     self.starts[:-1].tolist(), strict=True):
+            for g, boost in clauses:
+                p = pos_of[g]
+                if p < 0:
                     continue
-                s, e = int(sh.indptr[p]), int(sh.indptr[p + 1])
+                s, e = sh.indptr[p], sh.indptr[p + 1]
                 rows = sh.rows[s:e]
                 if boost == 1:
                     part = sh.data[s:e]
                 else:
+                    weight = F32(F32(boost) * self.stats.idf[g])
                     part = clause_scores(weight, sh.freqs[s:e], self.stats.cache[sh.norms[rows]])
                 at = rows + start if start else rows
                 # a row occurs once per term; double accumulation as Lucene's scorers do
@@ -366,13 +377,16 @@ class LuceneBM25:
             return np.zeros(0, np.int64), np.zeros(0, F32)
         if sum(t.shape[0] for t in touched) * 8 < acc.shape[0]:
             rows_hit = np.unique(np.concatenate(touched))  # few postings: no pass over all
+            vals = acc[rows_hit].astype(F32)
+            acc[rows_hit] = 0.0
         else:
-            mark = np.zeros(acc.shape[0], dtype=bool)
-            for t in touched:
-                mark[t] = True
-            rows_hit = np.flatnonzero(mark)
-        vals = acc[rows_hit].astype(F32)
-        acc[rows_hit] = 0.0  # the accumulator is all zeros between questions
+            # many: sequential passes beat gathers. A match always scores above 0 (idf > 0,
+            # boost >= 1, and weight / (1 + freq * inv_norm) < weight unless a document is
+            # some 10**7 times the average length, more than a length an int can hold)
+            dense = acc.astype(F32)
+            acc.fill(0.0)
+            rows_hit = np.flatnonzero(dense > 0)
+            vals = dense[rows_hit]
         return rows_hit.astype(np.int64), vals
 
     def scores(self, tokens: Sequence[str]) -> np.ndarray:
