@@ -375,7 +375,7 @@ class LuceneBM25:
                 touched.append(at)
         if not touched:
             return np.zeros(0, np.int64), np.zeros(0, F32)
-        if sum(t.shape[0] for t in touched) * 8 < acc.shape[0]:
+        if sum(t.shape[0] for t in touched) * 64 < acc.shape[0]:
             rows_hit = np.unique(np.concatenate(touched))  # few postings: no pass over all
             vals = acc[rows_hit].astype(F32)
             acc[rows_hit] = 0.0
