@@ -4,7 +4,8 @@ Side by side in one run, over the same token lists: the 3,349 real passages (or
 ``--tiled N`` copies of them with new ids) and the 3,610 NQ-open dev questions (DPR
 nq-test.qa.tsv), k1 0.9, b 0.4, top 100:
 
-1. tokens once for both, with bm25s's tokenizer as nqkit's BM25 uses it today (lower-case,
+1. tokens once for both (``--size N``: N passages with distinct texts, the corpus of
+   ``bench_retrieval.py``), with bm25s's tokenizer as nqkit's BM25 uses it today (lower-case,
    ``\\w\\w+``, English stop words, Snowball stemmer), timed apart: the Lucene analyzer
    in Python is built separately, and this compares the scorers alone;
 2. index build: ``bm25s.BM25(method="lucene").index(tokens)`` against
@@ -16,7 +17,7 @@ nq-test.qa.tsv), k1 0.9, b 0.4, top 100:
 
 Best of ``--repeat`` runs each. Usage (from the repository root):
 
-    python benchmarks/bench_lucene_bm25.py [--tiled 100000] [--pyserini]
+    python benchmarks/bench_lucene_bm25.py [--size 1000000 | --tiled 100000] [--pyserini]
 """
 
 from __future__ import annotations
@@ -35,7 +36,12 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from make_passages import SHARED, real_passages, tiled_passages  # noqa: E402
+from make_passages import (  # noqa: E402
+    SHARED,
+    distinct_passages,
+    real_passages,
+    tiled_passages,
+)
 from nqkit.formats.dpr import read_dpr_qa_tsv  # noqa: E402
 from nqkit.retrieval.lucene_bm25 import LuceneBM25  # noqa: E402
 
@@ -53,6 +59,8 @@ def best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--size", type=int, default=0,
+                    help="passages with distinct texts (make_passages.distinct_passages)")
     ap.add_argument("--tiled", type=int, default=0, help="passages (real ones repeated)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--pyserini", action="store_true", help="also time Pyserini (Java 21+)")
@@ -62,7 +70,8 @@ def main() -> int:
     import numpy as np
     import Stemmer
 
-    passages = list(tiled_passages(args.tiled) if args.tiled else real_passages())
+    passages = list(distinct_passages(args.size) if args.size
+                    else tiled_passages(args.tiled) if args.tiled else real_passages())
     questions = [q for q, _ in read_dpr_qa_tsv(QUESTIONS)]
     ids = [p.id for p in passages]
     texts = [f"{p.title}\n{p.text}" for p in passages]

@@ -1,18 +1,19 @@
 """Lucene's BM25 exactly as Pyserini 1.6.0 runs it, over token lists, in numpy (no Java).
 
 Pyserini 1.6.0 ships Anserini 1.7.1, built on Lucene 9.9.1. What decides a score and a
-rank there, and what this module reproduces (read from Lucene 9.9.1's
-``search/similarities/BM25Similarity.java``, ``util/SmallFloat.java``,
-``search/MaxScoreBulkScorer.java`` and Anserini 1.7.1's ``search/SimpleSearcher.java``,
-``search/query/BagOfWordsQueryGenerator.java``, ``rerank/lib/ScoreTiesAdjusterReranker.java``;
-checked against the jar by ``tests/test_lucene_bm25.py``):
+rank there, and what this module reproduces, as read in the classes of the jar Pyserini
+ships (``javap -c`` of Lucene's ``BM25Similarity``, ``BM25Similarity$BM25Scorer``,
+``SmallFloat``, ``MaxScoreBulkScorer``, ``WANDScorer``, ``BooleanScorer`` and Anserini's
+``SimpleSearcher``, ``BagOfWordsQueryGenerator``, ``ScoreTiesAdjusterReranker``,
+``IndexCollection``), and checked against Pyserini by ``tests/test_lucene_bm25.py``:
 
 * **Document length** (``BM25Similarity.computeNorm``): the number of tokens the analyzer
   emits for the field (removed stop words do not count; overlapping tokens would be
-  discounted, but a token list has none), stored in ONE byte by
-  ``SmallFloat.intToByte4``: lengths 0-23 exactly, larger ones with a 4-bit mantissa
-  (the byte is truncated, so a stored length is never above the real one). Scoring sees
-  only the decoded length (``byte4ToInt``), one of 256 values.
+  discounted, but a token list has none; ``IndexCollection`` indexes with the default
+  ``BM25Similarity``, so ``discountOverlaps`` is on), stored in ONE byte by
+  ``SmallFloat.intToByte4``: 0-23 as themselves, above that 24 plus the rest with 4
+  significant bits, truncated (exact up to 40; 100 is stored as 96). Scoring sees only
+  the decoded length (``byte4ToInt``), one of 256 values.
 * **Collection statistics**: ``docCount`` = documents with at least one token in the
   field; ``sumTotalTermFreq`` = all tokens; ``docFreq`` per term.
 * **idf** = ``(float) Math.log(1 + (docCount - docFreq + 0.5) / (docFreq + 0.5))``,
@@ -26,13 +27,13 @@ checked against the jar by ``tests/test_lucene_bm25.py``):
   cache[norm])``.
 * **Document score**: the clause scores are added in DOUBLE (``MaxScoreBulkScorer``'s
   window scores, also ``BooleanScorer``'s buckets and ``WANDScorer``) and rounded to float
-  once. The double sum of a handful of float32 values is exact, so the order of the
-  clauses (a Java ``HashMap``'s) does not matter.
+  once. The double sum of a few float32 values whose magnitudes lie within 2**25 of each
+  other is exact, so the order of the clauses (a Java ``HashMap``'s) does not matter.
 * **Order** (``SimpleSearcher``'s sort): score descending, then the external id as a
   string, ascending (``SortField("id", STRING_VAL)``: UTF-8 bytes, i.e. code points) —
   not the index order. ``"10"`` comes before ``"9"``.
 * **Returned scores** (``ScoreTiesAdjusterReranker``, on by default in ``SimpleSearcher``,
-  so in ``LuceneSearcher.search`` and every Pyserini run file): each score, in rank order,
+  so in ``LuceneSearcher.search`` and ``batch_search``): each score, in rank order,
   is rounded to 4 decimals (``Math.round(score * 10000.0) / 10000.0`` in double, then
   float); when it is within ``1e-4f`` of the previous (already adjusted) score a running
   count grows and ``1e-6f * count`` is subtracted, else the count restarts at 0. The order
