@@ -5,7 +5,10 @@ definition, idf and clause scores step by step in float32 from the formulas of L
 9.9.1's ``BM25Similarity``, Anserini's score rounding by hand. The parity test runs
 Pyserini itself (Anserini 1.7.1 on Java 21+, in this process) over the 3,349 real passages
 and the 3,610 NQ-open dev questions, and gives both sides Pyserini's own analyzer tokens, so
-that it checks the scoring alone (the Python analyzer is tested on its own).
+that it checks the scoring alone (the Python analyzer is tested on its own). Each rule
+matters there: with ties broken by index order 85 of the 3,610 top-100 lists agree, with
+exact lengths instead of Lucene's one-byte code none, and with a float32 running sum
+instead of Lucene's double sum 1,323 agree in every score bit.
 """
 
 from __future__ import annotations
@@ -350,3 +353,55 @@ def test_top100_and_scores_equal_pyserinis(pyserini_run: dict[str, Any]) -> None
     assert same_raw >= 0.999 * n and same_returned >= 0.999 * n, report
     # measured on this corpus: every question (no residual); keep it that way
     assert same_lists == same_raw == same_returned == n, report
+
+
+def _variant_top100(ix: LuceneBM25, tokens: list[str], *, float32_sum: bool = False,
+                    exact_lengths: np.ndarray | None = None, ties_by_row: bool = False
+                    ) -> tuple[list[int], list[float]]:
+    """The search with one of Lucene's rules replaced by a plausible other (one shard)."""
+    sh = ix.shards[0]
+    acc = np.zeros(len(ix.ids), dtype=F if float32_sum else np.float64)
+    if exact_lengths is not None:
+        k1, b = F(0.9), F(0.4)
+        inv = F(1) / (k1 * ((F(1) - b) + (b * exact_lengths.astype(F)) / ix.stats.avgdl))
+    for term, boost in query_clauses(tokens):
+        g = ix.index_of.get(term)
+        if g is None:
+            continue
+        p = int(np.searchsorted(sh.terms, g))
+        if p == sh.terms.shape[0] or sh.terms[p] != g:
+            continue
+        s, e = int(sh.indptr[p]), int(sh.indptr[p + 1])
+        rows = sh.rows[s:e]
+        w = F(F(boost) * ix.stats.idf[g])
+        norm = inv[rows] if exact_lengths is not None else ix.stats.cache[sh.norms[rows]]
+        acc[rows] += (w - w / (F(1) + sh.freqs[s:e].astype(F) * norm)).astype(F)
+    scores = acc.astype(F)
+    cand = np.flatnonzero(scores > 0)
+    second = cand if ties_by_row else ix.id_rank[cand]
+    order = np.lexsort((second, -scores[cand].astype(np.float64)))[:100]
+    return cand[order].tolist(), scores[cand[order]].tolist()
+
+
+def test_the_parity_check_tells_each_rule_apart(pyserini_run: dict[str, Any]) -> None:
+    """Each rule reproduced above, replaced by a plausible other, fails the parity test:
+    ties by index order instead of the id string, exact document lengths instead of the
+    one-byte code, a float32 running sum instead of the double sum."""
+    run = pyserini_run
+    ix = LuceneBM25.build(run["doc_tokens"], run["ids"])
+    lengths = np.asarray([len(t) for t in run["doc_tokens"]])
+    row_of = {d: i for i, d in enumerate(ix.ids)}
+    want = [([row_of[d] for d, _ in r], [F(s) for _, s in r]) for r in run["lucene"]]
+    counts = {"rules": 0, "ties by row": 0, "exact lengths": 0, "float32 sum": 0}
+    for tokens, (rows, scores) in zip(run["query_tokens"], want, strict=True):
+        for name, kw in (("rules", {}), ("ties by row", {"ties_by_row": True}),
+                         ("exact lengths", {"exact_lengths": lengths}),
+                         ("float32 sum", {"float32_sum": True})):
+            got = _variant_top100(ix, tokens, **kw)
+            counts[name] += got == (rows, scores)
+    print(counts)
+    n = len(want)
+    assert counts["rules"] == n, counts  # the variant helper itself is right
+    # measured: 85, 0 and 1,323 of 3,610
+    assert counts["ties by row"] < 0.1 * n and counts["exact lengths"] < 0.1 * n, counts
+    assert counts["float32 sum"] < 0.5 * n, counts
