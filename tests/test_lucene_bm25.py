@@ -271,6 +271,30 @@ def test_save_writes_npy_arrays_and_params(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------ parity with Pyserini 1.6.0
 
+def _jdk(root: Path, name: str, version: str) -> Path:
+    home = root / name
+    (home / "bin").mkdir(parents=True)
+    (home / "bin" / "java").write_text("", encoding="utf-8")
+    (home / "release").write_text(f'JAVA_VERSION="{version}"\n', encoding="utf-8")
+    return home
+
+
+def test_the_oracle_finds_only_java_21_or_later(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import lucene_oracle
+
+    old = _jdk(tmp_path, "java-17-openjdk-amd64", "17.0.2")
+    assert lucene_oracle.java_major(old) == 17
+    assert lucene_oracle.java_major(_jdk(tmp_path, "jdk8", "1.8.0_292")) == 8
+    monkeypatch.setattr(lucene_oracle, "JVM_ROOT", tmp_path)
+    monkeypatch.setenv("JAVA_HOME", str(old))
+    assert lucene_oracle.find_java_home() is None  # the parity test then skips (or fails)
+    new = _jdk(tmp_path, "temurin-25-jdk-amd64", "25.0.1")
+    assert lucene_oracle.find_java_home() == new
+    monkeypatch.setenv("JAVA_HOME", str(_jdk(tmp_path, "custom", "21")))
+    assert lucene_oracle.find_java_home() == tmp_path / "custom"
+
+
 def _make_passages() -> Any:
     spec = importlib.util.spec_from_file_location("make_passages",
                                                   ROOT / "benchmarks" / "make_passages.py")
