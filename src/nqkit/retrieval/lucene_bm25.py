@@ -1,0 +1,450 @@
+"""Lucene's BM25 exactly as Pyserini 1.6.0 runs it, over token lists, in numpy (no Java).
+
+Pyserini 1.6.0 ships Anserini 1.7.1, built on Lucene 9.9.1. What decides a score and a
+rank there, and what this module reproduces, as read in the classes of the jar Pyserini
+ships (``javap -c`` of Lucene's ``BM25Similarity``, ``BM25Similarity$BM25Scorer``,
+``SmallFloat``, ``MaxScoreBulkScorer``, ``WANDScorer``, ``BooleanScorer`` and Anserini's
+``SimpleSearcher``, ``BagOfWordsQueryGenerator``, ``ScoreTiesAdjusterReranker``,
+``IndexCollection``), and checked against Pyserini by ``tests/test_lucene_bm25.py``:
+
+* **Document length** (``BM25Similarity.computeNorm``): the number of tokens the analyzer
+  emits for the field (removed stop words do not count; overlapping tokens would be
+  discounted, but a token list has none; ``IndexCollection`` indexes with the default
+  ``BM25Similarity``, so ``discountOverlaps`` is on), stored in ONE byte by
+  ``SmallFloat.intToByte4``: 0-23 as themselves, above that 24 plus the rest with 4
+  significant bits, truncated (exact up to 40; 100 is stored as 96). Scoring sees only
+  the decoded length (``byte4ToInt``), one of 256 values.
+* **Collection statistics**: ``docCount`` = documents with at least one token in the
+  field; ``sumTotalTermFreq`` = all tokens; ``docFreq`` per term.
+* **idf** = ``(float) Math.log(1 + (docCount - docFreq + 0.5) / (docFreq + 0.5))``,
+  computed in double and rounded to float once.
+* **avgdl** = ``(float) ((double) sumTotalTermFreq / (double) docCount)``.
+* **Norm cache** (one float per length byte), in float32 and in this order:
+  ``1 / (k1 * ((1 - b) + b * length / avgdl))``.
+* **Query** (``BagOfWordsQueryGenerator``): each distinct analyzed term once, as a SHOULD
+  clause boosted by its count in the question; ``weight = boost * idf`` (float32).
+* **Clause score** (``BM25Scorer.score``), float32: ``weight - weight / (1 + freq *
+  cache[norm])``.
+* **Document score**: the clause scores are added in DOUBLE (``MaxScoreBulkScorer``'s
+  window scores, also ``BooleanScorer``'s buckets and ``WANDScorer``) and rounded to float
+  once. The double sum of a few float32 values whose magnitudes lie within 2**25 of each
+  other is exact, so the order of the clauses (a Java ``HashMap``'s) does not matter.
+* **Order** (``SimpleSearcher``'s sort): score descending, then the external id as a
+  string, ascending (``SortField("id", STRING_VAL)``: UTF-8 bytes, i.e. code points) —
+  not the index order. ``"10"`` comes before ``"9"``.
+* **Returned scores** (``ScoreTiesAdjusterReranker``, on by default in ``SimpleSearcher``,
+  so in ``LuceneSearcher.search`` and ``batch_search``): each score, in rank order,
+  is rounded to 4 decimals (``Math.round(score * 10000.0) / 10000.0`` in double, then
+  float); when it is within ``1e-4f`` of the previous (already adjusted) score a running
+  count grows and ``1e-6f * count`` is subtracted, else the count restarts at 0. The order
+  is not changed. :func:`anserini_adjust` does this; :func:`LuceneBM25.search` returns the
+  raw Lucene scores.
+
+The index is built in the three steps of the sharded layout of
+:mod:`nqkit.retrieval.bm25_index` (count per shard, global statistics, score per shard),
+so that N shards give the bytes of one: :func:`count_shard`, :func:`global_stats`,
+:func:`score_shard`; :class:`LuceneBM25` ties them together for one process.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "LENGTH_TABLE",
+    "CountedShard",
+    "GlobalStats",
+    "LuceneBM25",
+    "LuceneBM25Settings",
+    "ScoredShard",
+    "anserini_adjust",
+    "avg_field_length",
+    "byte4_to_int",
+    "clause_scores",
+    "count_shard",
+    "global_stats",
+    "idf",
+    "int_to_byte4",
+    "norm_cache",
+    "query_clauses",
+    "score_shard",
+]
+
+F32 = np.float32
+
+# SmallFloat: values below NUM_FREE_VALUES are stored as themselves; the others as
+# NUM_FREE_VALUES + a 3-bit-mantissa float of (value - NUM_FREE_VALUES). 24 = 255 minus the
+# code of Integer.MAX_VALUE (231), so every int fits in a byte.
+NUM_FREE_VALUES = 24
+
+
+def _long_to_int4(v: np.ndarray) -> np.ndarray:
+    """``SmallFloat.longToInt4`` on int64 values in 0 .. 2**31: 3 mantissa bits below the
+    leading one (truncated), the shift + 1 above them; values below 8 stay as they are."""
+    v = np.asarray(v, dtype=np.int64)
+    bits = np.frexp(v.astype(np.float64))[1].astype(np.int64)  # bit length, exact < 2**53
+    shift = np.maximum(bits - 4, 0)
+    enc = (np.right_shift(v, shift) & 0x07) | ((shift + 1) << 3)
+    return np.where(bits < 4, v, enc)
+
+
+def _int4_to_long(i: np.ndarray) -> np.ndarray:
+    i = np.asarray(i, dtype=np.int64)
+    bits = i & 0x07
+    shift = (i >> 3) - 1
+    return np.where(shift == -1, bits, (bits | 0x08) << np.maximum(shift, 0))
+
+
+def int_to_byte4(n: Any) -> np.ndarray:
+    """``SmallFloat.intToByte4``: document lengths (ints >= 0) to their one-byte codes."""
+    n = np.asarray(n, dtype=np.int64)
+    if (n < 0).any() or (n > 2**31 - 1).any():
+        raise ValueError("lengths must be in 0 .. 2**31 - 1")
+    small = n < NUM_FREE_VALUES
+    enc = NUM_FREE_VALUES + _long_to_int4(np.where(small, 0, n - NUM_FREE_VALUES))
+    return np.where(small, n, enc).astype(np.uint8)
+
+
+def byte4_to_int(code: Any) -> np.ndarray:
+    """``SmallFloat.byte4ToInt``: one-byte codes (0-255) to the lengths they stand for."""
+    c = np.asarray(code, dtype=np.int64) & 0xFF
+    return np.where(c < NUM_FREE_VALUES, c,
+                    NUM_FREE_VALUES + _int4_to_long(np.maximum(c - NUM_FREE_VALUES, 0)))
+
+
+# BM25Similarity.LENGTH_TABLE: the decoded length of every byte, as float
+LENGTH_TABLE = byte4_to_int(np.arange(256)).astype(F32)
+
+
+def idf(doc_freq: Any, doc_count: int) -> np.ndarray:
+    """Lucene's idf, float32: ``log(1 + (N - df + 0.5) / (df + 0.5))`` in double."""
+    df = np.asarray(doc_freq, dtype=np.int64)
+    x = (np.float64(doc_count) - df.astype(np.float64) + 0.5) / (df.astype(np.float64) + 0.5)
+    return np.log(1.0 + x).astype(F32)
+
+
+def avg_field_length(sum_total_term_freq: int, doc_count: int) -> np.float32:
+    """``(float) (sumTotalTermFreq / (double) docCount)``."""
+    return F32(np.float64(sum_total_term_freq) / np.float64(doc_count))
+
+
+def norm_cache(k1: float, b: float, avgdl: np.float32) -> np.ndarray:
+    """The 256 inverse norms ``1 / (k1 * ((1 - b) + b * length / avgdl))``, float32 ops."""
+    k1f, bf = F32(k1), F32(b)
+    with np.errstate(divide="ignore"):
+        inner = (F32(1) - bf) + (bf * LENGTH_TABLE) / F32(avgdl)
+        return (F32(1) / (k1f * inner)).astype(F32)
+
+
+def clause_scores(weight: np.float32, freqs: np.ndarray, inv_norms: np.ndarray) -> np.ndarray:
+    """``BM25Scorer.score``: ``weight - weight / (1 + freq * inv_norm)``, float32."""
+    w = F32(weight)
+    return (w - w / (F32(1) + freqs.astype(F32) * inv_norms)).astype(F32)
+
+
+def query_clauses(tokens: Sequence[str]) -> list[tuple[str, int]]:
+    """``BagOfWordsQueryGenerator``: each distinct term once with its count as the boost."""
+    return list(Counter(tokens).items())
+
+
+def anserini_adjust(scores: np.ndarray) -> np.ndarray:
+    """Anserini's ``ScoreTiesAdjusterReranker`` on one ranked list of float32 scores.
+
+    What ``SimpleSearcher.search`` (and so Pyserini's ``LuceneSearcher``) returns instead
+    of Lucene's scores: rounded to 4 decimals, with near-ties pulled apart by ``1e-6``
+    steps (module docstring). The order is unchanged.
+    """
+    out = np.empty(len(scores), dtype=F32)
+    eps, step = F32(1e-4), F32(1e-6)
+    count = 0
+    for i, s in enumerate(np.asarray(scores, dtype=F32).tolist()):
+        y = float(s) * 10000.0
+        r = np.floor(y)
+        r = r + 1.0 if y - r >= 0.5 else r  # Math.round: nearest, halves up (exact)
+        v = F32(r / 10000.0)
+        if i == 0 or out[i - 1] - v > eps:
+            count = 0
+        else:
+            count += 1
+            v = F32(v - F32(step * F32(count)))
+        out[i] = v
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class LuceneBM25Settings:
+    """Every setting that changes the scores (recorded in params.json and signatures)."""
+
+    k1: float = 0.9
+    b: float = 0.4
+    method: str = "lucene-exact"  # Lucene 9.9.1's BM25Similarity as Pyserini 1.6.0 runs it
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class CountedShard:
+    """Step 1 of a build: one shard's terms and postings with shard-local term ids."""
+
+    vocab: list[str]  # shard-local terms, sorted
+    doc_freq: np.ndarray  # int64 per local term
+    lengths: np.ndarray  # int64 tokens per document (the norm before encoding)
+    indptr: np.ndarray  # int64, len(vocab) + 1: term t's postings are [indptr[t], indptr[t+1])
+    rows: np.ndarray  # int32 shard row of each posting, ascending within a term
+    freqs: np.ndarray  # int32 term frequency of each posting
+
+
+def count_shard(docs: Iterable[Sequence[str]]) -> CountedShard:
+    """Postings by term (CSC) of one shard's token lists, rows numbered from 0."""
+    local: dict[str, int] = {}
+    ids: list[np.ndarray] = []
+    lengths: list[int] = []
+    for toks in docs:
+        arr = np.fromiter((local.setdefault(t, len(local)) for t in toks), dtype=np.int64,
+                          count=len(toks))
+        ids.append(arr)
+        lengths.append(len(toks))
+    n = len(lengths)
+    lens = np.asarray(lengths, dtype=np.int64)
+    flat = np.concatenate(ids) if ids else np.zeros(0, np.int64)
+    # first-seen ids -> sorted-term ids, so a shard's arrays do not depend on token order
+    order = sorted(local, key=local.__getitem__)
+    vocab = sorted(local)
+    rank = np.empty(len(order), dtype=np.int64)
+    pos = {t: i for i, t in enumerate(vocab)}
+    for first, t in enumerate(order):
+        rank[first] = pos[t]
+    rows = np.repeat(np.arange(n, dtype=np.int64), lens)
+    keys, freqs = np.unique(rank[flat] * max(n, 1) + rows, return_counts=True)
+    terms_of, rows_of = np.divmod(keys, max(n, 1))
+    doc_freq = np.bincount(terms_of, minlength=len(vocab)).astype(np.int64)
+    indptr = np.concatenate([np.zeros(1, np.int64), np.cumsum(doc_freq)])
+    return CountedShard(vocab, doc_freq, lens, indptr, rows_of.astype(np.int32),
+                        freqs.astype(np.int32))
+
+
+@dataclass(frozen=True, slots=True)
+class GlobalStats:
+    """Step 2: corpus-wide statistics over all shards (Lucene's CollectionStatistics)."""
+
+    vocab: list[str]  # sorted union of the shards' terms
+    doc_freq: np.ndarray  # int64 per global term
+    doc_count: int  # documents with at least one token
+    sum_total_term_freq: int
+    idf: np.ndarray  # float32 per global term
+    avgdl: np.float32
+    cache: np.ndarray  # float32[256] inverse norms
+
+
+def global_stats(shards: Sequence[CountedShard], settings: LuceneBM25Settings
+                 ) -> tuple[GlobalStats, list[np.ndarray]]:
+    """Merge the shards' counts; also each shard's local -> global term id map."""
+    vocab = sorted(set().union(*(s.vocab for s in shards)))
+    index_of = {t: i for i, t in enumerate(vocab)}
+    df = np.zeros(len(vocab), dtype=np.int64)
+    maps = []
+    for s in shards:
+        m = np.fromiter((index_of[t] for t in s.vocab), dtype=np.int64, count=len(s.vocab))
+        df[m] += s.doc_freq
+        maps.append(m)
+    doc_count = int(sum(int((s.lengths > 0).sum()) for s in shards))
+    total = int(sum(int(s.lengths.sum()) for s in shards))
+    avgdl = avg_field_length(total, doc_count) if doc_count else F32(1)
+    stats = GlobalStats(vocab, df, doc_count, total, idf(df, doc_count), avgdl,
+                        norm_cache(settings.k1, settings.b, avgdl))
+    return stats, maps
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredShard:
+    """Step 3: one shard's arrays as stored (``.npy`` each), postings by global term."""
+
+    norms: np.ndarray  # uint8 per row: SmallFloat.intToByte4(length)
+    terms: np.ndarray  # int32 global ids of the terms present, ascending
+    indptr: np.ndarray  # int64, len(terms) + 1
+    rows: np.ndarray  # int32
+    freqs: np.ndarray  # int32
+    data: np.ndarray  # float32 clause score of each posting at boost 1
+
+
+def score_shard(shard: CountedShard, term_map: np.ndarray, stats: GlobalStats) -> ScoredShard:
+    """A shard's postings under global term ids, with each posting's boost-1 score."""
+    # both vocabularies are sorted, so global ids ascend with local ones and the
+    # shard's postings are already in global term order
+    if term_map.shape[0] > 1 and not (np.diff(term_map) > 0).all():
+        raise ValueError("the term map must be increasing")
+    rows, freqs, indptr, terms = shard.rows, shard.freqs, shard.indptr, term_map
+    norms = int_to_byte4(shard.lengths)
+    weights = np.repeat(stats.idf[terms], np.diff(indptr))  # boost 1: weight = idf
+    inv = stats.cache[norms[rows]]
+    data = (weights - weights / (F32(1) + freqs.astype(F32) * inv)).astype(F32)
+    return ScoredShard(norms, terms.astype(np.int32), indptr, rows, freqs, data)
+
+
+SHARD_ARRAYS = ("norms", "terms", "indptr", "rows", "freqs", "data")
+FORMAT = 1  # version of the directory layout written by LuceneBM25.save
+
+
+class LuceneBM25:
+    """A Lucene BM25 index over token lists (``ids`` in corpus order), in shards.
+
+    Shards hold consecutive documents; the statistics are global, so the scores and
+    lists do not depend on the sharding (each shard's arrays are what a shard job of the
+    sharded layout writes).
+
+    >>> ix = LuceneBM25.build([["a", "b"], ["b"]], ["d1", "d2"])
+    >>> ix.search(["b"], 2)[0].tolist()
+    [1, 0]
+    """
+
+    def __init__(self, stats: GlobalStats, shards: Sequence[ScoredShard], ids: Sequence[str],
+                 settings: LuceneBM25Settings) -> None:
+        self.stats = stats
+        self.shards = list(shards)
+        self.ids = list(ids)
+        self.settings = settings
+        sizes = [sh.norms.shape[0] for sh in self.shards]
+        if sum(sizes) != len(self.ids):
+            raise ValueError(f"the shards hold {sum(sizes)} documents for {len(self.ids)} ids")
+        self.starts = np.concatenate([np.zeros(1, np.int64), np.cumsum(sizes, dtype=np.int64)])
+        self.index_of = {t: i for i, t in enumerate(stats.vocab)}
+        # rank of each id in string order: the tie-break of SimpleSearcher's sort
+        order = sorted(range(len(self.ids)), key=self.ids.__getitem__)
+        self.id_rank = np.empty(len(self.ids), dtype=np.int64)
+        self.id_rank[order] = np.arange(len(self.ids))
+        self._acc = np.zeros(len(self.ids), dtype=np.float64)  # all zeros between questions
+        self._pos: list[list[int]] | None = None
+
+    @classmethod
+    def build(cls, docs: Iterable[Sequence[str]], ids: Sequence[str],
+              settings: LuceneBM25Settings | None = None,
+              shard_size: int | None = None) -> LuceneBM25:
+        """Index token lists in the three steps of the sharded layout, in this process."""
+        settings = settings or LuceneBM25Settings()
+        all_docs = list(docs)
+        if len(all_docs) != len(ids):
+            raise ValueError(f"{len(all_docs)} token lists for {len(ids)} ids")
+        size = shard_size or max(len(all_docs), 1)
+        counted = [count_shard(all_docs[lo:lo + size])
+                   for lo in range(0, max(len(all_docs), 1), size)]
+        stats, maps = global_stats(counted, settings)
+        return cls(stats, [score_shard(c, m, stats) for c, m in zip(counted, maps, strict=True)],
+                   ids, settings)
+
+    def _positions(self) -> list[list[int]]:
+        """Per shard, the position of every global term in its term list (-1: absent);
+        built on the first search (a list per shard: scalar lookups in Python)."""
+        if self._pos is None:
+            self._pos = []
+            for sh in self.shards:
+                pos = np.full(len(self.stats.vocab), -1, dtype=np.int64)
+                pos[sh.terms] = np.arange(sh.terms.shape[0])
+                self._pos.append(pos.tolist())
+        return self._pos
+
+    def matches(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The documents that match at least one term of an analyzed question, ascending,
+        with their float32 scores (every match is a hit in Lucene, whatever its score)."""
+        acc = self._acc
+        clauses = [(g, boost) for term, boost in query_clauses(tokens)
+                   if (g := self.index_of.get(term)) is not None]
+        touched: list[np.ndarray] = []
+        for sh, pos_of, start in zip(self.shards, self._positions(),
+                                     self.starts[:-1].tolist(), strict=True):
+            for g, boost in clauses:
+                p = pos_of[g]
+                if p < 0:
+                    continue
+                s, e = sh.indptr[p], sh.indptr[p + 1]
+                rows = sh.rows[s:e]
+                if boost == 1:
+                    part = sh.data[s:e]
+                else:
+                    weight = F32(F32(boost) * self.stats.idf[g])
+                    part = clause_scores(weight, sh.freqs[s:e], self.stats.cache[sh.norms[rows]])
+                at = rows + start if start else rows
+                # a row occurs once per term; double accumulation as Lucene's scorers do
+                acc[at] += part
+                touched.append(at)
+        if not touched:
+            return np.zeros(0, np.int64), np.zeros(0, F32)
+        if sum(t.shape[0] for t in touched) * 64 < acc.shape[0]:
+            rows_hit = np.unique(np.concatenate(touched))  # few postings: no pass over all
+            vals = acc[rows_hit].astype(F32)
+            acc[rows_hit] = 0.0
+        else:
+            # many: sequential passes beat gathers. A match always scores above 0 (idf > 0,
+            # boost >= 1, and weight / (1 + freq * inv_norm) < weight unless a document is
+            # some 10**7 times the average length, more than a length an int can hold)
+            dense = acc.astype(F32)
+            acc.fill(0.0)
+            rows_hit = np.flatnonzero(dense > 0)
+            vals = dense[rows_hit]
+        return rows_hit.astype(np.int64), vals
+
+    def scores(self, tokens: Sequence[str]) -> np.ndarray:
+        """Every document's float32 score for one analyzed question (0: no term matched)."""
+        out = np.zeros(len(self.ids), dtype=F32)
+        rows, vals = self.matches(tokens)
+        out[rows] = vals
+        return out
+
+    def search(self, tokens: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k ``(rows, float32 scores)`` in Lucene's order (score, then id string)."""
+        cand, vals = self.matches(tokens)
+        if cand.shape[0] > k:
+            kth = np.partition(vals, cand.shape[0] - k)[cand.shape[0] - k]
+            keep = vals >= kth  # every document tied with the k-th competes on its id
+            cand, vals = cand[keep], vals[keep]
+        order = np.lexsort((self.id_rank[cand], -vals.astype(np.float64)))[:k]
+        return cand[order], vals[order]
+
+    def save(self, directory: Path) -> None:
+        """Each shard's arrays as ``.npy`` (memory-mappable), the global ones, params.json."""
+        directory.mkdir(parents=True, exist_ok=True)
+        for i, sh in enumerate(self.shards):
+            for name in SHARD_ARRAYS:
+                np.save(directory / f"{name}-{i:05d}.npy", getattr(sh, name))
+        np.save(directory / "doc_freq.npy", self.stats.doc_freq)
+        params = {"format": FORMAT, "settings": self.settings.as_dict(),
+                  "doc_count": self.stats.doc_count, "shards": len(self.shards),
+                  "sum_total_term_freq": self.stats.sum_total_term_freq}
+        with open(directory / "params.json", "w", encoding="utf-8") as f:
+            json.dump(params, f)
+        with open(directory / "vocab.json", "w", encoding="utf-8") as f:
+            json.dump(self.stats.vocab, f, ensure_ascii=False)
+        with open(directory / "ids.json", "w", encoding="utf-8") as f:
+            json.dump(self.ids, f, ensure_ascii=False)
+
+    @classmethod
+    def load(cls, directory: Path) -> LuceneBM25:
+        """An index written by :meth:`save`, its arrays memory-mapped; idf, avgdl and the
+        norm cache are recomputed from the stored counts (they are functions of them)."""
+        with open(directory / "params.json", encoding="utf-8") as f:
+            params = json.load(f)
+        if params.get("format") != FORMAT:
+            raise ValueError(f"{directory}: index format {params.get('format')!r}, "
+                             f"expected {FORMAT}; rebuild the index")
+        settings = LuceneBM25Settings(**params["settings"])
+        with open(directory / "vocab.json", encoding="utf-8") as f:
+            vocab = json.load(f)
+        with open(directory / "ids.json", encoding="utf-8") as f:
+            ids = json.load(f)
+        df = np.load(directory / "doc_freq.npy")
+        n, total = params["doc_count"], params["sum_total_term_freq"]
+        avgdl = avg_field_length(total, n) if n else F32(1)
+        stats = GlobalStats(vocab, df, n, total, idf(df, n), avgdl,
+                            norm_cache(settings.k1, settings.b, avgdl))
+        shards = [ScoredShard(**{name: np.asarray(np.load(directory / f"{name}-{i:05d}.npy",
+                                                          mmap_mode="r"))
+                                 for name in SHARD_ARRAYS})
+                  for i in range(params["shards"])]
+        return cls(stats, shards, ids, settings)
