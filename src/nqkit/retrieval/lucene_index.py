@@ -193,13 +193,15 @@ class _QueryJob:
 
 def _top(rows: np.ndarray, vals: np.ndarray, ids: np.ndarray, k: int
          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The k best in Lucene's order: score descending, then the id string ascending."""
+    """The k best in Lucene's order: score descending, then the id string ascending
+    (``ids``: the shard's; only the candidates' are compared)."""
     if rows.shape[0] > k:
         kth = np.partition(vals, rows.shape[0] - k)[rows.shape[0] - k]
         keep = vals >= kth  # every document tied with the k-th competes on its id
-        rows, vals, ids = rows[keep], vals[keep], ids[keep]
-    order = np.lexsort((ids, -vals.astype(np.float64)))[:k]
-    return rows[order], vals[order], ids[order]
+        rows, vals = rows[keep], vals[keep]
+    cand_ids = ids[rows]
+    order = np.lexsort((cand_ids, -vals.astype(np.float64)))[:k]
+    return rows[order], vals[order], cand_ids[order]
 
 
 def _query_job(q: _QueryJob) -> dict[str, Any]:
@@ -213,14 +215,20 @@ def _query_job(q: _QueryJob) -> dict[str, Any]:
     out_vals: list[np.ndarray] = []
     out_ids: list[np.ndarray] = []
     sizes: list[int] = []
-    terms = a["terms"]
+    # every clause's position in the shard's term list at once (-1: not in the shard)
+    terms = a["terms"].astype(np.int64)
+    pos = np.searchsorted(terms, q.terms)
+    inside = pos < terms.shape[0]
+    pos[inside & (terms[np.minimum(pos, max(terms.shape[0] - 1, 0))] != q.terms)] = -1
+    pos[~inside] = -1
+    starts, ends = a["indptr"][:-1].tolist(), a["indptr"][1:].tolist()
     for lo, hi in itertools.pairwise(q.offsets.tolist()):
         touched: list[np.ndarray] = []
-        for g, boost in zip(q.terms[lo:hi].tolist(), q.boosts[lo:hi].tolist(), strict=True):
-            p = int(np.searchsorted(terms, g))
-            if p == terms.shape[0] or terms[p] != g:
+        for g, p, boost in zip(q.terms[lo:hi].tolist(), pos[lo:hi].tolist(),
+                               q.boosts[lo:hi].tolist(), strict=True):
+            if p < 0:
                 continue
-            s, e = int(a["indptr"][p]), int(a["indptr"][p + 1])
+            s, e = starts[p], ends[p]
             rows = a["rows"][s:e]
             if boost == 1:
                 part = a["data"][s:e]
@@ -230,10 +238,18 @@ def _query_job(q: _QueryJob) -> dict[str, Any]:
             acc[rows] += part  # a row occurs once per term; double sum as Lucene's scorers
             touched.append(rows)
         if touched:
-            hit = np.unique(np.concatenate(touched)).astype(np.int64)
-            vals = acc[hit].astype(F32)
-            acc[hit] = 0.0
-            r, v, i = _top(hit, vals, ids[hit], q.k)
+            if sum(t.shape[0] for t in touched) * 64 < shard.size:
+                hit = np.unique(np.concatenate(touched)).astype(np.int64)  # few postings
+                vals = acc[hit].astype(F32)
+                acc[hit] = 0.0
+            else:
+                # many: sequential passes beat sorting the postings. A match scores above
+                # 0 (LuceneBM25.matches says why), so the matches are the positive rows
+                dense = acc.astype(F32)
+                acc.fill(0.0)
+                hit = np.flatnonzero(dense > 0)
+                vals = dense[hit]
+            r, v, i = _top(hit, vals, ids, q.k)
         else:
             r, v, i = np.zeros(0, np.int64), np.zeros(0, F32), ids[:0]
         out_rows.append(r + shard.start)
