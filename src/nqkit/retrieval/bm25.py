@@ -7,6 +7,12 @@ product), so a full score row costs about the size of the postings of the query 
 Sharded (``nqkit index build``/``retrieve``): :mod:`nqkit.retrieval.bm25_index`, with
 exactly the scores of one bm25s index over the whole corpus.
 
+``--bm25-method lucene-exact`` is Pyserini's BM25 exactly instead (Lucene's English
+analyzer from :mod:`nqkit.text.lucene`, Lucene's scoring from
+:mod:`nqkit.retrieval.lucene_bm25`): in memory, every document's raw Lucene float32 score;
+sharded, :mod:`nqkit.retrieval.lucene_index` (Lucene's tie order, Anserini's rounded
+scores). Its stop words and stemmer are the analyzer's, so bm25s's do not apply.
+
 ``k1`` and ``b`` default to the command's preset (:data:`nqkit.retrieval.base.PRESETS`):
 ReQA's 1.5 / 0.75 for ``reqa run``, Pyserini's NQ 0.9 / 0.4 for ``index build``.
 """
