@@ -197,3 +197,27 @@ def test_reqa_run_with_lucene_exact(tmp_path: Path, capsys: pytest.CaptureFixtur
     out = json.loads(capsys.readouterr().out)
     sig = out["signature"] if "signature" in out else json.dumps(out)
     assert "bm25:lucene-exact|stop:lucene|stem:porter" in sig
+
+
+def test_ties_go_to_the_smaller_id_string_across_shards(tmp_path: Path) -> None:
+    # three identical passages, ids "9", "10" and "100" in three shards (corpus order 9, 10,
+    # 100); Lucene's order of tied scores is by id string: "10" < "100" < "9"
+    from nqkit.retrieval.corpus import Passage
+
+    corpus = tmp_path / "ties.tsv"
+    same = ("Aardvarks eat termites at night.", "Aardvark")
+    write_passages(corpus, [Passage("9", *same), Passage("other", "Nothing here.", "X"),
+                            Passage("10", *same), Passage("100", *same)])
+    qa = tmp_path / "qa.tsv"
+    qa.write_text("what do aardvarks eat\t['termites']\n", encoding="utf-8")
+    ix, trec = tmp_path / "ix", tmp_path / "run.trec"
+    assert main(["index", "build", "--cluster", "none", "--corpus", str(corpus), *OPTS,
+                 "-o", str(ix), "--shard-size", "2"]) == 0
+    assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--questions", str(qa),
+                 "--hits", "10", "--trec", str(trec)]) == 0
+    hits = _trec_lists(trec)["0"]
+    assert [d for d, _ in hits] == ["10", "100", "9"]
+    # Anserini's rounding pulls the tied scores apart by 1e-6 steps, in rank order
+    top = F(hits[0][1])
+    assert top == F(round(float(top), 4))
+    assert [F(s) for _, s in hits] == [top, F(top - F(1e-6) * F(1)), F(top - F(1e-6) * F(2))]
