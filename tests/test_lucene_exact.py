@@ -221,3 +221,17 @@ def test_ties_go_to_the_smaller_id_string_across_shards(tmp_path: Path) -> None:
     top = F(hits[0][1])
     assert top == F(round(float(top), 4))
     assert [F(s) for _, s in hits] == [top, F(top - F(1e-6) * F(1)), F(top - F(1e-6) * F(2))]
+
+
+def test_an_index_of_another_analyzer_is_refused(exact_run: dict[str, Path]) -> None:
+    from nqkit.cluster import open_cluster
+    from nqkit.errors import InputError
+    from nqkit.retrieval.lucene_bm25 import LuceneBM25Settings
+    from nqkit.retrieval.lucene_index import search_lucene
+    from nqkit.retrieval.open_index import load_index
+
+    index = load_index(exact_run["index"])
+    facts = {**index.params["facts"], "analyzer": "lucene-8.0-english"}
+    with open_cluster("none") as cluster, pytest.raises(InputError, match="rebuild it"):
+        search_lucene(index.root, index.shards, LuceneBM25Settings(), facts, ["q"], 10,
+                      cluster)

@@ -291,7 +291,17 @@ def query_terms(root: Path, questions: list[str]
 def search_lucene(root: Path, shards: tuple[Shard, ...], settings: LuceneBM25Settings,
                   facts: dict[str, Any], questions: list[str], k: int, cluster: Cluster
                   ) -> tuple[list[Hits], float]:
-    """Top-k hits of every question, Anserini's adjusted scores; also the peak RSS (MB)."""
+    """Top-k hits of every question, Anserini's adjusted scores; also the peak RSS (MB).
+
+    Questions must be analyzed as the passages were: an index whose recorded analyzer is
+    not this one is refused (:class:`~nqkit.errors.InputError`).
+    """
+    if facts.get("analyzer") != ANALYZER:
+        from nqkit.errors import InputError
+
+        raise InputError(f"--index {root}", f"the index was analyzed with "
+                         f"{facts.get('analyzer')!r}, this nqkit analyzes with {ANALYZER!r}",
+                         "rebuild it with `nqkit index build --bm25-method lucene-exact`")
     terms, boosts, offsets = query_terms(root, questions)
     base = _Job(str(root), shards[0], settings.k1, settings.b, int(facts["doc_count"]),
                 int(facts["sum_total_term_freq"]))
