@@ -235,3 +235,24 @@ def test_an_index_of_another_analyzer_is_refused(exact_run: dict[str, Path]) -> 
     with open_cluster("none") as cluster, pytest.raises(InputError, match="rebuild it"):
         search_lucene(index.root, index.shards, LuceneBM25Settings(), facts, ["q"], 10,
                       cluster)
+
+
+def test_a_shard_without_terms_and_a_question_without_terms(tmp_path: Path) -> None:
+    # shard 0 holds only stop words and punctuation (Lucene indexes no term for them and
+    # does not count them in docCount); a question of stop words matches nothing
+    from nqkit.retrieval.corpus import Passage
+
+    corpus = tmp_path / "c.tsv"
+    write_passages(corpus, [Passage("1", "the and of", "a"), Passage("2", "...", "!"),
+                            Passage("3", "Termites live in mounds.", "Termite")])
+    qa = tmp_path / "qa.tsv"
+    qa.write_text("where do termites live\t['mounds']\nthe of and\t['x']\n", encoding="utf-8")
+    ix, trec = tmp_path / "ix", tmp_path / "run.trec"
+    assert main(["index", "build", "--cluster", "none", "--corpus", str(corpus), *OPTS,
+                 "-o", str(ix), "--shard-size", "2"]) == 0
+    facts = json.loads((ix / "params.json").read_text())["facts"]
+    assert facts["doc_count"] == 1 and facts["vocabulary"] == 3  # termit, live, mound
+    assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--questions", str(qa),
+                 "--hits", "10", "--trec", str(trec)]) == 0
+    hits = _trec_lists(trec)
+    assert [d for d, _ in hits["0"]] == ["3"] and "1" not in hits

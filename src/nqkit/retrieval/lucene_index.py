@@ -218,9 +218,10 @@ def _query_job(q: _QueryJob) -> dict[str, Any]:
     # every clause's position in the shard's term list at once (-1: not in the shard)
     terms = a["terms"].astype(np.int64)
     pos = np.searchsorted(terms, q.terms)
-    inside = pos < terms.shape[0]
-    pos[inside & (terms[np.minimum(pos, max(terms.shape[0] - 1, 0))] != q.terms)] = -1
-    pos[~inside] = -1
+    if terms.shape[0]:
+        pos[terms[np.minimum(pos, terms.shape[0] - 1)] != q.terms] = -1  # also pos == len
+    else:  # a shard of passages without one indexed term
+        pos.fill(-1)
     starts, ends = a["indptr"][:-1].tolist(), a["indptr"][1:].tolist()
     for lo, hi in itertools.pairwise(q.offsets.tolist()):
         touched: list[np.ndarray] = []
