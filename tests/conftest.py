@@ -15,6 +15,7 @@ import importlib
 import os
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -197,3 +198,57 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_configure(config: pytest.Config) -> None:
     for tier in TIERS:  # known even where this file is used without pyproject.toml
         config.addinivalue_line("markers", f"{tier}: test tier (see tests/conftest.py)")
+
+
+def make_passages_module() -> ModuleType:
+    """``benchmarks/make_passages.py`` (the 3,349 real passages), imported by path."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_passages",
+                                                  ROOT / "benchmarks" / "make_passages.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def pyserini_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Pyserini's tokens, index statistics, Lucene top-100 and LuceneSearcher top-100 for
+    the real passages and the 3,610 questions of nq-test.qa.tsv, all from one JVM in this
+    process; built once per session (the scoring parity test and the CLI parity test of
+    lucene-exact share it)."""
+    import json
+
+    shared_file("data", "dpr", "biencoder-nq-dev-sample5.json")
+    shared_file("data", "nq-open", "nq-open-oracle.jsonl.gz")
+    qa = shared_file("data", "dpr", "nq-test.qa.tsv")
+    from lucene_bm25_oracle import Oracle, find_java_home
+
+    home = find_java_home()
+    if home is None:
+        msg = "Pyserini's oracle needs Java 21+ (JAVA_HOME or /usr/lib/jvm/temurin-*)"
+        if REQUIRE_SHARED:
+            pytest.fail(msg, pytrace=False)
+        pytest.skip(msg)
+    os.environ["JAVA_HOME"] = str(home)  # before pyjnius starts a JVM
+    os.environ.setdefault("OPENAI_API_KEY", "dummy")
+    # pyserini.pyclass puts Anserini's jar on pyjnius's class path before importing it
+    require("pyserini.analysis")
+    from nqkit.formats.dpr import read_dpr_qa_tsv
+
+    passages = list(make_passages_module().real_passages(SHARED))
+    questions = [q for q, _ in read_dpr_qa_tsv(qa)]
+    tmp = tmp_path_factory.mktemp("pyserini")
+    (tmp / "docs").mkdir()
+    contents = [f"{p.title}\n{p.text}" for p in passages]  # Pyserini's DPR "contents"
+    with open(tmp / "docs" / "docs.jsonl", "w", encoding="utf-8") as f:
+        for p, c in zip(passages, contents, strict=True):
+            f.write(json.dumps({"id": p.id, "contents": c}) + "\n")
+    oracle = Oracle(home)
+    oracle.build_index(tmp / "docs", tmp / "index")
+    return {"ids": [p.id for p in passages], "questions": questions,
+            "doc_tokens": oracle.analyze(contents), "query_tokens": oracle.analyze(questions),
+            "stats": oracle.index_stats(tmp / "index"),
+            "lucene": oracle.raw_lucene(tmp / "index", questions, 100),
+            "pyserini": oracle.batch_search(tmp / "index", questions, 100)}

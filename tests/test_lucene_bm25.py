@@ -13,10 +13,8 @@ instead of Lucene's double sum 1,323 agree in every score bit.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import os
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +38,6 @@ from nqkit.retrieval.lucene_bm25 import (
     query_clauses,
     score_shard,
 )
-
-from conftest import REQUIRE_SHARED, ROOT, SHARED, require, shared_file
 
 F = np.float32
 
@@ -293,53 +289,6 @@ def test_the_oracle_finds_only_java_21_or_later(tmp_path: Path,
     assert lucene_bm25_oracle.find_java_home() == new
     monkeypatch.setenv("JAVA_HOME", str(_jdk(tmp_path, "custom", "21")))
     assert lucene_bm25_oracle.find_java_home() == tmp_path / "custom"
-
-
-def _make_passages() -> Any:
-    spec = importlib.util.spec_from_file_location("make_passages",
-                                                  ROOT / "benchmarks" / "make_passages.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="module")
-def pyserini_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """Pyserini's tokens, index statistics, Lucene top-100 and LuceneSearcher top-100 for
-    the real passages and questions, all from one JVM in this process."""
-    shared_file("data", "dpr", "biencoder-nq-dev-sample5.json")
-    shared_file("data", "nq-open", "nq-open-oracle.jsonl.gz")
-    qa = shared_file("data", "dpr", "nq-test.qa.tsv")
-    from lucene_bm25_oracle import Oracle, find_java_home
-
-    home = find_java_home()
-    if home is None:
-        msg = "Pyserini's oracle needs Java 21+ (JAVA_HOME or /usr/lib/jvm/temurin-*)"
-        if REQUIRE_SHARED:
-            pytest.fail(msg, pytrace=False)
-        pytest.skip(msg)
-    os.environ["JAVA_HOME"] = str(home)  # before pyjnius starts a JVM
-    os.environ.setdefault("OPENAI_API_KEY", "dummy")
-    # pyserini.pyclass puts Anserini's jar on pyjnius's class path before importing it
-    require("pyserini.analysis")
-    from nqkit.formats.dpr import read_dpr_qa_tsv
-
-    passages = list(_make_passages().real_passages(SHARED))
-    questions = [q for q, _ in read_dpr_qa_tsv(qa)]
-    tmp = tmp_path_factory.mktemp("pyserini")
-    (tmp / "docs").mkdir()
-    contents = [f"{p.title}\n{p.text}" for p in passages]  # Pyserini's DPR "contents"
-    with open(tmp / "docs" / "docs.jsonl", "w", encoding="utf-8") as f:
-        for p, c in zip(passages, contents, strict=True):
-            f.write(json.dumps({"id": p.id, "contents": c}) + "\n")
-    oracle = Oracle(home)
-    oracle.build_index(tmp / "docs", tmp / "index")
-    return {"ids": [p.id for p in passages], "questions": questions,
-            "doc_tokens": oracle.analyze(contents), "query_tokens": oracle.analyze(questions),
-            "stats": oracle.index_stats(tmp / "index"),
-            "lucene": oracle.raw_lucene(tmp / "index", questions, 100),
-            "pyserini": oracle.batch_search(tmp / "index", questions, 100)}
 
 
 def test_index_statistics_and_norms_equal_lucenes(pyserini_run: dict[str, Any]) -> None:

@@ -123,6 +123,19 @@ def test_cluster_none_runs_in_order_and_carries_input_errors() -> None:
         validate_spec("yarn")
 
 
+def test_a_local_cluster_leaves_the_environment_as_it_found_it() -> None:
+    # Dask's nanny sets OPENBLAS_NUM_THREADS=1 (and more) in the driver's environment;
+    # left there, every later subprocess ran a one-thread BLAS (a golden ReQA test that
+    # runs after a cluster in the same session then rounded differently)
+    require("dask.distributed")
+    import os
+
+    before = dict(os.environ)
+    with open_cluster("local", workers=1) as c:
+        assert c.map(_square, [2]) == [4]
+    assert dict(os.environ) == before
+
+
 def test_scheduler_address_where_nothing_listens_is_refused_at_once() -> None:
     # Dask alone would retry the refused connection for 20 s before failing
     require("dask.distributed")

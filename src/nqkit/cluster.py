@@ -174,6 +174,11 @@ def open_cluster(spec: str = "none", *, workers: int | None = None,
         # 200,000 passages). Memory is still returned to the system above 128 MB free.
         import dask
 
+        # Dask's nanny leaves its worker settings (OPENBLAS_NUM_THREADS=1, OMP_/MKL_NUM_
+        # THREADS=1, PYTHONHASHSEED, the malloc thresholds) in this process's environment,
+        # where every later subprocess inherits them: a one-thread OpenBLAS rounds a
+        # chunked GEMM differently. They are undone when the cluster closes.
+        saved = dict(os.environ)
         environ = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": 128 * 2**20,
                    "distributed.nanny.pre-spawn-environ.MALLOC_MMAP_THRESHOLD_": 32 * 2**20}
         with dask.config.set(environ):
@@ -185,6 +190,9 @@ def open_cluster(spec: str = "none", *, workers: int | None = None,
                 yield Cluster(spec, client, n)
         finally:
             cluster.close()
+            for key in set(os.environ) - set(saved):
+                del os.environ[key]
+            os.environ.update(saved)
         return
     _probe(spec)
     try:

@@ -7,6 +7,12 @@ product), so a full score row costs about the size of the postings of the query 
 Sharded (``nqkit index build``/``retrieve``): :mod:`nqkit.retrieval.bm25_index`, with
 exactly the scores of one bm25s index over the whole corpus.
 
+``--bm25-method lucene-exact`` is Pyserini's BM25 exactly instead (Lucene's English
+analyzer from :mod:`nqkit.text.lucene`, Lucene's scoring from
+:mod:`nqkit.retrieval.lucene_bm25`): in memory, every document's raw Lucene float32 score;
+sharded, :mod:`nqkit.retrieval.lucene_index` (Lucene's tie order, Anserini's rounded
+scores). Its stop words and stemmer are the analyzer's, so bm25s's do not apply.
+
 ``k1`` and ``b`` default to the command's preset (:data:`nqkit.retrieval.base.PRESETS`):
 ReQA's 1.5 / 0.75 for ``reqa run``, Pyserini's NQ 0.9 / 0.4 for ``index build``.
 """
@@ -31,7 +37,14 @@ from nqkit.retrieval.base import (
 from nqkit.retrieval.bm25_index import BM25_METHODS
 from nqkit.settings import Param, float_in
 
-__all__ = ["PARAMS", "SPEC", "BM25Retriever"]
+__all__ = ["BM25_FLAVOURS", "LUCENE_EXACT", "PARAMS", "SPEC", "BM25Retriever"]
+
+# Pyserini's BM25 exactly (Lucene's analyzer and scoring in numpy, no Java):
+# nqkit.retrieval.lucene_bm25 and, on the sharded path, nqkit.retrieval.lucene_index
+LUCENE_EXACT = "lucene-exact"
+BM25_FLAVOURS = (*BM25_METHODS, LUCENE_EXACT)
+# what lucene-exact analyzes with, in the places of bm25s's stop words and stemmer
+LUCENE_STOP, LUCENE_STEM = "lucene", "porter"
 
 
 PARAMS: tuple[Param, ...] = (
@@ -40,13 +53,18 @@ PARAMS: tuple[Param, ...] = (
     Param("b", "--b", "BM25 b (default: the preset's; reqa 0.75, pyserini-nq 0.4)",
           type=float_in(0, 1)),
     Param("bm25_method", "--bm25-method", "bm25s's BM25 variant (tf and idf; default "
-          "lucene)", default="lucene", choices=BM25_METHODS),
+          "lucene), or lucene-exact: Pyserini's BM25 exactly (Lucene's English analyzer, "
+          "length bytes and tie order)", default="lucene", choices=BM25_FLAVOURS),
 )
 
 
 def signature_settings(k1: float, b: float, method: str, stopwords: str, stemmer: str
                        ) -> dict[str, object]:
-    """The settings that change BM25 scores, as signatures name them (both paths)."""
+    """The settings that change BM25 scores, as signatures name them (both paths).
+
+    lucene-exact names its analyzer in the places of the stop words and the stemmer
+    (``stop:lucene|stem:porter``: Lucene's 33 English stop words, its Porter stemmer).
+    """
     return {"retriever": "bm25", "k1": k1, "b": b, "bm25": method, "stop": stopwords,
             "stem": stemmer}
 
@@ -82,6 +100,37 @@ class _BM25Index:
 
 
 @dataclass
+class _LuceneIndex:
+    """lucene-exact in memory: every document's raw Lucene float32 score (a full row has
+    no rank order to adjust, so Anserini's rounding does not apply here)."""
+
+    model: Any
+    size: int
+
+    @classmethod
+    def build(cls, docs: Sequence[str], k1: float, b: float) -> _LuceneIndex:
+        from nqkit.retrieval.lucene_bm25 import LuceneBM25, LuceneBM25Settings
+        from nqkit.text.lucene import analyze
+
+        ids = [str(i) for i in range(len(docs))]
+        model = LuceneBM25.build([analyze(d) for d in docs], ids, LuceneBM25Settings(k1, b))
+        return cls(model, len(docs))
+
+    def scorer(self, queries: Sequence[str]) -> ScoreFn:
+        from nqkit.text.lucene import analyze
+
+        tokens = [analyze(q) for q in queries]
+
+        def scores(lo: int, hi: int) -> np.ndarray:
+            out = np.zeros((hi - lo, self.size), dtype=np.float32)
+            for r, q in enumerate(tokens[lo:hi]):
+                out[r] = self.model.scores(q)
+            return out
+
+        return scores
+
+
+@dataclass
 class BM25Retriever:
     """BM25 over the given texts (contexts are ignored)."""
 
@@ -97,7 +146,16 @@ class BM25Retriever:
         """``s``: parsed options after :func:`nqkit.retrieval.base.apply_preset`."""
         return cls(k1=s["k1"], b=s["b"], method=s.get("bm25_method", "lucene"))
 
+    def __post_init__(self) -> None:
+        if self.method == LUCENE_EXACT and (self.stopwords, self.stemmer) != ("en", "english"):
+            # the analyzer is Lucene's, whole: its stop words and stemmer are part of it
+            raise ValueError("lucene-exact analyzes with Lucene's English analyzer (its own "
+                             "stop words and Porter stemmer); stopwords and stemmer do not "
+                             "apply: leave them unset or use another --bm25-method")
+
     def settings(self) -> dict[str, object]:
+        if self.method == LUCENE_EXACT:
+            return signature_settings(self.k1, self.b, self.method, LUCENE_STOP, LUCENE_STEM)
         return signature_settings(self.k1, self.b, self.method, self.stopwords,
                                   self.stemmer or "none")
 
@@ -112,7 +170,10 @@ class BM25Retriever:
 
         return tokenize
 
-    def index(self, docs: Sequence[str], contexts: Sequence[str] | None = None) -> _BM25Index:
+    def index(self, docs: Sequence[str], contexts: Sequence[str] | None = None
+              ) -> _BM25Index | _LuceneIndex:
+        if self.method == LUCENE_EXACT:
+            return _LuceneIndex.build(docs, self.k1, self.b)
         bm25s, _ = _import_bm25s()
         tokenize = self._tokenizer()
         tokens = tokenize(list(docs))
@@ -130,12 +191,19 @@ class BM25Retriever:
 def _index_settings(s: Mapping[str, Any]) -> dict[str, Any]:
     from nqkit.retrieval.bm25_index import BM25Settings
 
+    if s["bm25_method"] == LUCENE_EXACT:
+        return BM25Settings(k1=s["k1"], b=s["b"], method=LUCENE_EXACT, stopwords=LUCENE_STOP,
+                            stemmer=LUCENE_STEM).as_dict()
     return BM25Settings(k1=s["k1"], b=s["b"], method=s["bm25_method"]).as_dict()
 
 
 def _build(root: Any, shards: Any, settings: dict[str, Any], cluster: Any) -> dict[str, Any]:
     from nqkit.retrieval.bm25_index import BM25Settings, build_bm25
 
+    if settings["method"] == LUCENE_EXACT:
+        from nqkit.retrieval.lucene_index import build_lucene
+
+        return build_lucene(root, shards, settings["k1"], settings["b"], cluster)
     return build_bm25(root, shards, BM25Settings(**settings), cluster)
 
 
@@ -143,14 +211,26 @@ def _search(index: Any, questions: list[str], k: int, cluster: Any,
             options: Mapping[str, Any]) -> tuple[list[Any], float]:
     from nqkit.retrieval.bm25_index import BM25Settings, search_bm25
 
-    return search_bm25(index.root, index.shards, BM25Settings(**index.settings()), questions,
-                       k, cluster)
+    s = index.settings()
+    if s["method"] == LUCENE_EXACT:
+        from nqkit.retrieval.lucene_bm25 import LuceneBM25Settings
+        from nqkit.retrieval.lucene_index import search_lucene
+
+        return search_lucene(index.root, index.shards, LuceneBM25Settings(s["k1"], s["b"]),
+                             index.params["facts"], questions, k, cluster)
+    return search_bm25(index.root, index.shards, BM25Settings(**s), questions, k, cluster)
 
 
 def _index_signature(params: Mapping[str, Any]) -> dict[str, object]:
     s = params["settings"]
-    return {**signature_settings(s["k1"], s["b"], s["method"], s["stopwords"], s["stemmer"]),
-            "fields": s["fields"], "bm25s": params["versions"]["bm25s"]}
+    out = {**signature_settings(s["k1"], s["b"], s["method"], s["stopwords"], s["stemmer"]),
+           "fields": s["fields"]}
+    if s["method"] == LUCENE_EXACT:
+        from nqkit.retrieval.lucene_index import SCORES
+
+        # the analyzer is nqkit's own (its version is the signature's last field)
+        return {**out, "scores": SCORES}
+    return {**out, "bm25s": params["versions"]["bm25s"]}
 
 
 def _versions() -> dict[str, str]:

@@ -1,0 +1,322 @@
+"""The ``lucene-exact`` BM25 flavour on the sharded path: Pyserini's BM25, shard by shard.
+
+``nqkit index build --retriever bm25 --bm25-method lucene-exact`` and ``nqkit retrieve``
+over such an index give, per question, the top-k list and the scores of Pyserini 1.6.0's
+``LuceneSearcher`` over an index of the same passages built as Pyserini builds its
+``wikipedia-dpr`` index (``contents = title + "\\n" + text``, Anserini's
+``DefaultEnglishAnalyzer``, ``BM25Similarity(k1, b)``). The formulas are
+:mod:`nqkit.retrieval.lucene_bm25`'s, the analyzer :func:`nqkit.text.lucene.analyze`;
+this module is their job plumbing, in the three steps of
+:mod:`nqkit.retrieval.bm25_index`, each a list of shard jobs run by :mod:`nqkit.cluster`:
+
+1. *count* (one job per shard): analyze ``title + "\\n" + text`` of every passage, write
+   the shard's postings with shard-local term ids (:func:`~nqkit.retrieval.lucene_bm25.
+   count_shard`) and the passage ids (``ids-NNNNN.npy``, a fixed-width unicode array: the
+   tie-break needs them at search time);
+2. *global statistics* (here): the sorted union of the vocabularies, document frequencies,
+   Lucene's ``docCount`` and ``sumTotalTermFreq`` (:func:`~nqkit.retrieval.lucene_bm25.
+   global_stats`' rules, without holding the shards' postings in the driver);
+3. *score* (one job per shard): every posting's boost-1 clause score with the global idf
+   and norm cache (:func:`~nqkit.retrieval.lucene_bm25.score_shard`), stored by global term.
+
+A search analyzes each question with the same analyzer, makes Anserini's bag-of-words
+query (each distinct term once, boosted by its count) and lets each shard job add the
+clause scores of its passages in double, round them to float32 once, and keep its top k
+in Lucene's order: score descending, then the passage id as a string, ascending (not the
+corpus order of :mod:`nqkit.retrieval.topk`). The driver merges the shards' lists in the
+same order, so any sharding and any cluster give the same lists.
+
+Scores written: Anserini's adjusted scores (:func:`~nqkit.retrieval.lucene_bm25.
+anserini_adjust`: rounded to 4 decimals, near-ties pulled apart by 1e-6 steps), which are
+what ``LuceneSearcher.search`` / ``batch_search`` return and what Pyserini's run files
+carry. The adjustment is applied to the merged list, rank by rank; a score at rank i
+depends only on the ranks above it, so it does not depend on the depth k. The ranking is
+Lucene's raw float32 ranking (the adjustment never reorders). Signatures say
+``scores:anserini``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nqkit.cluster import Cluster, peak_rss_mb
+from nqkit.retrieval.lucene_bm25 import (
+    F32,
+    CountedShard,
+    GlobalStats,
+    LuceneBM25Settings,
+    anserini_adjust,
+    avg_field_length,
+    clause_scores,
+    count_shard,
+    idf,
+    norm_cache,
+    query_clauses,
+    score_shard,
+)
+from nqkit.retrieval.passage_store import Shard, iter_shard
+from nqkit.retrieval.topk import Hits
+
+__all__ = ["ANALYZER", "METHOD", "SCORES", "build_lucene", "contents", "search_lucene"]
+
+METHOD = "lucene-exact"
+ANALYZER = "lucene-9.9.1-english"  # Anserini 1.7.1's DefaultEnglishAnalyzer (porter)
+SCORES = "anserini"  # the scores written: ScoreTiesAdjusterReranker's
+SUBDIR = "bm25"
+_COUNTED = ("vocab", "doc_freq", "lengths", "indptr", "rows", "freqs")
+_SCORED = ("norms", "terms", "indptr", "rows", "freqs", "data")
+
+
+def contents(title: str, text: str) -> str:
+    """The text Pyserini's DPR indexes analyze: the title, a line break, the text."""
+    return f"{title}\n{text}"
+
+
+def _path(root: Path, kind: str, shard: Shard) -> Path:
+    ext = "json" if kind == "vocab" else "npy"
+    return root / SUBDIR / f"{kind}-{shard.name}.{ext}"
+
+
+def _counted_path(root: Path, kind: str, shard: Shard) -> Path:
+    return _path(root, "counted-" + kind, shard) if kind != "vocab" else _path(root, kind,
+                                                                                 shard)
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    root: str
+    shard: Shard
+    k1: float
+    b: float
+    doc_count: int = 0  # score jobs: the global statistics
+    sum_total_term_freq: int = 0
+
+
+def _count_job(job: _Job) -> dict[str, Any]:
+    """Step 1: analyze one shard; write its local postings and ids; return its counts."""
+    from nqkit.text.lucene import analyze
+
+    root = Path(job.root)
+    ids: list[str] = []
+    docs: list[list[str]] = []
+    for p in iter_shard(root, job.shard):
+        ids.append(p.id)
+        docs.append(analyze(contents(p.title, p.text)))
+    counted = count_shard(docs)
+    del docs
+    with open(_counted_path(root, "vocab", job.shard), "w", encoding="utf-8") as f:
+        json.dump(counted.vocab, f, ensure_ascii=False)
+    for kind in _COUNTED[1:]:
+        np.save(_counted_path(root, kind, job.shard), getattr(counted, kind))
+    np.save(_path(root, "ids", job.shard), np.asarray(ids, dtype=str))
+    return {"n": len(ids), "docs_with_tokens": int((counted.lengths > 0).sum()),
+            "total_len": int(counted.lengths.sum()), "peak_rss_mb": peak_rss_mb()}
+
+
+def _load_counted(root: Path, shard: Shard) -> CountedShard:
+    with open(_counted_path(root, "vocab", shard), encoding="utf-8") as f:
+        vocab = json.load(f)
+    arrays = {k: np.load(_counted_path(root, k, shard)) for k in _COUNTED[1:]}
+    return CountedShard(vocab, **arrays)
+
+
+def _stats(root: Path, job: _Job) -> GlobalStats:
+    """The global statistics a score or query job needs (no vocabulary: term ids only)."""
+    df = np.load(root / SUBDIR / "doc_freq.npy", mmap_mode="r")
+    n, total = job.doc_count, job.sum_total_term_freq
+    avgdl = avg_field_length(total, n) if n else F32(1)
+    return GlobalStats([], np.asarray(df), n, total, idf(df, n), avgdl,
+                       norm_cache(job.k1, job.b, avgdl))
+
+
+def _score_job(job: _Job) -> dict[str, Any]:
+    """Step 3: the shard's postings under global term ids with their clause scores."""
+    root = Path(job.root)
+    counted = _load_counted(root, job.shard)
+    term_map = np.load(_counted_path(root, "map", job.shard))
+    scored = score_shard(counted, term_map, _stats(root, job))
+    for kind in _SCORED:
+        np.save(_path(root, kind, job.shard), getattr(scored, kind))
+    for kind in (*_COUNTED, "map"):
+        _counted_path(root, kind, job.shard).unlink()
+    return {"postings": int(scored.data.shape[0]), "peak_rss_mb": peak_rss_mb()}
+
+
+def build_lucene(root: Path, shards: tuple[Shard, ...], k1: float, b: float,
+                 cluster: Cluster) -> dict[str, Any]:
+    """Build the lucene-exact shards of the store under ``root``; facts for params.json."""
+    (root / SUBDIR).mkdir(parents=True, exist_ok=True)
+    counts = cluster.map(_count_job, [_Job(str(root), s, k1, b) for s in shards],
+                         desc="BM25 (Lucene) analyze")
+    terms: set[str] = set()
+    for s in shards:
+        with open(_counted_path(root, "vocab", s), encoding="utf-8") as f:
+            terms.update(json.load(f))
+    vocab = sorted(terms)
+    del terms
+    index_of = {t: i for i, t in enumerate(vocab)}
+    df = np.zeros(len(vocab), dtype=np.int64)
+    for s in shards:
+        with open(_counted_path(root, "vocab", s), encoding="utf-8") as f:
+            local = json.load(f)
+        m = np.fromiter((index_of[t] for t in local), dtype=np.int64, count=len(local))
+        df[m] += np.load(_counted_path(root, "doc_freq", s))  # a shard's terms are distinct
+        np.save(_counted_path(root, "map", s), m)
+    np.save(root / SUBDIR / "doc_freq.npy", df)
+    with open(root / SUBDIR / "vocab.json", "w", encoding="utf-8") as f:
+        json.dump(vocab, f, ensure_ascii=False)
+    doc_count = sum(c["docs_with_tokens"] for c in counts)
+    total = sum(c["total_len"] for c in counts)
+    jobs = [_Job(str(root), s, k1, b, doc_count, total) for s in shards]
+    scored = cluster.map(_score_job, jobs, desc="BM25 (Lucene) score")
+    return {"vocabulary": len(vocab), "doc_count": doc_count, "sum_total_term_freq": total,
+            "avg_length": float(avg_field_length(total, doc_count)) if doc_count else 0.0,
+            "postings": sum(s["postings"] for s in scored), "analyzer": ANALYZER,
+            "peak_rss_mb": max([c["peak_rss_mb"] for c in counts]
+                               + [s["peak_rss_mb"] for s in scored])}
+
+
+@dataclass(frozen=True, slots=True)
+class _QueryJob:
+    job: _Job
+    terms: np.ndarray  # every question's global term ids, concatenated
+    boosts: np.ndarray  # each term's count in its question
+    offsets: np.ndarray  # question i's clauses are [offsets[i], offsets[i + 1])
+    k: int
+
+
+def _top(rows: np.ndarray, vals: np.ndarray, ids: np.ndarray, k: int
+         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The k best in Lucene's order: score descending, then the id string ascending
+    (``ids``: the shard's; only the candidates' are compared)."""
+    if rows.shape[0] > k:
+        kth = np.partition(vals, rows.shape[0] - k)[rows.shape[0] - k]
+        keep = vals >= kth  # every document tied with the k-th competes on its id
+        rows, vals = rows[keep], vals[keep]
+    cand_ids = ids[rows]
+    order = np.lexsort((cand_ids, -vals.astype(np.float64)))[:k]
+    return rows[order], vals[order], cand_ids[order]
+
+
+def _query_job(q: _QueryJob) -> dict[str, Any]:
+    root, shard = Path(q.job.root), q.job.shard
+    stats = _stats(root, q.job)
+    a = {k: np.asarray(np.load(_path(root, k, shard), mmap_mode="r"))
+         for k in ("norms", "terms", "indptr", "rows", "freqs", "data")}
+    ids = np.load(_path(root, "ids", shard))
+    acc = np.zeros(shard.size, dtype=np.float64)  # all zeros between questions
+    out_rows: list[np.ndarray] = []
+    out_vals: list[np.ndarray] = []
+    out_ids: list[np.ndarray] = []
+    sizes: list[int] = []
+    # every clause's position in the shard's term list at once (-1: not in the shard)
+    terms = a["terms"].astype(np.int64)
+    pos = np.searchsorted(terms, q.terms)
+    if terms.shape[0]:
+        pos[terms[np.minimum(pos, terms.shape[0] - 1)] != q.terms] = -1  # also pos == len
+    else:  # a shard of passages without one indexed term
+        pos.fill(-1)
+    starts, ends = a["indptr"][:-1].tolist(), a["indptr"][1:].tolist()
+    for lo, hi in itertools.pairwise(q.offsets.tolist()):
+        touched: list[np.ndarray] = []
+        for g, p, boost in zip(q.terms[lo:hi].tolist(), pos[lo:hi].tolist(),
+                               q.boosts[lo:hi].tolist(), strict=True):
+            if p < 0:
+                continue
+            s, e = starts[p], ends[p]
+            rows = a["rows"][s:e]
+            if boost == 1:
+                part = a["data"][s:e]
+            else:
+                weight = F32(F32(boost) * stats.idf[g])
+                part = clause_scores(weight, a["freqs"][s:e], stats.cache[a["norms"][rows]])
+            acc[rows] += part  # a row occurs once per term; double sum as Lucene's scorers
+            touched.append(rows)
+        if touched:
+            if sum(t.shape[0] for t in touched) * 64 < shard.size:
+                hit = np.unique(np.concatenate(touched)).astype(np.int64)  # few postings
+                vals = acc[hit].astype(F32)
+                acc[hit] = 0.0
+            else:
+                # many: sequential passes beat sorting the postings. A match scores above
+                # 0 (LuceneBM25.matches says why), so the matches are the positive rows
+                dense = acc.astype(F32)
+                acc.fill(0.0)
+                hit = np.flatnonzero(dense > 0)
+                vals = dense[hit]
+            r, v, i = _top(hit, vals, ids, q.k)
+        else:
+            r, v, i = np.zeros(0, np.int64), np.zeros(0, F32), ids[:0]
+        out_rows.append(r + shard.start)
+        out_vals.append(v)
+        out_ids.append(i)
+        sizes.append(r.shape[0])
+    offsets = np.concatenate([np.zeros(1, np.int64), np.cumsum(sizes, dtype=np.int64)])
+    return {"rows": _cat(out_rows, np.zeros(0, np.int64)),
+            "scores": _cat(out_vals, np.zeros(0, F32)), "ids": _cat(out_ids, ids[:0]),
+            "offsets": offsets, "peak_rss_mb": peak_rss_mb()}
+
+
+def _cat(parts: list[np.ndarray], empty: np.ndarray) -> np.ndarray:
+    return np.concatenate(parts) if parts else empty
+
+
+def query_terms(root: Path, questions: list[str]
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every question's bag-of-words clauses as global term ids and boosts (terms not in
+    the index dropped: they match nothing), concatenated, with the offsets."""
+    from nqkit.text.lucene import analyze
+
+    with open(root / SUBDIR / "vocab.json", encoding="utf-8") as f:
+        index_of = {t: i for i, t in enumerate(json.load(f))}
+    terms: list[int] = []
+    boosts: list[int] = []
+    offsets = [0]
+    for q in questions:
+        for term, boost in query_clauses(analyze(q)):
+            g = index_of.get(term)
+            if g is not None:
+                terms.append(g)
+                boosts.append(boost)
+        offsets.append(len(terms))
+    return (np.asarray(terms, dtype=np.int64), np.asarray(boosts, dtype=np.int64),
+            np.asarray(offsets, dtype=np.int64))
+
+
+def search_lucene(root: Path, shards: tuple[Shard, ...], settings: LuceneBM25Settings,
+                  facts: dict[str, Any], questions: list[str], k: int, cluster: Cluster
+                  ) -> tuple[list[Hits], float]:
+    """Top-k hits of every question, Anserini's adjusted scores; also the peak RSS (MB).
+
+    Questions must be analyzed as the passages were: an index whose recorded analyzer is
+    not this one is refused (:class:`~nqkit.errors.InputError`).
+    """
+    if facts.get("analyzer") != ANALYZER:
+        from nqkit.errors import InputError
+
+        raise InputError(f"--index {root}", f"the index was analyzed with "
+                         f"{facts.get('analyzer')!r}, this nqkit analyzes with {ANALYZER!r}",
+                         "rebuild it with `nqkit index build --bm25-method lucene-exact`")
+    terms, boosts, offsets = query_terms(root, questions)
+    base = _Job(str(root), shards[0], settings.k1, settings.b, int(facts["doc_count"]),
+                int(facts["sum_total_term_freq"]))
+    jobs = [_QueryJob(_Job(base.root, s, base.k1, base.b, base.doc_count,
+                           base.sum_total_term_freq), terms, boosts, offsets, k)
+            for s in shards]
+    results = cluster.map(_query_job, jobs, desc="BM25 (Lucene) search")
+    hits: list[Hits] = []
+    for i in range(len(questions)):
+        parts = [(r["rows"][a:b], r["scores"][a:b], r["ids"][a:b])
+                 for r in results for a, b in [(int(r["offsets"][i]), int(r["offsets"][i + 1]))]]
+        rows = np.concatenate([p[0] for p in parts])
+        vals = np.concatenate([p[1] for p in parts]).astype(F32)
+        ids = np.concatenate([p[2] for p in parts])
+        order = np.lexsort((ids, -vals.astype(np.float64)))[:k]
+        hits.append((rows[order].astype(np.int64), anserini_adjust(vals[order])))
+    return hits, max(r["peak_rss_mb"] for r in results)

@@ -1,0 +1,258 @@
+"""``--bm25-method lucene-exact``: Pyserini's BM25 through nqkit's commands.
+
+The parity test runs the commands a user runs (``nqkit index build --bm25-method
+lucene-exact``, ``nqkit retrieve --trec``, ``nqkit eval retrieval``) over the 3,349 real
+passages and the 3,610 questions of nq-test.qa.tsv, and compares with Pyserini 1.6.0's
+``LuceneSearcher.batch_search`` over an index Pyserini built of the same passages (the
+session's ``pyserini_run`` oracle, shared with tests/test_lucene_bm25.py): the top-100 ids
+of every question, their scores, and the answer recall of both runs as ``nqkit eval
+retrieval`` computes it. Unlike tests/test_lucene_bm25.py, nqkit's side here analyzes with
+its own analyzer (nqkit.text.lucene), so the whole path is checked.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from nqkit.cli import main
+from nqkit.retrieval.corpus import write_passages
+
+from conftest import SHARED, make_passages_module, require, shared_file
+
+F = np.float32
+OPTS = ["--retriever", "bm25", "--bm25-method", "lucene-exact"]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    shared_file("data", "dpr", "biencoder-nq-dev-sample5.json")
+    shared_file("data", "nq-open", "nq-open-oracle.jsonl.gz")
+    path = tmp_path_factory.mktemp("corpus") / "real.tsv"
+    write_passages(path, make_passages_module().real_passages(SHARED))
+    return path
+
+
+@pytest.fixture(scope="module")
+def exact_run(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """lucene-exact index (7 shards) and a top-100 run of all 3,610 questions, one process."""
+    d = tmp_path_factory.mktemp("exact")
+    qa = shared_file("data", "dpr", "nq-test.qa.tsv")
+    out = {"qa": qa, "index": d / "ix", "json": d / "run.json", "trec": d / "run.trec"}
+    assert main(["index", "build", "--cluster", "none", "--corpus", str(corpus), *OPTS,
+                 "--shard-size", "500", "-o", str(out["index"])]) == 0
+    assert main(["retrieve", "--cluster", "none", "--index", str(out["index"]), "--questions",
+                 str(qa), "--hits", "100", "-o", str(out["json"]), "--trec",
+                 str(out["trec"])]) == 0
+    return out
+
+
+def _trec_lists(path: Path) -> dict[str, list[tuple[str, float]]]:
+    from nqkit.formats.trec import read_trec_run
+
+    out: dict[str, list[tuple[str, float]]] = {}
+    for line in read_trec_run(path):
+        out.setdefault(line.qid, []).append((line.docid, line.score))
+    return out
+
+
+def _recall(qa: Path, run: Path, corpus: Path, capsys: pytest.CaptureFixture[str]
+            ) -> dict[str, Any]:
+    capsys.readouterr()
+    assert main(["eval", "retrieval", "--gold", str(qa), "--predictions", str(run),
+                 "--passages", str(corpus), "--topk", "1", "5", "20", "100",
+                 "--format", "json"]) == 0
+    recall: dict[str, Any] = json.loads(capsys.readouterr().out)["recall"]
+    return recall
+
+
+def test_cli_top100_scores_and_recall_equal_pyserinis(
+        exact_run: dict[str, Path], corpus: Path, pyserini_run: dict[str, Any],
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ours = _trec_lists(exact_run["trec"])
+    theirs = pyserini_run["pyserini"]  # LuceneSearcher.batch_search: (docid, score)
+    n = len(theirs)
+    assert n == 3610
+    same_ids = same_scores = 0
+    diffs: list[str] = []
+    for i, hits in enumerate(theirs):
+        got = ours.get(str(i), [])
+        if [d for d, _ in got] == [d for d, _ in hits]:
+            same_ids += 1
+            # nqkit writes each float32 score as its shortest text: read back, the float32
+            same_scores += [F(s) for _, s in got] == [F(s) for _, s in hits]
+        elif len(diffs) < 5:
+            diffs.append(f"{pyserini_run['questions'][i]!r}: {[d for d, _ in got[:5]]} vs "
+                         f"{[d for d, _ in hits[:5]]}")
+    report = f"top-100 ids identical {same_ids}/{n}, scores equal {same_scores}/{n}"
+    print(report)
+    # measured: every question, ids and scores (no residual); keep it that way
+    assert same_ids == same_scores == n, report + "; " + "; ".join(diffs)
+
+    # Pyserini's run as its TREC writer lays it out; recall through the same scorer
+    pyserini_trec = tmp_path / "pyserini.trec"
+    with open(pyserini_trec, "w", encoding="utf-8") as f:
+        for i, hits in enumerate(theirs):
+            for rank, (docid, score) in enumerate(hits, 1):
+                f.write(f"{i} Q0 {docid} {rank} {score:.6f} Anserini\n")
+    ours_recall = _recall(exact_run["qa"], exact_run["trec"], corpus, capsys)
+    theirs_recall = _recall(exact_run["qa"], pyserini_trec, corpus, capsys)
+    print("recall", ours_recall, theirs_recall)
+    assert ours_recall == theirs_recall
+
+
+def test_signature_names_the_flavour_and_the_scores(
+        exact_run: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    assert main(["retrieve", "--cluster", "none", "--index", str(exact_run["index"]),
+                 "--questions", str(exact_run["qa"]), "--eval", "--format", "json"]) == 0
+    sig = json.loads(capsys.readouterr().out)["signature"]
+    assert "|retriever:bm25|k1:0.9|b:0.4|bm25:lucene-exact|stop:lucene|stem:porter|" in sig
+    assert "|scores:anserini|" in sig and "bm25s:" not in sig
+
+
+def test_results_and_trec_run_carry_the_same_scores(exact_run: dict[str, Path]) -> None:
+    run = json.loads(exact_run["json"].read_text(encoding="utf-8"))
+    trec = _trec_lists(exact_run["trec"])
+    for i, r in enumerate(run):
+        assert [(c["id"], c["score"]) for c in r["ctxs"]] == trec[str(i)]
+
+
+def _tree_bytes(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and p.name != "params.json"}
+
+
+def test_local_cluster_gives_the_bytes_of_one_process(
+        exact_run: dict[str, Path], corpus: Path, tmp_path: Path) -> None:
+    require("dask.distributed")
+    ix = tmp_path / "ix"
+    assert main(["index", "build", "--corpus", str(corpus), *OPTS, "-o", str(ix),
+                 "--shard-size", "500", "--cluster", "local", "--workers", "2"]) == 0
+    assert json.loads((ix / "params.json").read_text())["build"]["workers"] == 2
+    assert _tree_bytes(ix) == _tree_bytes(exact_run["index"])
+    run, trec = tmp_path / "run.json", tmp_path / "run.trec"
+    assert main(["retrieve", "--index", str(ix), "--questions", str(exact_run["qa"]),
+                 "--hits", "100", "-o", str(run), "--trec", str(trec), "--cluster", "local",
+                 "--workers", "2"]) == 0
+    assert run.read_bytes() == exact_run["json"].read_bytes()
+    assert trec.read_bytes() == exact_run["trec"].read_bytes()
+
+
+def test_other_shardings_give_the_same_run(exact_run: dict[str, Path], corpus: Path,
+                                           tmp_path: Path) -> None:
+    # one shard, and shards of 97 passages: the tie-break by id string crosses shards
+    for size in ("5000", "97"):
+        ix = tmp_path / f"ix{size}"
+        assert main(["index", "build", "--cluster", "none", "--corpus", str(corpus), *OPTS,
+                     "-o", str(ix), "--shard-size", size]) == 0
+        trec = tmp_path / f"run{size}.trec"
+        assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--questions",
+                     str(exact_run["qa"]), "--hits", "100", "--trec", str(trec)]) == 0
+        assert trec.read_bytes() == exact_run["trec"].read_bytes()
+
+
+# -------------------------------------------------------------- the in-memory path (ReQA)
+
+def test_in_memory_scores_are_lucene_bm25_over_the_analyzer() -> None:
+    require("bm25s")
+    from nqkit.retrieval.bm25 import BM25Retriever
+    from nqkit.retrieval.lucene_bm25 import LuceneBM25, LuceneBM25Settings
+    from nqkit.text.lucene import analyze
+
+    docs = ["The U.S. Army's tanks.", "Tanks of the army", "", "a an the", "Armies, tanks!"]
+    queries = ["army tanks", "tanks tanks", "the", "unknown words"]
+    r = BM25Retriever(k1=0.9, b=0.4, method="lucene-exact")
+    got = r.index(docs).scorer(queries)(0, len(queries))
+    ix = LuceneBM25.build([analyze(d) for d in docs], [str(i) for i in range(len(docs))],
+                          LuceneBM25Settings(0.9, 0.4))
+    want = np.stack([ix.scores(analyze(q)) for q in queries])
+    assert got.dtype == np.float32 and got.tobytes() == want.tobytes()
+    assert (got[0, [0, 1, 4]] > 0).all() and (got[2] == 0).all() and (got[3] == 0).all()
+    assert r.settings() == {"retriever": "bm25", "k1": 0.9, "b": 0.4, "bm25": "lucene-exact",
+                            "stop": "lucene", "stem": "porter"}
+
+
+def test_in_memory_lucene_exact_refuses_bm25s_stop_words_and_stemmer() -> None:
+    from nqkit.retrieval.bm25 import BM25Retriever
+
+    with pytest.raises(ValueError, match="stopwords and stemmer do not apply"):
+        BM25Retriever(method="lucene-exact", stemmer=None)
+    with pytest.raises(ValueError, match="stopwords and stemmer do not apply"):
+        BM25Retriever(method="lucene-exact", stopwords="none")
+
+
+def test_reqa_run_with_lucene_exact(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                    ) -> None:
+    from conftest import small_reqa_task
+
+    task = small_reqa_task(tmp_path / "task")
+    capsys.readouterr()
+    assert main(["reqa", "run", "--gold", str(task), "--bm25-method", "lucene-exact",
+                 "--no-per-item", "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    sig = out["signature"] if "signature" in out else json.dumps(out)
+    assert "bm25:lucene-exact|stop:lucene|stem:porter" in sig
+
+
+def test_ties_go_to_the_smaller_id_string_across_shards(tmp_path: Path) -> None:
+    # three identical passages, ids "9", "10" and "100" in three shards (corpus order 9, 10,
+    # 100); Lucene's order of tied scores is by id string: "10" < "100" < "9"
+    from nqkit.retrieval.corpus import Passage
+
+    corpus = tmp_path / "ties.tsv"
+    same = ("Aardvarks eat termites at night.", "Aardvark")
+    write_passages(corpus, [Passage("9", *same), Passage("other", "Nothing here.", "X"),
+                            Passage("10", *same), Passage("100", *same)])
+    qa = tmp_path / "qa.tsv"
+    qa.write_text("what do aardvarks eat\t['termites']\n", encoding="utf-8")
+    ix, trec = tmp_path / "ix", tmp_path / "run.trec"
+    assert main(["index", "build", "--cluster", "none", "--corpus", str(corpus), *OPTS,
+                 "-o", str(ix), "--shard-size", "2"]) == 0
+    assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--questions", str(qa),
+                 "--hits", "10", "--trec", str(trec)]) == 0
+    hits = _trec_lists(trec)["0"]
+    assert [d for d, _ in hits] == ["10", "100", "9"]
+    # Anserini's rounding pulls the tied scores apart by 1e-6 steps, in rank order
+    top = F(hits[0][1])
+    assert top == F(round(float(top), 4))
+    assert [F(s) for _, s in hits] == [top, F(top - F(1e-6) * F(1)), F(top - F(1e-6) * F(2))]
+
+
+def test_an_index_of_another_analyzer_is_refused(exact_run: dict[str, Path]) -> None:
+    from nqkit.cluster import open_cluster
+    from nqkit.errors import InputError
+    from nqkit.retrieval.lucene_bm25 import LuceneBM25Settings
+    from nqkit.retrieval.lucene_index import search_lucene
+    from nqkit.retrieval.open_index import load_index
+
+    index = load_index(exact_run["index"])
+    facts = {**index.params["facts"], "analyzer": "lucene-8.0-english"}
+    with open_cluster("none") as cluster, pytest.raises(InputError, match="rebuild it"):
+        search_lucene(index.root, index.shards, LuceneBM25Settings(), facts, ["q"], 10,
+                      cluster)
+
+
+def test_a_shard_without_terms_and_a_question_without_terms(tmp_path: Path) -> None:
+    # shard 0 holds only stop words and punctuation (Lucene indexes no term for them and
+    # does not count them in docCount); a question of stop words matches nothing
+    from nqkit.retrieval.corpus import Passage
+
+    corpus = tmp_path / "c.tsv"
+    write_passages(corpus, [Passage("1", "the and of", "a"), Passage("2", "...", "!"),
+                            Passage("3", "Termites live in mounds.", "Termite")])
+    qa = tmp_path / "qa.tsv"
+    qa.write_text("where do termites live\t['mounds']\nthe of and\t['x']\n", encoding="utf-8")
+    ix, trec = tmp_path / "ix", tmp_path / "run.trec"
+    assert main(["index", "build", "--cluster", "none", "--corpus", str(corpus), *OPTS,
+                 "-o", str(ix), "--shard-size", "2"]) == 0
+    facts = json.loads((ix / "params.json").read_text())["facts"]
+    assert facts["doc_count"] == 1 and facts["vocabulary"] == 3  # termit, live, mound
+    assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--questions", str(qa),
+                 "--hits", "10", "--trec", str(trec)]) == 0
+    hits = _trec_lists(trec)
+    assert [d for d, _ in hits["0"]] == ["3"] and "1" not in hits
