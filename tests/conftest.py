@@ -42,7 +42,9 @@ REQUIRE_SHARED = os.environ.get("NQKIT_REQUIRE_SHARED", "") not in ("", "0")
 try:
     from hypothesis import HealthCheck, settings
 
-    settings.register_profile("nqkit", deadline=None,
+    # derandomize and no example database: every run, on every machine, tries the same
+    # examples, so a fresh clone's result never depends on an earlier run's leftovers.
+    settings.register_profile("nqkit", deadline=None, derandomize=True, database=None,
                               suppress_health_check=[HealthCheck.too_slow])
     settings.load_profile("nqkit")
 except ImportError:  # pragma: no cover - hypothesis is a dev dependency

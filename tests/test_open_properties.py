@@ -90,7 +90,10 @@ def test_normalization_is_idempotent(text):
     once = normalize_answer(text)
     assert normalize_answer(once) == once
     nfd = normalize_answer_nfd(text)
-    assert normalize_answer_nfd(nfd) == nfd
+    # Not quite idempotent, as DPR's rule is not: removing an article or a punctuation
+    # mark can bring two combining marks together ("À{𑑂" gives "\u0300\U00011442"),
+    # and NFD's canonical ordering then swaps them. A second pass changes nothing else.
+    assert normalize_answer_nfd(nfd) == unicodedata.normalize("NFD", nfd)
 
 
 @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1,
