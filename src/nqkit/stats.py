@@ -153,7 +153,7 @@ class ItemStats:
                      idx: NDArray[np.int64]) -> NDArray[np.float64]:
         """Scores on resamples given as draw counts (R x n) and drawn indices (R x n)."""
         if self.decomposable:
-            return self.compute(counts @ self.rows)
+            return self.compute(_weighted_sums(counts, self.rows))
         return self.compute(self.rows[idx])
 
     def on_stacks(self, stacks: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -161,6 +161,18 @@ class ItemStats:
         if self.decomposable:
             return self.compute(stacks.sum(axis=1))
         return self.compute(stacks)
+
+
+def _weighted_sums(counts: NDArray[np.int64],
+                   rows: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``counts @ rows`` (R x n by n x k) without BLAS: products, then numpy's own sum.
+
+    A BLAS matrix product adds in an order that depends on the CPU's kernel (AVX2 and
+    AVX-512 builds of OpenBLAS differ in the last bit), so the same seed would give
+    intervals that differ between machines. numpy's reduction order depends only on the
+    shapes, and each product is one correctly rounded multiplication.
+    """
+    return np.add.reduce(counts[:, :, None] * rows[None, :, :], axis=1)
 
 
 def _no_items(what: str) -> InputError:
@@ -197,7 +209,7 @@ def _resampled_scores(stats: list[ItemStats], n: int, rng: np.random.Generator,
         for j, (s, o) in enumerate(zip(stats, out, strict=True)):
             o[lo:hi] = s.on_resamples(counts, idx)
             if degenerate is not None and s.empty_column is not None:
-                column = counts @ s.rows[:, s.empty_column]
+                column = _weighted_sums(counts, s.rows[:, s.empty_column:s.empty_column + 1])
                 degenerate[j] += int(np.count_nonzero(column == 0))
     return out
 
