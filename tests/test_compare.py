@@ -434,3 +434,12 @@ def test_system_names():
     # equal even with every directory: the paths as given
     assert system_names(["d/p.json", "d/p.jsonl"]) == ["d/p.json", "d/p.jsonl"]
     assert system_names(["a", "b"], ["first", "second"]) == ["first", "second"]
+
+
+def test_correction_choices_are_the_library_ones():
+    # the command declares its choices without importing nqkit.stats (--help stays light)
+    from nqkit.commands.compare import MANY
+    from nqkit.stats import CORRECTIONS
+
+    (correction,) = [p for p in MANY if p.name == "correction"]
+    assert correction.choices == CORRECTIONS and correction.default == CORRECTIONS[0]

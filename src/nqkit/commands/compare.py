@@ -11,6 +11,14 @@ printed as a bound, ``< 0.002``, and marked ``"p_bootstrap_bound": true`` (or
 ``p_randomization_bound``) in JSON. Too few items that differ between the systems, or none,
 give a warning (stderr, JSON ``warnings``) and a mark in the signature
 (:func:`nqkit.stats.paired_warnings`).
+
+With three or more systems (``nqkit compare TASK --gold G A B C ...``,
+:func:`compare_many`): every pair, or each system against ``--baseline``, each comparison
+equal to its own two-system run with the same seed; the p-values adjusted per metric over
+the comparisons (``--correction holm|bonferroni|none``,
+:func:`nqkit.stats.adjust_p_values`); a table of the systems' scores, one row per
+comparison and metric, and one signature naming the design and the correction
+(``docs/significance.md``).
 """
 
 from __future__ import annotations
@@ -120,7 +128,7 @@ def compare_many(task: Any, settings: dict[str, Any], systems: list[str], *,
     and ``B`` each other system in order. The p-values of each test are then adjusted by
     ``correction`` (Holm, Bonferroni or none) per metric, the family being that metric's
     comparisons; a comparison is ``significant`` when the adjusted p-value of every test
-    run is below 0.05.
+    run is below 0.05 (and the difference is not 0).
     """
     from nqkit.errors import InputError
     from nqkit.signature import ResultWarning, make_signature
@@ -166,7 +174,8 @@ def compare_many(task: Any, settings: dict[str, Any], systems: list[str], *,
             for m, (p, bound) in zip(family, adjusted, strict=True):
                 m[f"p_{kind}_adjusted"], m[f"p_{kind}_adjusted_bound"] = p, bound
         for m in family:
-            m["significant"] = all(m[f"p_{kind}_adjusted"] < alpha for kind in kinds)
+            m["significant"] = m["difference"] != 0 and all(
+                m[f"p_{kind}_adjusted"] < alpha for kind in kinds)
     design: dict[str, Any] = {"design": "pairs" if base is None else "baseline"}
     if base is not None:
         design["baseline"] = base + 1
