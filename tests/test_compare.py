@@ -342,6 +342,9 @@ def test_two_systems_keep_the_two_system_output(tmp_path, capsys):
                              "--format", "json"])
     assert (swapped["a"], swapped["b"]) == (b, a)
     assert swapped["metrics"][0]["difference"] == -0.5
+    # ... as does its name, the file's stem
+    assert _json(capsys, ["compare", "nq-open", "--gold", refs, a, b, "--baseline", "b",
+                          "--format", "json"]) == swapped
     # --name names the two in the title of the table
     assert main(["compare", "nq-open", "--gold", refs, a, b, "--name", "small",
                  "--name", "big"]) == 0

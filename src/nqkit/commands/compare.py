@@ -364,12 +364,11 @@ def run(args: argparse.Namespace) -> int:
     if len(systems) > 2:
         return _run_many(task, settings, systems, args, seed)
     a, b = systems
-    shown = dict(zip(systems, system_names(systems, args.names), strict=True)) \
-        if args.names else {a: a, b: b}
-    if args.baseline is not None:
-        names = [shown[a], shown[b]]
-        if _find_system(args.baseline, systems, names) == 1:
-            a, b = b, a
+    names = system_names(systems, args.names)
+    # the title shows the paths, as it always has, unless --name names the systems
+    shown = dict(zip(systems, names if args.names else systems, strict=True))
+    if args.baseline is not None and _find_system(args.baseline, systems, names) == 1:
+        a, b = b, a
     out = compare(task, settings, a, b, test=args.test,
                   resamples=args.resamples, trials=args.trials, seed=seed)
     for w in out["warnings"]:
