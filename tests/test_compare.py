@@ -246,3 +246,203 @@ def test_p_values_at_the_floor_are_bounds(tmp_path, capsys):
 ])
 def test_format_p(p, bound, text):
     assert format_p(p, bound) == text
+
+
+# ---------------------------------------------------------------- three or more systems
+
+NQ_SYSTEMS = ("random0", "mixed0", "annotator1")
+ADJUSTED = ("p_bootstrap_adjusted", "p_bootstrap_adjusted_bound", "p_randomization_adjusted",
+            "p_randomization_adjusted_bound", "significant")
+
+
+def _json(capsys, argv):
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _holm_by_hand(p):
+    """Holm's adjusted p-values for three p-values, written out: sorted ascending, times
+    3, 2 and 1, capped at 1, each at least the one before."""
+    order = sorted(range(3), key=lambda i: p[i])
+    first = min(1.0, 3 * p[order[0]])
+    second = max(first, min(1.0, 2 * p[order[1]]))
+    third = max(second, min(1.0, p[order[2]]))
+    out = [0.0] * 3
+    for i, v in zip(order, (first, second, third), strict=True):
+        out[i] = v
+    return out
+
+
+def test_three_systems_equal_three_two_way_runs(capsys):
+    """Ten NQ dev examples, three of the official prediction files: every pair of the
+    three-way run has the numbers of its own two-way run with the same seed, each system's
+    score is the official script's, and the adjusted p-values are Holm's over the three
+    comparisons of each metric."""
+    dev = str(shared_file("data", "nq", "nq-dev-sample10.jsonl.gz"))
+    g = shared_file("golden", "nq-eval", "random0.predictions.json").parent
+    files = [str(g / f"{s}.predictions.json") for s in NQ_SYSTEMS]
+    opts = ["--no-gold-cache", "--resamples", "200", "--trials", "300", "--seed", "7"]
+    out = _json(capsys, ["compare", "nq", "--gold", dev, *files, *opts, "--format", "json"])
+    names = [f"{s}.predictions" for s in NQ_SYSTEMS]
+    assert [s["name"] for s in out["systems"]] == names
+    for s, system in zip(out["systems"], NQ_SYSTEMS, strict=True):
+        official = json.loads((g / f"{system}.official.json").read_text())
+        assert s["scores"] == {k: pytest.approx(official[k], abs=1e-9)
+                               for k in ("long-best-threshold-f1", "short-best-threshold-f1")}
+    assert [(c["a"], c["b"]) for c in out["comparisons"]] == [
+        (names[0], names[1]), (names[0], names[2]), (names[1], names[2])]
+    for c, (i, j) in zip(out["comparisons"], [(0, 1), (0, 2), (1, 2)], strict=True):
+        two = _json(capsys, ["compare", "nq", "--gold", dev, files[i], files[j], *opts,
+                             "--format", "json"])
+        assert [{k: v for k, v in m.items() if k not in ADJUSTED} for m in c["metrics"]] \
+            == two["metrics"]
+    for metric in ("long-best-threshold-f1", "short-best-threshold-f1"):
+        rows = [next(m for m in c["metrics"] if m["metric"] == metric)
+                for c in out["comparisons"]]
+        for kind in ("bootstrap", "randomization"):
+            raw = [m[f"p_{kind}"] for m in rows]
+            assert [m[f"p_{kind}_adjusted"] for m in rows] == pytest.approx(
+                _holm_by_hand(raw), abs=1e-15)
+            assert not any(m[f"p_{kind}_bound"] or m[f"p_{kind}_adjusted_bound"]
+                           for m in rows)
+        assert [m["significant"] for m in rows] == [
+            m["p_bootstrap_adjusted"] < 0.05 and m["p_randomization_adjusted"] < 0.05
+            for m in rows]
+    assert out["signature"].startswith(
+        "compare|design:pairs|systems:3|correction:holm|family:metric|test:both|"
+        "resamples:200|trials:300|seed:7|task:nq|long-thr:2|short-thr:2|missing:error|"
+        "warn:few-items|v")
+    # with a baseline: the other two against it, each equal to its two-way run
+    out = _json(capsys, ["compare", "nq", "--gold", dev, *files, *opts, "--baseline", "2",
+                         "--correction", "bonferroni", "--format", "json"])
+    assert (out["design"], out["baseline"], out["correction"]) == ("baseline", names[1],
+                                                                   "bonferroni")
+    assert [(c["a"], c["b"]) for c in out["comparisons"]] == [(names[1], names[0]),
+                                                              (names[1], names[2])]
+    two = _json(capsys, ["compare", "nq", "--gold", dev, files[1], files[0], *opts,
+                         "--format", "json"])
+    first = out["comparisons"][0]["metrics"]
+    assert [{k: v for k, v in m.items() if k not in ADJUSTED} for m in first] \
+        == two["metrics"]
+    assert [m["p_randomization_adjusted"] for m in first] == [
+        min(1.0, 2 * m["p_randomization"]) for m in two["metrics"]]
+    assert "|design:baseline|baseline:2|systems:3|correction:bonferroni|" in out["signature"]
+
+
+def test_two_systems_keep_the_two_system_output(tmp_path, capsys):
+    refs, a, b = _nq_open_files(tmp_path)
+    plain = _json(capsys, ["compare", "nq-open", "--gold", refs, a, b, "--format", "json"])
+    # one comparison: no correction to make, the output is the two-system one
+    for extra in (["--correction", "bonferroni"], ["--correction", "none"],
+                  ["--baseline", "1"], ["--baseline", a]):
+        assert _json(capsys, ["compare", "nq-open", "--gold", refs, a, b, *extra,
+                              "--format", "json"]) == plain
+    # --baseline naming the second file makes it A
+    swapped = _json(capsys, ["compare", "nq-open", "--gold", refs, a, b, "--baseline", "2",
+                             "--format", "json"])
+    assert (swapped["a"], swapped["b"]) == (b, a)
+    assert swapped["metrics"][0]["difference"] == -0.5
+    # ... as does its name, the file's stem
+    assert _json(capsys, ["compare", "nq-open", "--gold", refs, a, b, "--baseline", "b",
+                          "--format", "json"]) == swapped
+    # --name names the two in the title of the table
+    assert main(["compare", "nq-open", "--gold", refs, a, b, "--name", "small",
+                 "--name", "big"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "nq-open: B = big against A = small"
+
+
+def test_three_systems_at_the_floor_give_adjusted_bounds(tmp_path, capsys):
+    """200 questions: A right on the first 100, B on all, C on the first 150. Every pair
+    differs on 50 or more items that all favour one system, so no resample ties or
+    crosses zero and no random swap reaches the observed difference (chance below
+    2**-49): every p-value is its floor, a bound, and Holm's adjusted value of three
+    bounds at the floor is 3 times the floor — a bound as well."""
+    refs, a, b = _many(tmp_path, 200)
+    c = tmp_path / "c200.jsonl"
+    c.write_text("".join(json.dumps({"question": f"q{i}", "prediction":
+                                     f"a{i}" if i < 150 else "x"}) + "\n" for i in range(200)))
+    argv = ["compare", "nq-open", "--gold", refs, a, b, str(c)]
+    out = _json(capsys, [*argv, "--format", "json"])
+    assert [s["scores"]["exact match"] for s in out["systems"]] == [0.5, 1.0, 0.75]
+    assert [c["metrics"][0]["differing"] for c in out["comparisons"]] == [100, 50, 50]
+    for comp in out["comparisons"]:
+        (m,) = comp["metrics"]
+        assert (m["p_bootstrap"], m["p_bootstrap_bound"]) == (2 / 1001, True)
+        assert (m["p_bootstrap_adjusted"], m["p_bootstrap_adjusted_bound"]) == (6 / 1001, True)
+        assert (m["p_randomization_adjusted"], m["p_randomization_adjusted_bound"]) == (
+            3 / 10001, True)
+        assert m["significant"]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "nq-open: 3 systems"
+    assert [" ".join(x.split()[:3]) for x in lines[3:6]] == [
+        "a200 0.5000 " + a, "b200 1.0000 " + b, "c200 0.7500 " + str(c)]
+    assert lines[7] == ("every pair: 3 comparisons of B against A; p-values adjusted by "
+                        "Holm's step-down method per metric (family: its 3 comparisons)")
+    rows = [x.split() for x in lines[10:13]]
+    assert [r[2:5] for r in rows] == [["b200", "a200", "0.5000"], ["c200", "a200", "0.2500"],
+                                      ["c200", "b200", "-0.2500"]]
+    # raw and adjusted, for both tests, then the verdict
+    assert [r[-11:] for r in rows] == [
+        ["<", "0.002", "<", "0.006", "<", "0.0001", "<", "0.0003", "B", ">", "A"],
+        ["<", "0.002", "<", "0.006", "<", "0.0001", "<", "0.0003", "B", ">", "A"],
+        ["<", "0.002", "<", "0.006", "<", "0.0001", "<", "0.0003", "B", "<", "A"]]
+    assert lines[-1].startswith("signature: compare|design:pairs|systems:3|correction:holm|"
+                                "family:metric|test:both|")
+
+
+def test_three_systems_bad_input(tmp_path, capsys):
+    refs, a, b = _nq_open_files(tmp_path)
+    c = tmp_path / "sub" / "a.jsonl"
+    c.parent.mkdir()
+    c.write_text((tmp_path / "a.jsonl").read_text())
+    again = str(tmp_path / "sub" / ".." / "a.jsonl")  # the same file as a, spelled otherwise
+    cases = [
+        ([a, b, again], f"nqkit: error: {again}: the same file is given twice, as systems 1 "
+         "and 3 — give each system once (to compare a system with itself, give just the two)"),
+        # two files named a.jsonl: both names get their directory
+        ([a, b, str(c), "--baseline", "4"], "nqkit: error: --baseline '4' is none of the 3 "
+         f"systems — give its position (1-3), its name ({tmp_path.name}/a, b, sub/a) or its "
+         "file"),
+        ([a, b, str(c), "--name", "x", "--name", "y"], "nqkit: error: --name given 2 time(s) "
+         "for 3 systems — give one --name per system, in the order of the files"),
+        ([a, b, str(c), "--name", "x", "--name", "y", "--name", "x"], "nqkit: error: --name "
+         "'x' is given to more than one system — give every system its own name"),
+    ]
+    for argv, message in cases:
+        assert main(["compare", "nq-open", "--gold", refs, *argv]) == 2
+        cap = capsys.readouterr()
+        assert (cap.out, cap.err.splitlines()) == ("", [message])
+    # a system without a prediction for every question: the missing rule, naming its file
+    short = tmp_path / "short.jsonl"
+    short.write_text("".join((tmp_path / "b.jsonl").read_text().splitlines(True)[:3]))
+    assert main(["compare", "nq-open", "--gold", refs, a, b, str(short)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"nqkit: error: {short}: 1 of 4 reference "
+                                               "questions have no prediction")
+    # ... and with --allow-missing it is scored as wrong there
+    out = _json(capsys, ["compare", "nq-open", "--gold", refs, a, b, str(short),
+                         "--allow-missing", "--format", "json"])
+    assert [s["scores"]["exact match"] for s in out["systems"]] == [0.5, 1.0, 0.75]
+
+
+def test_system_names():
+    from nqkit.commands.compare import system_names
+
+    assert system_names(["x/run.jsonl", "y/other.json.gz", "plain"]) == ["run", "other",
+                                                                         "plain"]
+    # equal stems: as many parent directories as it takes
+    assert system_names(["/r/a/p.json", "/r/b/p.json", "/s/b/p.json", "q.json"]) == [
+        "a/p", "r/b/p", "s/b/p", "q"]
+    # equal even with every directory: the paths as given
+    assert system_names(["d/p.json", "d/p.jsonl"]) == ["d/p.json", "d/p.jsonl"]
+    assert system_names(["a", "b"], ["first", "second"]) == ["first", "second"]
+
+
+def test_correction_choices_are_the_library_ones():
+    # the command declares its choices without importing nqkit.stats (--help stays light)
+    from nqkit.commands.compare import MANY
+    from nqkit.stats import CORRECTIONS
+
+    (correction,) = [p for p in MANY if p.name == "correction"]
+    assert correction.choices == CORRECTIONS and correction.default == CORRECTIONS[0]

@@ -10,8 +10,11 @@ from nqkit.stats import (
     MAX_RESAMPLES,
     MIN_DIFFERING_ITEMS,
     ItemStats,
+    adjust_p_values,
     approximate_randomization,
+    bonferroni,
     bootstrap_interval,
+    holm,
     interval_warnings,
     min_resamples,
     paired_bootstrap,
@@ -202,3 +205,61 @@ def test_interval_warning_below_thirty_items():
     assert interval_warnings({"em": bootstrap_interval(np.ones(30), resamples=50)}) == []
     (w,) = interval_warnings({"em": bootstrap_interval(np.ones(29), resamples=50)})
     assert w.code == "few-items" and "of em from only 29 items" in w.message
+
+
+# ---------------------------------------------------------------- multiple testing
+# The four p-values of the worked example of the Holm-Bonferroni method (H1..H4 with
+# p = 0.01, 0.04, 0.03, 0.005; at alpha = 0.05 Holm rejects H4 and H1 only). By hand:
+# sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1 give 0.02, 0.03, 0.06, 0.04; the running
+# maximum makes the last 0.06.
+TEXTBOOK = [0.01, 0.04, 0.03, 0.005]
+
+
+def test_holm_textbook():
+    assert holm(TEXTBOOK) == pytest.approx([0.03, 0.06, 0.06, 0.02], abs=1e-15)
+    assert [p < 0.05 for p in holm(TEXTBOOK)] == [True, False, False, True]
+
+
+def test_bonferroni_textbook():
+    # 4 * p, capped at 1: only H4 (0.02) is rejected at 0.05
+    assert bonferroni(TEXTBOOK) == pytest.approx([0.04, 0.16, 0.12, 0.02], abs=1e-15)
+    assert bonferroni([0.3, 0.5, 0.01]) == pytest.approx([0.9, 1.0, 0.03], abs=1e-15)
+
+
+def test_holm_caps_ties_and_single():
+    # 3 * 0.4 = 1.2 is capped at 1; the running maximum carries the cap to the rest
+    assert holm([0.4, 0.5, 0.9]) == [1.0, 1.0, 1.0]
+    # tied p-values get equal adjusted values (2 * 0.02 for both, not 0.04 and 0.02)
+    assert holm([0.02, 0.02]) == pytest.approx([0.04, 0.04], abs=1e-15)
+    # one comparison: nothing to correct
+    assert holm([0.037]) == bonferroni([0.037]) == [0.037]
+
+
+def test_adjusted_bounds():
+    floor = 2 / 1001  # the paired bootstrap's floor at 1,000 resamples
+    # three bounds: each adjusted value is 3 * floor, and still a bound
+    assert adjust_p_values([floor] * 3, [True] * 3, "holm") == [(3 * floor, True)] * 3
+    assert adjust_p_values([floor] * 3, [True] * 3, "bonferroni") == [(3 * floor, True)] * 3
+    # a bound ahead of exact p-values: Holm's value for 0.04 is max(3 * 0.001, 2 * 0.04)
+    # = 0.08 whatever the bounded p-value is below 0.001 — exact; Bonferroni's 3 * p too
+    got = adjust_p_values([0.001, 0.04, 0.3], [True, False, False], "holm")
+    assert got == [(0.003, True), (pytest.approx(0.08, abs=1e-15), False),
+                   (pytest.approx(0.3, abs=1e-15), False)]
+    got = adjust_p_values([0.001, 0.04, 0.3], [True, False, False], "bonferroni")
+    assert got == [(0.003, True), (pytest.approx(0.12, abs=1e-15), False),
+                   (pytest.approx(0.9, abs=1e-15), False)]
+    # Holm's value for the exact 0.021 is max(2 * 0.02, 1 * 0.021) = 0.04, which comes
+    # from the bounded 0.02: the true value is anywhere in [0.021, 0.04] — a bound
+    got = adjust_p_values([0.02, 0.021], [True, False], "holm")
+    assert got == [(0.04, True), (0.04, True)]
+    # a bound above an exact p-value: if the true value of the bounded one is below 0.01,
+    # the exact 0.01 is sorted second and adjusted to 0.01, not 2 * 0.01 — a bound
+    assert adjust_p_values([0.05, 0.01], [True, False], "holm") == [(0.05, True),
+                                                                     (0.02, True)]
+    # capped at 1 from a bound: still a bound (the true value may be far below 1)
+    assert adjust_p_values([0.5, 0.9, 0.9], [True, False, False], "bonferroni")[0] == (1.0,
+                                                                                     True)
+    # no correction: the p-values and their bounds as given
+    assert adjust_p_values([0.01, 0.2], [True, False], "none") == [(0.01, True), (0.2, False)]
+    with pytest.raises(ValueError, match="unknown correction"):
+        adjust_p_values([0.1], [False], "sidak")

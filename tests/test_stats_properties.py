@@ -5,10 +5,17 @@ floor."""
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from nqkit.stats import ItemStats, min_resamples, paired_bootstrap, significance_level
+from nqkit.stats import (
+    ItemStats,
+    bonferroni,
+    holm,
+    min_resamples,
+    paired_bootstrap,
+    significance_level,
+)
 
 
 def f1(sums):
@@ -51,3 +58,22 @@ def test_interval_and_p_value_agree_for_f1(rows, seed):
     b = ItemStats(np.stack([np.minimum(arr[:, 3], arr[:, 4]), arr[:, 4], arr[:, 2]], 1), f1)
     t = paired_bootstrap(a, b, resamples=200, seed=seed)
     assert (t.low > 0 or t.high < 0) == (t.p_value < 0.05)
+
+
+@settings(max_examples=300)
+@given(p=st.lists(st.integers(1, 1000).map(lambda k: k / 1000), min_size=1, max_size=12),
+       alpha=st.sampled_from([0.01, 0.05, 0.1]))
+def test_holm_adjusted_values_reject_what_the_step_down_procedure_rejects(p, alpha):
+    """Holm (1979) as he states it: walk the sorted p-values, reject while
+    ``p_(j) <= alpha / (m - j + 1)``, stop at the first that is not. The adjusted values
+    reject exactly those (``<= alpha``); they lie between the p-value and Bonferroni's."""
+    m = len(p)
+    assume(all(abs(x * (m - j) - alpha) > 1e-9 for x in p for j in range(m)))
+    rejected = set()
+    for j, i in enumerate(sorted(range(m), key=lambda i: p[i])):
+        if p[i] > alpha / (m - j):
+            break
+        rejected.add(i)
+    adjusted = holm(p)
+    assert {i for i in range(m) if adjusted[i] <= alpha} == rejected
+    assert all(x <= a <= b for x, a, b in zip(p, adjusted, bonferroni(p), strict=True))

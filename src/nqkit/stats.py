@@ -58,13 +58,19 @@ into warnings (``few-items``, ``all-ties``), :func:`interval_warnings` warns abo
 single system's interval from fewer than :data:`MIN_ITEMS` items. A warning never changes
 a number (:class:`nqkit.signature.ResultWarning`).
 
+Several comparisons. :func:`adjust_p_values` corrects a family of p-values for multiple
+testing: Holm's step-down procedure (Holm 1979, "A simple sequentially rejective multiple
+test procedure", Scand. J. Statist. 6) or Bonferroni's. A p-value that is a bound (the true
+p-value at most that) gives an adjusted p-value that is a bound too, unless the adjustment
+does not depend on it (see :func:`adjust_p_values`).
+
 Resampling draws come from ``numpy.random.default_rng(seed)`` and are made in blocks, so
 memory stays bounded for any number of resamples; results depend only on the seed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,6 +80,7 @@ from nqkit.errors import InputError
 from nqkit.signature import ResultWarning
 
 __all__ = [
+    "CORRECTIONS",
     "EXACT_AR_MAX_ITEMS",
     "MAX_RESAMPLES",
     "MIN_DIFFERING_ITEMS",
@@ -81,8 +88,11 @@ __all__ = [
     "Interval",
     "ItemStats",
     "PairedTest",
+    "adjust_p_values",
     "approximate_randomization",
+    "bonferroni",
     "bootstrap_interval",
+    "holm",
     "interval_warnings",
     "mean_score",
     "min_resamples",
@@ -99,6 +109,7 @@ _BLOCK_ELEMENTS = 1 << 22  # index matrix elements drawn at once (32 MB of int64
 # items is too coarse for its 2.5% tails.
 MIN_DIFFERING_ITEMS = 30  # paired tests: items whose statistics differ between A and B
 MIN_ITEMS = 30  # one system's bootstrap interval: items scored
+CORRECTIONS = ("holm", "bonferroni", "none")  # multiple-testing corrections, default first
 _TIE = 1e-12  # resampled differences closer to 0 are ties (float noise of two sums)
 
 Compute = Callable[[NDArray[np.float64]], NDArray[np.float64]]
@@ -410,26 +421,29 @@ def approximate_randomization(a: ItemStats | ArrayLike, b: ItemStats | ArrayLike
                       floor=1 / (trials + 1), p_bound=c == 0, items=sa.n, differing=d)
 
 
-def paired_warnings(tests: Mapping[str, PairedTest]) -> list[ResultWarning]:
+def paired_warnings(tests: Mapping[str, PairedTest], between: tuple[str, str] = ("A", "B")
+                    ) -> list[ResultWarning]:
     """Warnings for the metrics (name -> any paired test of it) whose items cannot
     support a test: ``all-ties`` when no item differs between A and B, ``few-items`` when
-    fewer than :data:`MIN_DIFFERING_ITEMS` do. One warning per kind, naming the metrics."""
+    fewer than :data:`MIN_DIFFERING_ITEMS` do. One warning per kind, naming the metrics;
+    ``between`` names the two systems in the messages."""
+    a, b = between
     ties = [name for name, t in tests.items() if t.differing == 0]
     few = {name: t for name, t in tests.items() if 0 < t.differing < MIN_DIFFERING_ITEMS}
     out = []
     if ties:
         items = tests[ties[0]].items
         out.append(ResultWarning(
-            "all-ties", f"A and B score the same on every one of the {items:,} items for "
+            "all-ties", f"{a} and {b} score the same on every one of the {items:,} items for "
             f"{', '.join(ties)}: no test can tell them apart (p = 1) — compare systems "
             "that differ, or on other items"))
     if few:
         counts = {(t.differing, t.items) for t in few.values()}
         if len(counts) == 1:
             ((d, n),) = counts
-            what = f"{d:,} of {n:,} items differ between A and B for {', '.join(few)}"
+            what = f"{d:,} of {n:,} items differ between {a} and {b} for {', '.join(few)}"
         else:
-            what = "few items differ between A and B: " + ", ".join(
+            what = f"few items differ between {a} and {b}: " + ", ".join(
                 f"{t.differing:,} of {t.items:,} for {name}" for name, t in few.items())
         out.append(ResultWarning(
             "few-items", f"{what}, fewer than the {MIN_DIFFERING_ITEMS} a paired test needs: "
@@ -449,3 +463,52 @@ def interval_warnings(intervals: Mapping[str, Interval]) -> list[ResultWarning]:
         "few-items", f"bootstrap intervals of {', '.join(few)} from only {n:,} items (fewer "
         f"than {MIN_ITEMS}): the resampled scores take too few values for their 2.5% tails "
         "to mean much — score more items")]
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given (Holm 1979).
+
+    With the ``m`` p-values sorted ascending, ``p_(1) <= ... <= p_(m)``, the adjusted
+    value of ``p_(i)`` is ``max_{j <= i} min(1, (m - j + 1) * p_(j))``. Rejecting the
+    hypotheses whose adjusted p-value is below ``alpha`` is Holm's procedure at
+    family-wise error rate ``alpha``; tied p-values get equal adjusted values.
+    """
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    out = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):  # rank = j - 1
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        out[i] = running
+    return out
+
+
+def bonferroni(p_values: Sequence[float]) -> list[float]:
+    """Bonferroni-adjusted p-values: ``min(1, m * p)`` for each of the ``m``."""
+    m = len(p_values)
+    return [min(1.0, m * p) for p in p_values]
+
+
+def adjust_p_values(p_values: Sequence[float], bounds: Sequence[bool], correction: str
+                    ) -> list[tuple[float, bool]]:
+    """Adjusted p-values of one family and whether each is a bound.
+
+    ``correction`` is one of :data:`CORRECTIONS` (``none`` returns the p-values as
+    given). ``bounds[i]`` says that ``p_values[i]`` is an upper bound (a resampling
+    p-value at its floor, :attr:`PairedTest.p_bound`): the true p-value lies in
+    ``(0, p_values[i]]``. Both adjustments are non-decreasing in every p-value, so the
+    adjusted value computed from the bounds is an upper bound of the true adjusted value;
+    it is exact when the adjustment does not change with the bounded p-values anywhere in
+    that range — which, by monotonicity, is when setting every bounded p-value to 0 gives
+    the same adjusted value. Otherwise the adjusted value is itself a bound.
+    """
+    if len(p_values) != len(bounds):
+        raise ValueError("one bound flag per p-value")
+    if correction == "none":
+        return list(zip((float(p) for p in p_values), (bool(b) for b in bounds), strict=True))
+    if correction not in CORRECTIONS:
+        raise ValueError(f"unknown correction {correction!r}; one of {', '.join(CORRECTIONS)}")
+    adjust = holm if correction == "holm" else bonferroni
+    high = adjust(p_values)
+    low = adjust([0.0 if b else p for p, b in zip(p_values, bounds, strict=True)])
+    return [(h, lo != h) for h, lo in zip(high, low, strict=True)]

@@ -11,6 +11,14 @@ printed as a bound, ``< 0.002``, and marked ``"p_bootstrap_bound": true`` (or
 ``p_randomization_bound``) in JSON. Too few items that differ between the systems, or none,
 give a warning (stderr, JSON ``warnings``) and a mark in the signature
 (:func:`nqkit.stats.paired_warnings`).
+
+With three or more systems (``nqkit compare TASK --gold G A B C ...``,
+:func:`compare_many`): every pair, or each system against ``--baseline``, each comparison
+equal to its own two-system run with the same seed; the p-values adjusted per metric over
+the comparisons (``--correction holm|bonferroni|none``,
+:func:`nqkit.stats.adjust_p_values`); a table of the systems' scores, one row per
+comparison and metric, and one signature naming the design and the correction
+(``docs/significance.md``).
 """
 
 from __future__ import annotations
@@ -26,6 +34,20 @@ from nqkit.settings import Param, positive_int
 SYSTEMS = (
     Param("system_a", "A", "predictions of system A (the baseline)", metavar="A"),
     Param("system_b", "B", "predictions of system B", metavar="B"),
+    Param("more", "C", "predictions of further systems: then every pair is compared, or "
+          "each system against --baseline", nargs="*", metavar="C", default=()),
+)
+# The settings of a comparison of three or more systems (with two: --name names them in
+# the title, --baseline picks A, and one comparison needs no correction)
+MANY = (
+    Param("baseline", "--baseline", "compare each other system against this one only "
+          "(its position 1..N, its name or its file; default: every pair)",
+          metavar="SYSTEM"),
+    Param("correction", "--correction", "multiple-testing correction of the p-values, per "
+          "metric over the comparisons (default holm)", default="holm",
+          choices=("holm", "bonferroni", "none")),  # nqkit.stats.CORRECTIONS
+    Param("names", "--name", "a name for each system, in the order of the files (repeat "
+          "for each; default: the file names)", action="append", metavar="NAME"),
 )
 TESTS = (
     Param("test", "--test", "which test(s) to run (default: both)", default="both",
@@ -51,7 +73,9 @@ def add_tasks(parser: argparse.ArgumentParser) -> None:
             name, help=f"paired significance tests for {name}",
             description=f"Compare two systems on {name}: {task.help}. For each headline "
             "metric, the difference B - A with its 95% paired-bootstrap interval and the "
-            "p-values of the paired bootstrap and approximate randomization tests.")
+            "p-values of the paired bootstrap and approximate randomization tests. With "
+            "three or more systems: every pair (or each against --baseline), the p-values "
+            "adjusted for multiple testing (--correction).")
         for param in task.all_params():
             if param.name in ("predictions", "per_item", "bootstrap", "format"):
                 continue
@@ -59,7 +83,7 @@ def add_tasks(parser: argparse.ArgumentParser) -> None:
                 param = replace(param, action="append", nargs=None, deprecated=(),
                                 help=param.help + " (repeat for several)")
             param.add_to(p)
-        for param in (*SYSTEMS, *TESTS):
+        for param in (*SYSTEMS, *MANY, *TESTS):
             param.add_to(p)
         p.set_defaults(func=run, task_name=name)
 
@@ -68,18 +92,11 @@ def compare(task: Any, settings: dict[str, Any], a: str, b: str, *, test: str = 
             resamples: int = 1000, trials: int = 10000, seed: int = 0) -> dict[str, Any]:
     """Score both systems with the same settings and test each headline metric."""
     from nqkit.errors import InputError
-    from nqkit.stats import (
-        PairedTest,
-        approximate_randomization,
-        paired_bootstrap,
-        paired_warnings,
-    )
+    from nqkit.signature import make_signature
+    from nqkit.stats import paired_warnings
 
-    ra = task.run(**{**settings, "predictions": a, "bootstrap": 0})
-    rb = task.run(**{**settings, "predictions": b, "bootstrap": 0})
-    keys_a = [item.get(ra.item_key) for item in ra.item_list()]
-    keys_b = [item.get(rb.item_key) for item in rb.item_list()]
-    if keys_a != keys_b:
+    ra, rb = _score(task, settings, [a, b])
+    if _keys(ra) != _keys(rb):
         raise InputError(None, "the two systems were scored on different gold items",
                          "give both the same gold and settings")
     # the settings must be equal; warning marks (warn:...) may differ between systems
@@ -88,6 +105,132 @@ def compare(task: Any, settings: dict[str, Any], a: str, b: str, *, test: str = 
         raise InputError(None, f"the two results have different settings ({base_a} vs "
                          f"{base_b})",
                          "compare predictions of the same kind under the same settings")
+    rows, tests = _test_pair(task, ra, rb, test=test, resamples=resamples, trials=trials,
+                             seed=seed)
+    support = paired_warnings(tests)
+    sig = make_signature("compare", {"test": test, "resamples": resamples, "trials": trials,
+                                     "seed": seed, "task": base_a}, support)
+    messages = [w.message for w in [*ra.warnings, *rb.warnings, *support]]
+    return {"task": task.name, "a": a, "b": b, "metrics": rows, "signature": sig,
+            "warnings": list(dict.fromkeys(messages))}
+
+
+def compare_many(task: Any, settings: dict[str, Any], systems: list[str], *,
+                 names: list[str] | None = None, baseline: str | None = None,
+                 correction: str = "holm", test: str = "both", resamples: int = 1000,
+                 trials: int = 10000, seed: int = 0) -> dict[str, Any]:
+    """Compare three or more systems: every pair, or each against ``baseline``.
+
+    Each system is scored once; every comparison ``(A, B)`` runs the tests of
+    :func:`compare` on those scores with the same ``seed``, so its numbers equal those of
+    a two-system run ``compare(task, settings, A, B)``. Pairs are ``(i, j)`` for ``i < j``
+    in the order given (``B`` the later system); with a baseline, ``A`` is the baseline
+    and ``B`` each other system in order. The p-values of each test are then adjusted by
+    ``correction`` (Holm, Bonferroni or none) per metric, the family being that metric's
+    comparisons; a comparison is ``significant`` when the adjusted p-value of every test
+    run is below 0.05 (and the difference is not 0).
+    """
+    from nqkit.errors import InputError
+    from nqkit.signature import ResultWarning, make_signature
+    from nqkit.stats import adjust_p_values, paired_warnings, significance_level
+
+    if len(systems) < 3:
+        raise InputError(None, f"an N-way comparison needs at least 3 systems, found "
+                         f"{len(systems)}", "compare two systems with compare()")
+    _refuse_duplicates(systems)
+    labels = system_names(systems, names)
+    base = None if baseline is None else _find_system(baseline, systems, labels)
+    results = _score(task, settings, systems, name_file=True)
+    keys, base_sig = _keys(results[0]), _settings_part(results[0].signature)
+    for i, r in enumerate(results[1:], 1):
+        if _keys(r) != keys:
+            raise InputError(systems[i], f"system {labels[i]} was scored on different gold "
+                             f"items than {labels[0]}", "give all the same gold and settings")
+        if _settings_part(r.signature) != base_sig:
+            raise InputError(systems[i], f"system {labels[i]} has different settings "
+                             f"({_settings_part(r.signature)} vs {base_sig})",
+                             "compare predictions of the same kind under the same settings")
+    if base is None:
+        pairs = [(i, j) for i in range(len(systems)) for j in range(i + 1, len(systems))]
+    else:
+        pairs = [(base, j) for j in range(len(systems)) if j != base]
+    comparisons: list[dict[str, Any]] = []
+    support: list[ResultWarning] = []
+    for i, j in pairs:
+        rows, tests = _test_pair(task, results[i], results[j], test=test,
+                                 resamples=resamples, trials=trials, seed=seed)
+        support += paired_warnings(tests, (labels[i], labels[j]))
+        comparisons.append({"a": labels[i], "b": labels[j], "metrics": rows})
+    alpha = significance_level(0.95)
+    kinds = [k for k, run in (("bootstrap", test in ("both", "bootstrap")),
+                              ("randomization", test in ("both", "randomization"))) if run]
+    metrics = [m["metric"] for m in comparisons[0]["metrics"]]
+    for metric in metrics:  # one family per metric and test: its comparisons
+        family = [next(m for m in c["metrics"] if m["metric"] == metric)
+                  for c in comparisons]
+        for kind in kinds:
+            adjusted = adjust_p_values([m[f"p_{kind}"] for m in family],
+                                       [m[f"p_{kind}_bound"] for m in family], correction)
+            for m, (p, bound) in zip(family, adjusted, strict=True):
+                m[f"p_{kind}_adjusted"], m[f"p_{kind}_adjusted_bound"] = p, bound
+        for m in family:
+            m["significant"] = m["difference"] != 0 and all(
+                m[f"p_{kind}_adjusted"] < alpha for kind in kinds)
+    design: dict[str, Any] = {"design": "pairs" if base is None else "baseline"}
+    if base is not None:
+        design["baseline"] = base + 1
+    design.update(systems=len(systems), correction=correction)
+    if correction != "none":
+        design["family"] = "metric"
+    sig = make_signature("compare", {**design, "test": test, "resamples": resamples,
+                                     "trials": trials, "seed": seed, "task": base_sig},
+                         support)
+    messages = [f"{label}: {w.message}"
+                for label, r in zip(labels, results, strict=True) for w in r.warnings]
+    messages += [w.message for w in support]
+    return {
+        "task": task.name,
+        "systems": [{"name": label, "path": path,
+                     "scores": {m: r.headline_stats()[m].score() for m in metrics}}
+                    for label, path, r in zip(labels, systems, results, strict=True)],
+        "design": design["design"],
+        "baseline": None if base is None else labels[base],
+        "correction": correction,
+        "family": "metric" if correction != "none" else None,
+        "comparisons": comparisons,
+        "signature": sig,
+        "warnings": list(dict.fromkeys(messages)),
+    }
+
+
+def _score(task: Any, settings: dict[str, Any], systems: list[str], *,
+           name_file: bool = False) -> list[Any]:
+    """Each system's result, scored once (per-item statistics included). With
+    ``name_file``, an error that names no file (missing predictions, say) names the
+    system's file: among several systems it would not say which one."""
+    from nqkit.errors import InputError
+
+    out = []
+    for path in systems:
+        try:
+            out.append(task.run(**{**settings, "predictions": path, "bootstrap": 0}))
+        except InputError as e:
+            if not name_file or e.where is not None:
+                raise
+            raise InputError(path, e.problem, e.fix) from None
+    return out
+
+
+def _keys(result: Any) -> list[Any]:
+    return [item.get(result.item_key) for item in result.item_list()]
+
+
+def _test_pair(task: Any, ra: Any, rb: Any, *, test: str, resamples: int, trials: int,
+               seed: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The rows of one comparison (B against A, one per headline metric) and the tests
+    behind them (metric -> the last test run), from the two systems' results."""
+    from nqkit.stats import PairedTest, approximate_randomization, paired_bootstrap
+
     rows = []
     tests: dict[str, PairedTest] = {}
     ha, hb = ra.headline_stats(), rb.headline_stats()
@@ -107,14 +250,82 @@ def compare(task: Any, settings: dict[str, Any], a: str, b: str, *, test: str = 
                        p_randomization=r.p_value, p_randomization_bound=r.p_bound)
         row.update(items=tests[name].items, differing=tests[name].differing)
         rows.append(row)
-    from nqkit.signature import make_signature
+    return rows, tests
 
-    support = paired_warnings(tests)
-    sig = make_signature("compare", {"test": test, "resamples": resamples, "trials": trials,
-                                     "seed": seed, "task": base_a}, support)
-    messages = [w.message for w in [*ra.warnings, *rb.warnings, *support]]
-    return {"task": task.name, "a": a, "b": b, "metrics": rows, "signature": sig,
-            "warnings": list(dict.fromkeys(messages))}
+
+def system_names(paths: list[str], given: list[str] | None = None) -> list[str]:
+    """Display names of the systems: ``given`` (one per system, all different), or each
+    file's stem (without ``.gz`` and one more suffix), with as many parent directories as
+    it takes to tell equal stems apart (``run1/predictions``, ``run2/predictions``), and
+    the path as given when even that cannot."""
+    from pathlib import PurePath
+
+    from nqkit.errors import InputError
+
+    if given:
+        if len(given) != len(paths):
+            raise InputError(None, f"--name given {len(given)} time(s) for {len(paths)} "
+                             "systems", "give one --name per system, in the order of the files")
+        twice = sorted({n for n in given if given.count(n) > 1})
+        if twice:
+            raise InputError(None, f"--name {twice[0]!r} is given to more than one system",
+                             "give every system its own name")
+        return list(given)
+
+    def levels(path: str) -> list[str]:
+        p = PurePath(path)
+        stem = p.name.removesuffix(".gz")
+        stem = stem[:stem.rindex(".")] if "." in stem[1:] else stem
+        parents = [x for x in p.parent.parts if x not in ("/", ".")]
+        out = ["/".join([*parents[len(parents) - k:], stem]) if k else stem
+               for k in range(len(parents) + 1)]
+        return [*out, path]
+
+    options = [levels(path) for path in paths]
+    level = [0] * len(paths)
+    while True:
+        names = [o[min(k, len(o) - 1)] for o, k in zip(options, level, strict=True)]
+        clash = [i for i, n in enumerate(names) if names.count(n) > 1]
+        if not clash or all(level[i] >= len(options[i]) - 1 for i in clash):
+            return names
+        for i in clash:
+            level[i] += 1
+
+
+def _refuse_duplicates(systems: list[str]) -> None:
+    """Two system arguments naming one file would make a comparison of a system with
+    itself part of the family (and enlarge the correction): refused."""
+    import os
+
+    from nqkit.errors import InputError
+
+    seen: dict[str, int] = {}
+    for i, path in enumerate(systems):
+        real = os.path.realpath(path)
+        if real in seen:
+            raise InputError(path, f"the same file is given twice, as systems "
+                             f"{seen[real] + 1} and {i + 1}",
+                             "give each system once (to compare a system with itself, "
+                             "give just the two)")
+        seen[real] = i
+
+
+def _find_system(spec: str, systems: list[str], names: list[str]) -> int:
+    """``--baseline``: a position (1..N), a system's name, or a file given as a system."""
+    import os
+
+    from nqkit.errors import InputError
+
+    if spec.isdigit() and 1 <= int(spec) <= len(systems) and spec not in names:
+        return int(spec) - 1
+    if spec in names:
+        return names.index(spec)
+    real = [os.path.realpath(p) for p in systems]
+    if os.path.realpath(spec) in real:
+        return real.index(os.path.realpath(spec))
+    raise InputError(None, f"--baseline {spec!r} is none of the {len(systems)} systems",
+                     f"give its position (1-{len(systems)}), its name ({', '.join(names[:3])}"
+                     f"{', ...' if len(names) > 3 else ''}) or its file")
 
 
 def format_p(p: float, bound: bool) -> str:
@@ -148,8 +359,18 @@ def run(args: argparse.Namespace) -> int:
     settings = {p.name: getattr(args, p.name) for p in task.all_params()
                 if hasattr(args, p.name)}
     settings.pop("predictions", None)
-    out = compare(task, settings, args.system_a, args.system_b, test=args.test,
-                  resamples=args.resamples, trials=args.trials, seed=settings.get("seed", 0))
+    systems = [args.system_a, args.system_b, *(args.more or ())]
+    seed = settings.get("seed", 0)
+    if len(systems) > 2:
+        return _run_many(task, settings, systems, args, seed)
+    a, b = systems
+    names = system_names(systems, args.names)
+    # the title shows the paths, as it always has, unless --name names the systems
+    shown = dict(zip(systems, names if args.names else systems, strict=True))
+    if args.baseline is not None and _find_system(args.baseline, systems, names) == 1:
+        a, b = b, a
+    out = compare(task, settings, a, b, test=args.test,
+                  resamples=args.resamples, trials=args.trials, seed=seed)
     for w in out["warnings"]:
         warn(w)
     if args.format == "json":
@@ -164,13 +385,81 @@ def run(args: argparse.Namespace) -> int:
     for m in out["metrics"]:
         row: list[Any] = [m["metric"], m["a"], m["b"], m["difference"]]
         if "low" in m:
-            row += [f"{m['low']:+.4f} .. {m['high']:+.4f}",
-                    format_p(m["p_bootstrap"], m["p_bootstrap_bound"])]
+            row += [_interval(m), format_p(m["p_bootstrap"], m["p_bootstrap_bound"])]
         if "p_randomization" in m:
             row.append(format_p(m["p_randomization"], m["p_randomization_bound"]))
         rows.append(row)
-    print(format_table(headers, rows, title=f"{task.name}: B = {args.system_b} against "
-                       f"A = {args.system_a}"))
+    print(format_table(headers, rows, title=f"{task.name}: B = {shown[b]} against "
+                       f"A = {shown[a]}"))
+    print(f"signature: {out['signature']}")
+    return 0
+
+
+_CORRECTION_NAMES = {"holm": "Holm's step-down method", "bonferroni": "Bonferroni"}
+
+
+def _interval(m: dict[str, Any]) -> str:
+    return f"{m['low']:+.4f} .. {m['high']:+.4f}"
+
+
+def _run_many(task: Any, settings: dict[str, Any], systems: list[str],
+              args: argparse.Namespace, seed: int) -> int:
+    """Three or more systems: a table of scores, then one row per comparison and metric."""
+    import sys
+
+    import orjson
+
+    from nqkit.report import format_table, warn
+
+    out = compare_many(task, settings, systems, names=args.names, baseline=args.baseline,
+                       correction=args.correction, test=args.test, resamples=args.resamples,
+                       trials=args.trials, seed=seed)
+    for w in out["warnings"]:
+        warn(w)
+    if args.format == "json":
+        sys.stdout.write(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return 0
+    metrics = list(out["systems"][0]["scores"])
+    n, m = len(systems), len(out["comparisons"])
+    print(format_table(["system", *metrics, "file"],
+                       [[s["name"], *s["scores"].values(), s["path"]] for s in out["systems"]],
+                       title=f"{task.name}: {n} systems", right=range(1, len(metrics) + 1)))
+    print()
+    correction = out["correction"]
+    adjusted = correction != "none"
+    title = (f"each against A = {out['baseline']}" if out["baseline"] is not None
+             else "every pair") + f": {m} comparisons of B against A"
+    if adjusted:
+        title += (f"; p-values adjusted by {_CORRECTION_NAMES[correction]} per metric "
+                  f"(family: its {m} comparisons)")
+    headers = ["metric", "B", "A", "B - A"]
+    if args.test in ("both", "bootstrap"):
+        headers += ["95% CI", "p (bootstrap)"] + ([correction] if adjusted else [])
+    if args.test in ("both", "randomization"):
+        headers += ["p (randomization)"] + ([correction] if adjusted else [])
+    headers.append("verdict")
+    rows = []
+    for metric in metrics:
+        for c in out["comparisons"]:
+            r = next(x for x in c["metrics"] if x["metric"] == metric)
+            row: list[Any] = [metric, c["b"], c["a"], r["difference"]]
+            for kind in ("bootstrap", "randomization"):
+                if f"p_{kind}" not in r:
+                    continue
+                if kind == "bootstrap":
+                    row.append(_interval(r))
+                row.append(format_p(r[f"p_{kind}"], r[f"p_{kind}_bound"]))
+                if adjusted:
+                    row.append(format_p(r[f"p_{kind}_adjusted"], r[f"p_{kind}_adjusted_bound"]))
+            row.append(("B > A" if r["difference"] > 0 else "B < A") if r["significant"]
+                       else "n.s.")
+            rows.append(row)
+    print(format_table(headers, rows, title=title, right=range(3, len(headers) - 1)))
+    tests = {"both": "both tests", "bootstrap": "the paired bootstrap",
+             "randomization": "approximate randomization"}[args.test]
+    ci = "; each 95% CI is that of its one comparison" if args.test != "randomization" else ""
+    print(f"verdict: B > A or B < A where the {'adjusted ' if adjusted else ''}p-value is "
+          f"below 0.05 in {tests}, else n.s.{ci}")
     print(f"signature: {out['signature']}")
     return 0
 
