@@ -128,8 +128,8 @@ class QrelsDerivation:
 def _check(d: QrelsDerivation, where: str | None) -> QrelsDerivation:
     if d.source_questions and len(d.not_in_questions) == d.source_questions:
         raise InputError(where, f"none of the {d.source_questions:,} questions of the source "
-                         f"is in the questions file (e.g. "
-                         f"{for_example(map(repr, d.not_in_questions))})",
+                         f"is in the questions file "
+                         f"({for_example(map(repr, d.not_in_questions))})",
                          "give the questions file of the same split (NQ-open dev: DPR's "
                          "nq-test.qa.tsv)")
     if not d.qrels:

@@ -194,7 +194,7 @@ def _qrels_checks(qr: _Qrels, g: _GoldRanks, qrels_path: str, results_path: str,
     matched = set(qr.gold) & g.scored_qids
     if not matched:
         raise InputError(qrels_path, f"none of the {len(qr.gold):,} questions of the qrels "
-                         f"(qids e.g. {for_example(sorted(qr.gold)[:3])}) is a question of "
+                         f"(qids {for_example(map(repr, sorted(qr.gold)[:3]))}) is a question of "
                          f"the results (numbered from --first-qid {g.first_qid})",
                          "give the qrels made for these questions (nqkit convert qrels "
                          "--questions) and the same --first-qid")
@@ -203,7 +203,7 @@ def _qrels_checks(qr: _Qrels, g: _GoldRanks, qrels_path: str, results_path: str,
         if not in_corpus:
             raise InputError(qrels_path, f"none of the {len(qr.docids):,} gold passage ids "
                              f"of the qrels is in {corpus} "
-                             f"(e.g. {for_example(sorted(qr.docids)[:3])})",
+                             f"({for_example(map(repr, sorted(qr.docids)[:3]))})",
                              "give the qrels made for this corpus (nqkit convert qrels "
                              "--passages)")
         outside = qr.docids - in_corpus
@@ -211,7 +211,7 @@ def _qrels_checks(qr: _Qrels, g: _GoldRanks, qrels_path: str, results_path: str,
             warnings.append(ResultWarning(
                 "qrels-not-in-corpus", f"{len(outside):,} of {len(qr.docids):,} gold passage "
                 f"ids of the qrels are not in {corpus} "
-                f"(e.g. {for_example(sorted(outside)[:3])}); no run over it can find them"))
+                f"({for_example(map(repr, sorted(outside)[:3]))}); no run over it can find them"))
     elif not g.with_ids:
         raise InputError(results_path, "the results carry no passage ids, so no retrieved "
                          "passage can be matched to the qrels",
@@ -219,7 +219,7 @@ def _qrels_checks(qr: _Qrels, g: _GoldRanks, qrels_path: str, results_path: str,
     elif not g.retrieved_gold:
         raise InputError(qrels_path, f"none of the {len(qr.docids):,} gold passage ids of "
                          f"the qrels occurs among the retrieved passages of the "
-                         f"{n:,} questions (e.g. {for_example(sorted(qr.docids)[:3])})",
+                         f"{n:,} questions ({for_example(map(repr, sorted(qr.docids)[:3]))})",
                          "give the qrels made for the corpus the results come from")
     extra = len(qr.gold) - len(matched)
     if extra:
