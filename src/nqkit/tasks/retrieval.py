@@ -28,8 +28,9 @@ PARAMS: tuple[Param, ...] = (
     Param("passages", "--passages", "the passage corpus of a TREC run (DPR psgs_w100.tsv "
           "format); with it, --predictions is a TREC run and --gold its questions",
           metavar="TSV"),
-    Param("first_qid", "--first-qid", "the TREC run's query id of the first question "
-          "(default 0, as Pyserini numbers DPR topics)", default=0, type=int_in(0)),
+    Param("first_qid", "--first-qid", "the query id of the first question, in a TREC run "
+          "and in --qrels (default 0, as Pyserini numbers DPR topics)", default=0,
+          type=int_in(0)),
     Param("qrels", "--qrels", "TREC qrels of gold passages (qid 0 docid rel; qid = "
           "--first-qid + the question's position in --gold, or in the results without "
           "--gold; see nqkit convert qrels): adds gold-passage recall and splits each "
