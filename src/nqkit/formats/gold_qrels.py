@@ -110,19 +110,37 @@ def question_numbers(questions: Sequence[str], where: str | None,
     return out
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class QrelsDerivation:
     """Qrels derived from a source of gold passages, and what could not be matched."""
 
-    qrels: list[TrecQrel]  # relevance 1, by question number then source order
+    qrels: tuple[TrecQrel, ...]  # relevance 1, by question number then source order
     match: str  # MATCH_TEXT or MATCH_ID
-    source_questions: int = 0  # questions read from the source
-    not_in_questions: list[str] = field(default_factory=list)  # source questions not asked
-    without_gold: int = 0  # source questions that mark no gold passage
-    gold_passages: int = 0  # distinct (question, gold passage) pairs of joined questions
-    unmatched: list[str] = field(default_factory=list)  # of those, not found in the corpus
-    questions_with_gold: int = 0  # questions with at least one qrels line
-    corpus_passages: int = 0  # passages read from the corpus
+    source_questions: int  # questions read from the source
+    not_in_questions: tuple[str, ...]  # source questions not in the questions file
+    without_gold: int  # source questions that mark no gold passage
+    gold_passages: int  # distinct (question, gold passage) pairs of joined questions
+    unmatched: tuple[str, ...]  # of those, the ones not found in the corpus
+    questions_with_gold: int  # questions with at least one qrels line
+    corpus_passages: int  # passages read from the corpus
+
+
+class _Tally:
+    """The counts of a derivation while it runs."""
+
+    def __init__(self) -> None:
+        self.qrels: list[TrecQrel] = []
+        self.source_questions = self.without_gold = self.gold_passages = 0
+        self.questions_with_gold = self.corpus_passages = 0
+        self.not_in_questions: list[str] = []
+        self.unmatched: list[str] = []
+
+    def result(self, match: str, where: str | None) -> QrelsDerivation:
+        d = QrelsDerivation(tuple(self.qrels), match, self.source_questions,
+                            tuple(self.not_in_questions), self.without_gold,
+                            self.gold_passages, tuple(self.unmatched),
+                            self.questions_with_gold, self.corpus_passages)
+        return _check(d, where)
 
 
 def _check(d: QrelsDerivation, where: str | None) -> QrelsDerivation:
@@ -146,7 +164,7 @@ def qrels_from_oracle(examples: Iterable[NqOpenOracleExample], qids: dict[str, s
     ``match:title+text-ws``; ``qids`` maps each question of the questions file to its
     number (:func:`question_numbers`). ``passages`` is read once; only the keys of gold
     passages are kept."""
-    d = QrelsDerivation([], MATCH_TEXT)
+    d = _Tally()
     wanted: dict[str, list[tuple[str, str]]] = {}  # qid -> gold keys, source order
     for ex in examples:
         d.source_questions += 1
@@ -179,7 +197,7 @@ def qrels_from_oracle(examples: Iterable[NqOpenOracleExample], qids: dict[str, s
                 d.qrels.append(TrecQrel(qid, pid, 1))
                 found = True
         d.questions_with_gold += found
-    return _check(d, where)
+    return d.result(MATCH_TEXT, where)
 
 
 def qrels_from_biencoder(examples: Iterable[DprBiencoderExample], qids: dict[str, str],
@@ -187,7 +205,7 @@ def qrels_from_biencoder(examples: Iterable[DprBiencoderExample], qids: dict[str
                          ) -> QrelsDerivation:
     """Qrels of the ``positive_ctxs`` of DPR bi-encoder examples, by passage id (rule
     ``match:id``), kept when ``passages`` holds the id."""
-    d = QrelsDerivation([], MATCH_ID)
+    d = _Tally()
     wanted: dict[str, list[str]] = {}
     for ex in examples:
         d.source_questions += 1
@@ -213,4 +231,4 @@ def qrels_from_biencoder(examples: Iterable[DprBiencoderExample], qids: dict[str
         kept = [p for p in pids if p in present]
         d.qrels.extend(TrecQrel(qid, p, 1) for p in kept)
         d.questions_with_gold += bool(kept)
-    return _check(d, where)
+    return d.result(MATCH_ID, where)

@@ -129,7 +129,7 @@ def _joined(results: Iterable[Any], gold: dict[str, tuple[str, ...]], s: Retriev
         yield DprResult(q, gold[q], ())
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Qrels:
     """Gold passages by question number, read from TREC qrels (relevance > 0)."""
 
