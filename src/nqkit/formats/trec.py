@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -459,6 +459,7 @@ def read_questions_answers(paths: PathsLike) -> list[tuple[str, tuple[str, ...]]
 def trec_to_dpr_results(run: PathsLike, questions: PathsLike, passages: PathsLike, *,
                         first_qid: int = 0, depth: int | None = None,
                         progress: Callable[..., Iterable[Any]] | None = None,
+                        also: Collection[str] = (), present: set[str] | None = None,
                         ) -> list[DprResult]:
     """DPR retrieval results from a TREC run, its questions and the passage corpus.
 
@@ -493,8 +494,10 @@ def trec_to_dpr_results(run: PathsLike, questions: PathsLike, passages: PathsLik
                              "when the run numbers them from 1)")
         by_index[i] = lines[:depth] if depth is not None else lines
     needed = {ln.docid for lines in by_index.values() for ln in lines}
-    found = {p.id: p for p in shown(read_dpr_passages(passages, ids=needed),
+    found = {p.id: p for p in shown(read_dpr_passages(passages, ids=needed | set(also)),
                                     "reading the passages", "passage")}
+    if present is not None:
+        present.update(pid for pid in also if pid in found)
     missing = sorted(needed - found.keys())
     if missing:
         raise InputError(examples(expand_paths(passages, what="passages TSV"), width=None),
