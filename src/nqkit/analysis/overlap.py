@@ -601,7 +601,9 @@ def nq_open_item_scores(test: QaSet, predictions: PathLike, *, allow_missing: bo
         raise InputError(test.files[0], f"{len(repeats):,} test questions appear twice "
                          f"({examples(repeats, quote=True)}), so predictions joined by "
                          "question cannot tell them apart", "remove the duplicate lines")
-    names = [get_convention(c).name for c in (conventions or CONVENTIONS.names())]
+    # the official rule first, then the others by name
+    default = sorted(CONVENTIONS.names(), key=lambda n: (n != "orqa", n))
+    names = list(dict.fromkeys(get_convention(c).name for c in (conventions or default)))
     refs = [NqOpenExample(r.question, r.answers, r.where) for r in test.records]
     preds = list(read_nq_open_predictions(predictions))
     where = os.fspath(predictions)
