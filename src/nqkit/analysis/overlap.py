@@ -426,7 +426,7 @@ def _difference(scores: np.ndarray, a: np.ndarray, b: np.ndarray, n: int) -> Any
     return ItemStats(np.stack([scores * in_a, in_a, scores * in_b, in_b], axis=1), compute)
 
 
-def score_groups(analysis: OverlapAnalysis, per_item: Mapping[str, Sequence[float]], *,
+def score_groups(analysis: OverlapAnalysis, per_item: Mapping[str, Any], *,
                  bootstrap: int = 0, seed: int = 0, settings: Mapping[str, object] = {},
                  warnings: Sequence[ResultWarning] = ()) -> OverlapScores:
     """Each metric's mean on each group of ``analysis`` (``per_item``: metric -> one

@@ -38,6 +38,22 @@ ANSWER_NORM = Param("answer_norm", "--answer-norm", "answer normalisation of the
                     "first)", default="squad", choices=("squad", "orqa"))
 
 
+def _check_label_source(args: argparse.Namespace) -> None:
+    """Exactly one source of labels: --train, or --annotations with --annotated-test."""
+    from nqkit.errors import InputError
+
+    annotations = getattr(args, "annotations", None)
+    if (args.train is None) == (annotations is None):
+        raise InputError(None, "give either --train (labels computed against the training "
+                         "set) or --annotations with --annotated-test (the official labels)",
+                         "e.g. --train nq-open/train, or --annotations nq-annotations.jsonl "
+                         "--annotated-test dpr/nq-test.qa")
+    if annotations is not None and args.annotated_test is None:
+        raise InputError(None, "--annotations needs --annotated-test: the test file its ids "
+                         "are rows of", "for NQ: --annotated-test dpr/nq-test.qa "
+                         "(nq-test.qa.csv)")
+
+
 def _analysis(args: argparse.Namespace, test: Any) -> Any:
     """The overlap labels of the test questions: computed, or read from annotations."""
     from nqkit.analysis.overlap import (
@@ -46,20 +62,11 @@ def _analysis(args: argparse.Namespace, test: Any) -> Any:
         load_qa_set,
         overlap_from_annotations,
     )
-    from nqkit.errors import InputError
     from nqkit.formats.qa_overlap import read_overlap_annotations
 
+    _check_label_source(args)
     annotations = getattr(args, "annotations", None)
-    if (args.train is None) == (annotations is None):
-        raise InputError(None, "give either --train (labels computed against the training "
-                         "set) or --annotations with --annotated-test (the official labels)",
-                         "e.g. --train nq-open/train, or --annotations nq-annotations.jsonl "
-                         "--annotated-test dpr/nq-test.qa")
     if annotations is not None:
-        if args.annotated_test is None:
-            raise InputError(None, "--annotations needs --annotated-test: the test file its "
-                             "ids are rows of", "for NQ: --annotated-test dpr/nq-test.qa "
-                             "(nq-test.qa.csv)")
         rows = load_qa_set(args.annotated_test, what="annotated test")
         from nqkit.io import expand_paths
 
@@ -117,6 +124,7 @@ def run_score(args: argparse.Namespace) -> int:
     from nqkit.io import check_output, write_jsonl
     from nqkit.report import print_warnings
 
+    _check_label_source(args)
     if args.per_item:
         check_output(args.per_item, [*args.test, args.predictions], option="--per-item")
     test = load_qa_set(args.test, what="test")
