@@ -90,6 +90,12 @@ def test_row_predictions_json_lines_by_name(tmp_path):
     assert [(x.id, x.prediction) for x in read_row_predictions(p)] == [(1, "b"), (0, "a")]
 
 
+def _small_train(shared, tmp_path: Path, n: int = 300) -> Path:
+    """The first ``n`` lines of DPR's nq-dev.qa (NQ-open training questions)."""
+    lines = shared("data", "dpr", "nq-dev.qa.tsv").read_text(encoding="utf-8").splitlines()
+    return _write(tmp_path / "train.qa.tsv", lines[:n])
+
+
 def _qa(tmp_path: Path, name: str, rows) -> Path:
     return _jsonl(tmp_path / name, [{"question": q, "answer": a} for q, a in rows])
 
@@ -118,6 +124,17 @@ def test_answer_overlap_and_proxy_by_hand(tmp_path):
     b = compute_overlap(test, train, threshold=0.5, scope="all")
     assert b.items[2].nearest_row == 2 and b.items[2].question_overlap
     assert "qscope:all" in b.signature() and "qproxy:tfidf-cos>=0.5" in b.signature()
+
+
+def test_an_empty_normalised_answer_overlaps_and_is_said(tmp_path):
+    # "A+" loses its "+" and then the article "a": by the definition it equals "---"
+    train = load_qa_set(_qa(tmp_path, "train.jsonl", [("which dash", ["---"])]))
+    test = load_qa_set(_qa(tmp_path, "test.jsonl", [("most common blood type", ["A+"]),
+                                                   ("other", ["B"])]))
+    a = compute_overlap(test, train)
+    assert [it.answer_overlap for it in a.items] == [True, False]
+    assert [w.code for w in a.warnings] == ["empty-answer-overlap"]
+    assert "|warn:empty-answer-overlap|" in a.signature()
 
 
 def test_answer_overlap_on_real_files_matches_the_definition(shared):
@@ -229,7 +246,7 @@ def test_group_scores_from_annotations_equal_the_official(official_case, shared,
         assert g["n"] == n
         assert 100 * g["EM squad"] == pytest.approx(em, abs=1e-9)
         assert 100 * g["F1 squad"] == pytest.approx(f1, abs=1e-9)
-    assert "labels:qa-overlap#" in got["signature"]
+    assert "labels:qa-overlap#" in got["signature"] and "row-order" not in got["signature"]
     # the labels reach NQ-open.dev.jsonl (another order) through the question text
     assert main(["overlap", "score", "--test", str(shared("data", "nq-open",
                                                           "NQ-open.dev.jsonl")),
@@ -238,6 +255,18 @@ def test_group_scores_from_annotations_equal_the_official(official_case, shared,
     other = json.loads(capsys.readouterr().out)
     assert {k: v["n"] for k, v in other["groups"].items()} == {
         k: v["n"] for k, v in got["groups"].items()}
+
+
+def test_official_warns_about_another_row_order(official_case, shared, capsys):
+    # NQ-open.dev.jsonl holds the annotated questions in another order than nq-test.qa.csv
+    c = official_case
+    assert main(["overlap", "official", "--annotations", str(c["ann_path"]), "--references",
+                 str(shared("data", "nq-open", "NQ-open.dev.jsonl")), "--predictions",
+                 str(c["pred_path"]), "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert "nqkit: warning: " in captured.err and "another order than nq-test.qa.csv" in (
+        captured.err)
+    assert "|warn:row-order|" in json.loads(captured.out)["signature"]
 
 
 def test_official_refuses_missing_rows(official_case, tmp_path, capsys):
@@ -261,10 +290,10 @@ def test_annotation_label_must_be_known(tmp_path, shared, capsys):
 # ----------------------------------------------------------------------------- scores
 
 @pytest.mark.parametrize("name", ["mixed"])
-def test_total_equals_the_official_nq_open_accuracy(name, shared, capsys):
+def test_total_equals_the_official_nq_open_accuracy(name, shared, tmp_path, capsys):
     official = json.loads(shared("golden", "nq-open", f"{name}.official.json").read_text())
     assert main(["overlap", "score", "--test", str(shared("data", "nq-open", "NQ-open.dev.jsonl")),
-                 "--train", str(shared("data", "dpr", "nq-dev.qa.tsv")), "--predictions",
+                 "--train", str(_small_train(shared, tmp_path)), "--predictions",
                  str(shared("golden", "nq-open", f"{name}.predictions.jsonl")),
                  "--allow-missing", "--convention", "orqa", "--format", "json"]) == 0
     got = json.loads(capsys.readouterr().out)
@@ -316,7 +345,7 @@ def test_score_needs_one_source_of_labels(shared, tmp_path, capsys):
 def test_per_item_records_labels(shared, tmp_path, capsys):
     out = tmp_path / "items.jsonl"
     assert main(["overlap", "score", "--test", str(shared("data", "nq-open", "NQ-open.dev.jsonl")),
-                 "--train", str(shared("data", "dpr", "nq-dev.qa.tsv")), "--predictions",
+                 "--train", str(_small_train(shared, tmp_path)), "--predictions",
                  str(shared("golden", "nq-open", "first_answer.predictions.jsonl")),
                  "--per-item", str(out)]) == 0
     items = [json.loads(line) for line in out.read_text().splitlines()]

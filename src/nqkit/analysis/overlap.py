@@ -33,6 +33,7 @@ against NQ-open's 87,925 are different numbers.
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -49,22 +50,29 @@ from nqkit.text.normalize import normalize_answer, normalize_answer_nfd
 
 __all__ = [
     "ANSWER_NORMS",
+    "DIFFERENCES",
     "GROUPS",
+    "NQ_TEST_ROW_ORDER",
     "PROXY",
     "SCOPES",
     "GroupDifference",
     "GroupScore",
+    "Leak",
     "LeakReport",
     "OverlapAnalysis",
     "OverlapItem",
     "OverlapScores",
     "QaRecord",
     "QaSet",
+    "ambigqa_item_scores",
     "compute_overlap",
     "file_digest",
     "leak_report",
     "load_qa_set",
+    "nq_open_item_scores",
     "overlap_from_annotations",
+    "row_order",
+    "row_order_warnings",
     "score_groups",
 ]
 
@@ -157,6 +165,34 @@ def load_qa_set(paths: PathsLike, *, what: str = "input") -> QaSet:
                  identify(r.question for r in records))
 
 
+# The question order of nq-test.qa.csv (DPR's NQ test file, 3,610 lines), whose 0-based
+# lines the ids of QA-Overlap's nq-annotations.jsonl are: row_order() of its questions.
+NQ_TEST_ROW_ORDER = "cdb7ff6e5f87d742"
+
+
+def row_order(questions: Iterable[str]) -> str:
+    """16 hex digits naming a sequence of questions (normalised as split fingerprints
+    normalise them): equal for two files exactly when their questions come in one order."""
+    from nqkit.splits import normalize_key
+
+    text = "\n".join(normalize_key(q) for q in questions)
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
+
+
+def row_order_warnings(rows: QaSet) -> list[ResultWarning]:
+    """A ``row-order`` warning when ``rows`` (the file annotation ids are rows of) holds the
+    NQ-open test questions in another order than ``nq-test.qa.csv``: the official NQ
+    annotations would then label the wrong questions."""
+    if rows.split != "nq-open/dev" or row_order(rows.questions) == NQ_TEST_ROW_ORDER:
+        return []
+    return [ResultWarning(
+        "row-order", f"{examples(rows.files, width=None)} holds the questions of nq-open/dev "
+        "in another order than nq-test.qa.csv, whose 0-based rows the ids of the official "
+        "nq-annotations.jsonl are: with that file every label would reach the wrong question "
+        "— give dpr/nq-test.qa (nq-test.qa.csv) as the annotated test file, unless the "
+        "annotations were made for this order")]
+
+
 def file_digest(path: PathLike) -> str:
     """The first 12 hex digits of a file's SHA-256 (names an annotation file)."""
     from nqkit.io import sha256_file
@@ -202,6 +238,7 @@ class OverlapAnalysis:
     items: tuple[OverlapItem, ...]
     test: str  # split label of the test questions
     source: dict[str, str]  # signature fields: how the labels were made
+    warnings: tuple[ResultWarning, ...] = ()  # what limits the meaning of the labels
 
     def members(self, group: str) -> np.ndarray:
         """Indexes of the items in ``group``."""
@@ -212,7 +249,7 @@ class OverlapAnalysis:
         return {g: len(self.members(g)) for g in GROUPS}
 
     def signature(self) -> str:
-        return make_signature("overlap", {"test": self.test, **self.source})
+        return make_signature("overlap", {"test": self.test, **self.source}, self.warnings)
 
     def to_annotations(self) -> list[dict[str, Any]]:
         """The labels in the official annotation format (``no_overlap`` left out)."""
@@ -284,9 +321,19 @@ def compute_overlap(test: QaSet, train: QaSet, *, answer_norm: str = "squad",
             i, r.question, r.answers, answer, found, question, j,
             train.records[j].question if j is not None else None,
             sim if j is not None else None, _labels(answer, question)))
+    warnings = []
+    # by the definition an answer that normalises to "" ("---", ")") equals any other such
+    # answer: counted, as the definition counts it, and said
+    empty = [it.question for it in items
+             if it.shared_answers and all(norm(a) == "" for a in it.shared_answers)]
+    if empty:
+        warnings.append(ResultWarning(
+            "empty-answer-overlap", f"{len(empty):,} test question(s) have answer overlap only "
+            "through a gold answer that normalises to the empty string, as a training answer "
+            f"does ({examples(empty, quote=True)}); counted, as the definition counts them"))
     return OverlapAnalysis(tuple(items), test.split, {
         "train": train.split, "answers": answer_norm,
-        "qproxy": f"{PROXY}>={threshold:g}", "qscope": scope})
+        "qproxy": f"{PROXY}>={threshold:g}", "qscope": scope}, tuple(warnings))
 
 
 def overlap_from_annotations(test: QaSet, annotations: Iterable[OverlapAnnotation], *,
@@ -325,7 +372,8 @@ def overlap_from_annotations(test: QaSet, annotations: Iterable[OverlapAnnotatio
             labels = (*labels, "no_overlap")
         items.append(OverlapItem(i, r.question, r.answers, answer, (), question, None, None,
                                  None, labels))
-    return OverlapAnalysis(tuple(items), test.split, {"labels": label, "rows": rows.split})
+    return OverlapAnalysis(tuple(items), test.split, {"labels": label, "rows": rows.split},
+                           tuple(row_order_warnings(rows)))
 
 
 # --------------------------------------------------------------------------- scores
@@ -469,7 +517,7 @@ def score_groups(analysis: OverlapAnalysis, per_item: Mapping[str, Any], *,
                 diffs.append(GroupDifference(a, b, m, d, iv.low, iv.high))
             else:
                 diffs.append(GroupDifference(a, b, m, d))
-    out_warnings = list(warnings)
+    out_warnings = [*analysis.warnings, *warnings]
     empty = [g for g in ("question_overlap", "answer_overlap") if not len(members[g])]
     if empty:
         out_warnings.append(ResultWarning(

@@ -155,11 +155,11 @@ def run_score(args: argparse.Namespace) -> int:
 def run_official(args: argparse.Namespace) -> int:
     import json
 
-    from nqkit.analysis.overlap import file_digest, load_qa_set
+    from nqkit.analysis.overlap import file_digest, load_qa_set, row_order_warnings
     from nqkit.formats.qa_overlap import read_overlap_annotations, read_row_predictions
     from nqkit.io import expand_paths
     from nqkit.metrics.qa_overlap import score_overlap_official
-    from nqkit.report import format_table
+    from nqkit.report import format_table, print_warnings
 
     refs = load_qa_set(args.references, what="references")
     (path,) = expand_paths(args.annotations, what="annotations")[:1]
@@ -167,7 +167,8 @@ def run_official(args: argparse.Namespace) -> int:
                                read_row_predictions(args.predictions),
                                read_overlap_annotations(path),
                                annotations_label=f"qa-overlap#{file_digest(path)}",
-                               where=args.predictions)
+                               where=args.predictions, warnings=row_order_warnings(refs))
+    print_warnings(r.warnings)
     if args.format == "official":
         print(r.official_text())
     elif args.format == "json":
@@ -185,11 +186,12 @@ def run_official(args: argparse.Namespace) -> int:
 def run_labels(args: argparse.Namespace) -> int:
     from nqkit.analysis.overlap import load_qa_set
     from nqkit.io import check_output, write_jsonl
-    from nqkit.report import say
+    from nqkit.report import print_warnings, say
 
     check_output(args.output, [*args.test, *args.train], option="--output")
     test = load_qa_set(args.test, what="test")
     analysis = _analysis(args, test)
+    print_warnings(analysis.warnings)
     n = write_jsonl(args.output, analysis.to_annotations())
     counts = analysis.counts()
     say(f"{n:,} test questions labelled: " + ", ".join(

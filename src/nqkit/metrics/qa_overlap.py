@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from nqkit.errors import InputError, examples
 from nqkit.formats.qa_overlap import LABELS, OverlapAnnotation, RowPrediction, check_rows
-from nqkit.signature import make_signature
+from nqkit.signature import ResultWarning, make_signature
 from nqkit.text.normalize import normalize_answer
 
 __all__ = [
@@ -69,6 +69,7 @@ class OfficialOverlapResult:
     em: tuple[bool, ...]  # per row of the test file
     f1: tuple[float, ...]
     signature: str
+    warnings: tuple[ResultWarning, ...] = ()
 
     def official(self) -> dict[str, dict[str, float | int | None]]:
         """The dict the official ``get_scores`` returns."""
@@ -94,11 +95,13 @@ def score_overlap_official(
     labels: Sequence[str] = LABELS,
     annotations_label: str = "custom",
     where: str | None = None,
+    warnings: Sequence[ResultWarning] = (),
 ) -> OfficialOverlapResult:
     """Score row-ordered predictions per annotation label, as the official script.
 
     ``references`` are the rows of the test file (question, gold answers), in order;
-    ``annotations_label`` names the annotation file in the signature (e.g. its digest).
+    ``annotations_label`` names the annotation file in the signature (e.g. its digest);
+    ``warnings`` (found by the caller, e.g. a row order unlike the annotated file's) mark it.
     """
     n = len(references)
     preds = {p.id: p.prediction for p in predictions}
@@ -125,5 +128,5 @@ def score_overlap_official(
                                  100 * sum(f1[i] for i in ids) / len(ids)))
     sig = make_signature("qa-overlap-official", {
         "annotations": annotations_label, "rows": n, "match": "em-squad", "f1": "squad",
-        "join": "row"})
-    return OfficialOverlapResult(tuple(scores), em, f1, sig)
+        "join": "row"}, warnings)
+    return OfficialOverlapResult(tuple(scores), em, f1, sig, tuple(warnings))
