@@ -47,6 +47,8 @@ GROUPS: dict[str, str | None] = {
     "data": "datasets by name: list, info, get (verified downloads), verify, path, export, "
             "stats",
     "index": "build passage indexes (BM25, dense) for open-domain retrieval",
+    "overlap": "test-train overlap (Lewis et al. 2021): scores by overlap group, the "
+               "official QA-Overlap numbers, leak reports",
 }
 
 

@@ -54,6 +54,8 @@ __all__ = [
 
 REGISTRY_ENV = "NQKIT_REGISTRY"
 SOURCES = "official-sources.tsv"  # the built-in files: URL, md5, size (as published)
+# further files, for datasets the official table does not list (QA-Overlap's annotations)
+MORE_SOURCES = "more-sources.tsv"
 CATALOG = "catalog.json"  # the built-in datasets: what each is, licence, citation, ...
 
 # What each format is, for `data list` and for export (see nqkit.datasets.export).
@@ -377,6 +379,7 @@ def _official_files(text: str) -> dict[str, list[dict[str, Any]]]:
 def _builtin() -> tuple[Dataset, ...]:
     here = resources.files("nqkit.datasets")
     files = _official_files(here.joinpath(SOURCES).read_text(encoding="utf-8"))
+    files.update(_official_files(here.joinpath(MORE_SOURCES).read_text(encoding="utf-8")))
     catalog = orjson.loads(here.joinpath(CATALOG).read_bytes())["datasets"]
     if set(files) != set(catalog):  # a packaging mistake, never the user's
         raise RuntimeError(f"{SOURCES} and {CATALOG} disagree on "
@@ -387,8 +390,9 @@ def _builtin() -> tuple[Dataset, ...]:
 
 
 def builtin_registry() -> DatasetRegistry:
-    """The datasets nqkit knows by itself: the files of ``official-sources.tsv`` with what
-    ``catalog.json`` says of each dataset (both beside this module)."""
+    """The datasets nqkit knows by itself: the files of ``official-sources.tsv`` (then of
+    ``more-sources.tsv``) with what ``catalog.json`` says of each dataset (all beside this
+    module)."""
     return DatasetRegistry(_builtin())
 
 
