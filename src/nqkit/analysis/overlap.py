@@ -14,7 +14,7 @@ Open-Domain Question Answering Datasets" (EACL), split a test set three ways:
   (annotators compared each with the training questions sharing its answer). Without
   them nqkit offers an automatic **proxy**, and names it as one: the nearest training
   question by cosine similarity of TF-IDF vectors of lower-cased word unigrams and bigrams
-  (:class:`nqkit.baselines.open_nearest_question.TfidfIndex`: sublinear tf, smoothed idf,
+  (:class:`nqkit.text.tfidf.TfidfIndex`: sublinear tf, smoothed idf,
   L2-normalised), searched among the training questions that share a normalised answer
   with the test question (``scope="same-answer"``, the paper's protocol) or among all of
   them (``scope="all"``); the test question overlaps when that similarity is at least
@@ -47,6 +47,7 @@ from nqkit.formats.qa_overlap import LABELS, OverlapAnnotation, check_rows
 from nqkit.io import PathLike, PathsLike, expand_paths
 from nqkit.signature import ResultWarning, make_signature
 from nqkit.text.normalize import normalize_answer, normalize_answer_nfd
+from nqkit.text.tfidf import TfidfIndex
 
 __all__ = [
     "ANSWER_NORMS",
@@ -270,8 +271,6 @@ def _nearest(test_questions: Sequence[str], train_questions: Sequence[str],
              candidates: Sequence[np.ndarray] | None) -> list[tuple[int | None, float]]:
     """For each test question, the most similar training question (lowest row among
     ties) and its TF-IDF cosine, within its candidates when given."""
-    from nqkit.baselines.open_nearest_question import TfidfIndex
-
     index = TfidfIndex(list(train_questions))
     out: list[tuple[int | None, float]] = []
     for i, q in enumerate(test_questions):
