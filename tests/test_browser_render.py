@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from nqkit.browser.render import highlight_simplified, http_url, sanitize, token_text
-from nqkit.browser.text import space_between
 from nqkit.formats.nq import SimplifiedNqExample, Span
+from nqkit.text.display import space_between
 
 from conftest import require, shared_file
 

@@ -40,7 +40,6 @@ from typing import Any
 import numpy as np
 import orjson
 
-from nqkit.browser.text import join_words, page_words, simplified_words
 from nqkit.errors import InputError, location
 from nqkit.formats.nq import (
     Annotation,
@@ -63,6 +62,7 @@ from nqkit.io import (
     iter_lines,
     parse_json_line,
 )
+from nqkit.text.display import join_words, page_words, simplified_words
 
 _compressor: types.ModuleType
 try:  # isal compresses several times faster than zlib, in the same deflate format
@@ -70,7 +70,7 @@ try:  # isal compresses several times faster than zlib, in the same deflate form
 except ImportError:  # pragma: no cover - depends on the platform
     _compressor = zlib
 
-STORE_VERSION = 2  # 2: readable snippet text (nqkit.browser.text)
+STORE_VERSION = 2  # 2: readable snippet text (nqkit.text.display)
 _SNIPPET_CHARS = 240
 
 

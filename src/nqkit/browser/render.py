@@ -28,7 +28,8 @@ from collections.abc import Iterable, Sequence
 from html.parser import HTMLParser
 from typing import Any
 
-from nqkit.browser.text import (
+from nqkit.formats.nq import NqExample, SimplifiedNqExample, Span
+from nqkit.text.display import (
     is_tag_token,
     join_words,
     page_words,
@@ -36,7 +37,6 @@ from nqkit.browser.text import (
     simplified_words,
     space_between,
 )
-from nqkit.formats.nq import NqExample, SimplifiedNqExample, Span
 
 # Tags kept (with their text); anything else is unwrapped (text kept, tag dropped).
 ALLOWED_TAGS = frozenset([
@@ -299,7 +299,7 @@ def highlight_simplified(ex: SimplifiedNqExample, start_token: int, end_token: i
                          ) -> str:
     """Like :func:`highlight_original`, rebuilt from the tokens of a simplified example.
 
-    Words are spaced as a reader expects (:func:`nqkit.browser.text.space_between`); a
+    Words are spaced as a reader expects (:func:`nqkit.text.display.space_between`); a
     space between two words of the same mark stays inside it.
     """
     toks = ex.tokens
@@ -354,7 +354,7 @@ def num_tokens(ex: NqExample | SimplifiedNqExample) -> int:
 def token_text(ex: NqExample | SimplifiedNqExample, start: int, end: int, limit: int = 0) -> str:
     """Readable plain text of a token range (HTML tags left out), cut to ``limit`` words
     if given: the page's own words and spacing for the original format, rebuilt spacing
-    for the simplified one (:mod:`nqkit.browser.text`)."""
+    for the simplified one (:mod:`nqkit.text.display`)."""
     if isinstance(ex, NqExample):
         words, spaces = page_words(ex.html_bytes, (
             (t.start_byte, t.end_byte, t.token) for t in ex.document_tokens[start:end]

@@ -2,7 +2,9 @@
 
 NQ splits punctuation off words (``Röntgen , of Germany``, ``( 1963 )``, ``Nobel 's``) and
 writes quotation marks as ````` and ``''``. Joined with spaces the tokens read badly, so
-the browser shows the words of a span as the page wrote them:
+the browser shows the words of a span as the page wrote them (unlike
+:func:`nqkit.text.html.html_span_text`, the visible text of a byte range, which keeps
+untokenized text and joins text nodes without separators):
 
 * **Original format** (``document_html`` and byte offsets): each word is the page's own
   text at the token's byte offsets (HTML entities decoded: ``&quot;`` is ``"``, where the
