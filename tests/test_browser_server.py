@@ -733,3 +733,54 @@ def test_annotator_counts_on_the_real_sample(scored: TestClient) -> None:
     # The index shows the same count, with the sentence as its title.
     assert ('title="4 of 5 annotators chose this paragraph; 1 chose another candidate">4/5'
             in scored.get("/").text)
+
+
+SIG_RE = re.compile(r'<span class="sig" id="signature">([^<]*)</span>')
+CMD_RE = re.compile(r'<code id="evalcmd">([^<]*)</code>')
+
+
+def _eval_nq(capsys: pytest.CaptureFixture[str], gold: Path, preds: Path, *flags: str
+             ) -> tuple[int, str]:
+    """Exit code and the signature line of ``nqkit eval nq`` on the files."""
+    from nqkit.cli import main
+
+    capsys.readouterr()
+    code = main(["eval", "nq", "--gold", str(gold), "--predictions", str(preds),
+                 "--no-gold-cache", *flags])
+    out = capsys.readouterr().out
+    sigs = [line.removeprefix("signature: ") for line in out.splitlines()
+            if line.startswith("signature: ")]
+    return code, sigs[0] if len(sigs) == 1 else ""
+
+
+def test_index_signature_is_what_eval_nq_prints(
+        sample_gold: Path, capsys: pytest.CaptureFixture[str],
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    cache = tmp_path_factory.mktemp("sigcache")
+    golden = sorted(shared_file("golden", "nq-eval", "all_null.predictions.json").parent
+                    .glob("*.predictions.json"))
+    assert len(golden) >= 10
+    for preds in golden:  # every example predicted: the command's default policy
+        code, want = _eval_nq(capsys, sample_gold, preds)
+        assert code == 0 and want.startswith("nq|"), preds.name
+        page = _client(load_dataset(sample_gold, str(preds), cache_dir=cache,
+                                    progress=False)).get("/").text
+        assert SIG_RE.findall(page) == [want], preds.name
+        assert CMD_RE.findall(page) == ["nqkit eval nq"], preds.name
+    assert "missing:error" in want and "missing:error|warn:all-null" in _eval_nq(
+        capsys, sample_gold, golden[0])[1]  # all_null comes first, with its warning mark
+
+    # Predictions for 6 of the 10 examples: `eval nq` refuses them, and with the flag the
+    # browser names it scores them as null, with the signature it prints then.
+    d = tmp_path_factory.mktemp("sigpart")
+    part = d / "part.predictions.json"
+    rows = json.loads(shared_file("golden", "nq-eval", "mixed0.predictions.json")
+                      .read_text(encoding="utf-8"))["predictions"]
+    part.write_text(json.dumps({"predictions": rows[:6]}), encoding="utf-8")
+    assert _eval_nq(capsys, sample_gold, part)[0] == 2
+    code, want = _eval_nq(capsys, sample_gold, part, "--allow-missing")
+    assert code == 0 and "|missing:null|" in want
+    page = _client(load_dataset(sample_gold, str(part), cache_dir=cache,
+                                progress=False)).get("/").text
+    assert SIG_RE.findall(page) == [want]
+    assert CMD_RE.findall(page) == ["nqkit eval nq --allow-missing"]

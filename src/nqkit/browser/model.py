@@ -23,9 +23,10 @@ from typing import Any
 from nqkit.analysis.nq_breakdown import question_word
 from nqkit.browser.example_store import ExampleStore, ExampleSummary, open_store
 from nqkit.formats.nq import Span
-from nqkit.formats.nq_predictions import NqPrediction, check_id_types, read_nq_predictions
+from nqkit.formats.nq_predictions import NqPrediction, read_nq_predictions
 from nqkit.io import PathsLike
-from nqkit.metrics.nq import AnswerStat, NqResult, evaluate_nq, gold_has_long, gold_has_short
+from nqkit.metrics.nq import AnswerStat, NqResult, gold_has_long, gold_has_short
+from nqkit.tasks.nq import gold_label, score_predictions
 
 OUTCOMES: tuple[str, ...] = ("correct", "wrong", "missed", "false positive", "null")
 GOLD_FILTERS: dict[str, str] = {
@@ -163,6 +164,8 @@ class Dataset:
     predictions_name: str = ""
     result: NqResult | None = None
     extra_predictions: int = 0
+    # the flags ``nqkit eval nq`` needs to score these files as the browser does
+    eval_flags: tuple[str, ...] = ()
     rows: list[Row] = field(default_factory=list)
     types: tuple[str, ...] = _TYPES
     words: tuple[str, ...] = _WORDS
@@ -312,17 +315,25 @@ def load_dataset(gold: PathsLike, predictions: str | None = None, *,
                  progress: bool = True) -> Dataset:
     """Open the store of the gold files (building it once) and score the predictions.
 
-    Predictions are read and validated like ``nqkit eval nq`` reads them (same errors).
-    Examples without a prediction are scored as null and predictions for ids outside the
-    loaded files are ignored (and counted), so a subset of shards can be browsed with a
-    prediction file for the whole set.
+    Predictions are read, validated and scored by the code of ``nqkit eval nq`` (same
+    errors, same numbers, same signature). Where that command would refuse the files, the
+    browser scores them as ``nqkit eval nq`` does with the flag that accepts them, and
+    shows that flag: examples without a prediction are scored as null
+    (``--allow-missing``, marked ``missing:null`` in the signature) and predictions for
+    ids outside the loaded files are ignored and counted (``--allow-extra``), so a subset
+    of shards can be browsed with a prediction file for the whole set. When every example
+    has a prediction and every prediction an example, the policy is the command's
+    default, and so is the signature.
     """
     store = open_store(gold, cache_dir=cache_dir, workers=workers, progress=progress)
     if predictions is None:
         return Dataset(store)
     preds = read_nq_predictions(predictions)
     gold_ex = {s.example_id: s.gold() for s in store.summaries}
-    check_id_types(gold_ex, preds, predictions)
-    result = evaluate_nq(gold_ex, preds, missing="null", allow_extra=True, where=predictions)
+    allow_missing = any(i not in preds for i in gold_ex)
     extra = sum(1 for i in preds if i not in gold_ex)
-    return Dataset(store, preds, Path(predictions).name, result, extra)
+    result = score_predictions(gold_ex, preds, predictions, allow_missing=allow_missing,
+                               allow_extra=bool(extra), gold_where=gold_label(gold))
+    flags = tuple(f for f, on in (("--allow-missing", allow_missing),
+                                  ("--allow-extra", bool(extra))) if on)
+    return Dataset(store, preds, Path(predictions).name, result, extra, eval_flags=flags)
