@@ -216,7 +216,8 @@ def create_app(ds: Dataset, *, host: str = "127.0.0.1", port: int = 8080,
             from nqkit.analysis.plots import pr_curve_png
 
             pr_png.append(pr_curve_png({"long": ds.result.long, "short": ds.result.short},
-                                       title=ds.predictions_name or "Natural Questions"))
+                                       title=ds.predictions_name or "Natural Questions",
+                                       thumbnail=True))
         return Response(pr_png[0], media_type="image/png",
                         headers={"Cache-Control": "max-age=3600"})
 
