@@ -23,8 +23,9 @@ Two steps:
 from __future__ import annotations
 
 import html
+import itertools
 import urllib.parse
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from html.parser import HTMLParser
 from typing import Any
 
@@ -355,10 +356,24 @@ def token_text(ex: NqExample | SimplifiedNqExample, start: int, end: int, limit:
     """Readable plain text of a token range (HTML tags left out), cut to ``limit`` words
     if given: the page's own words and spacing for the original format, rebuilt spacing
     for the simplified one (:mod:`nqkit.text.display`)."""
+    # Only the words shown are read (and one more, to know whether to cut): a candidate
+    # can be a table of thousands of tokens.
     if isinstance(ex, NqExample):
-        words, spaces = page_words(ex.html_bytes, (
-            (t.start_byte, t.end_byte, t.token) for t in ex.document_tokens[start:end]
-            if not t.html_token))
+        offsets = ((t.start_byte, t.end_byte, t.token)
+                   for t in ex.document_tokens[start:end] if not t.html_token)
+        words, spaces = page_words(ex.html_bytes,
+                                   itertools.islice(offsets, limit + 1) if limit else offsets)
     else:
-        words, spaces = simplified_words(ex.tokens[start:end])
+        words, spaces = simplified_words(_first_words(ex.tokens[start:end], limit + 1)
+                                         if limit else ex.tokens[start:end])
     return join_words(words, spaces, limit)
+
+
+def _first_words(tokens: Iterable[str], n: int) -> Iterator[str]:
+    """``tokens`` up to and including the ``n``-th word (tags pass through)."""
+    for t in tokens:
+        yield t
+        if not is_tag_token(t):
+            n -= 1
+            if n <= 0:
+                return
