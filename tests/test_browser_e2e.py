@@ -208,6 +208,54 @@ def test_next_previous_follow_the_filter(server: str, page) -> None:  # type: ig
     assert page.locator("#next").count() == 0  # the last one of the filtered list
 
 
+def test_what_a_new_user_reads_at_1280_pixels(server: str, browser) -> None:  # type: ignore[no-untyped-def]
+    from nqkit.analysis.plots import pr_curve_figure
+    from nqkit.metrics.nq import Sweep
+
+    ctx = _context(browser, viewport={"width": 1280, "height": 800})
+    page = ctx.new_page()
+    try:
+        page.goto(server + "/")
+        page.wait_for_load_state("load")
+        # The PR-curve thumbnail: all of it on screen, drawn at twice the size it is shown,
+        # so its smallest type (the tick labels, in points at the figure's dpi) shows at
+        # 12 CSS pixels or more.
+        box = page.evaluate("""() => { const i = document.querySelector('img.prcurve');
+            const r = i.getBoundingClientRect();
+            return [r.left, r.right, r.width, i.naturalWidth, window.innerWidth]; }""")
+        left, right, shown, natural, width = box
+        assert width == 1280 and left > 0 and right <= width
+        assert (shown, natural) == (400, 800)
+        empty = Sweep((), (), (), 0.0, 0.0, 0.0, 0.0)
+        fig = pr_curve_figure({"long": empty}, thumbnail=True)
+        smallest = min(t.get_fontsize() for t in fig.axes[0].get_xticklabels())
+        assert smallest * fig.dpi / 72 * shown / natural >= 12
+        # The signature is the one `nqkit eval nq` prints for these files (every example
+        # predicted: its default policy, missing:error).
+        assert page.locator("#evalcmd").inner_text() == "nqkit eval nq"
+        assert page.locator("#signature").inner_text().startswith(
+            "nq|long-thr:2|short-thr:2|missing:error|v")
+        _shot(page, "07-index-1280")
+
+        page.goto(server + f"/example/{NOBEL_ID}")
+        page.wait_for_load_state("load")
+        # By hand from the raw annotations: 4 of the 5 annotators chose candidate 1, a
+        # paragraph; 4 gave a short answer, twice "Wilhelm Conrad Röntgen, of Germany".
+        assert page.locator("#gold-long").inner_text() == (
+            "gold long answer: paragraph · 4 of 5 annotators chose this paragraph; 1 chose "
+            "another candidate")
+        assert page.locator("#gold-short").inner_text() == (
+            "gold short answer: “Wilhelm Conrad Röntgen, of Germany” · 4 of 5 annotators "
+            "gave a short answer")
+        shorts = [t.strip() for t in page.locator("table.anns mark.gs").all_inner_texts()]
+        assert shorts.count("Wilhelm Conrad Röntgen, of Germany") == 2
+        assert shorts.count("Wilhelm Conrad Röntgen") == 2
+        assert not any(" ," in t for t in page.locator("table.anns").all_inner_texts())
+        _shot(page, "08-example-1280")
+    finally:
+        ctx.close()
+
+
 # ------------------------------------------------------------------- a hostile page
 
 DEADPOOL_ID = 8851020722386421469

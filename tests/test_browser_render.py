@@ -18,6 +18,7 @@ import pytest
 
 from nqkit.browser.render import highlight_simplified, http_url, sanitize, token_text
 from nqkit.formats.nq import SimplifiedNqExample, Span
+from nqkit.text.display import space_between
 
 from conftest import require, shared_file
 
@@ -201,12 +202,43 @@ SIMPLE = SimplifiedNqExample(1, "q", "https://en.wikipedia.org/w/index.php?title
 
 def test_simplified_highlight_rebuilds_tags_and_escapes_words() -> None:
     # Span tokens 1-4 ("a <> b") marked gs: the tag <P> is written back lower-cased as
-    # markup, "<>" is a word (escaped), the mark closes before </P>.
+    # markup, "<>" is a word (escaped), the spaces between marked words stay inside the
+    # mark, the mark closes right after the last word, before </P>.
     assert highlight_simplified(SIMPLE, 0, 5, [(Span(-1, -1, 1, 4), "gs")]) == \
-        '<p> <mark class="gs">a &lt;&gt; b </mark></p> '
-    # Only "b" marked: the words before it carry no mark at all (not an empty one).
+        '<p> <mark class="gs">a &lt;&gt; b</mark></p> '
+    # Only "b" marked: the words before it carry no mark at all (not an empty one), and
+    # the space before it is outside the mark.
     assert highlight_simplified(SIMPLE, 0, 5, [(Span(-1, -1, 3, 4), "gs")]) == \
-        '<p> a &lt;&gt; <mark class="gs">b </mark></p> '
+        '<p> a &lt;&gt; <mark class="gs">b</mark></p> '
+
+
+# NQ tokens of "Wilhelm Conrad Röntgen, of Germany (1901)." with a closing quote, a
+# clitic, a hyphen and an opening quote, as a simplified page: tokens 0-20, tags at 0, 20.
+READER = SimplifiedNqExample(
+    2, "q", "https://en.wikipedia.org/w/index.php?title=X",
+    "<P> Wilhelm Conrad Röntgen , of Germany ( 1901 ) . `` X-rays '' , Nobel 's high - "
+    "pressure </P>", (), ())
+
+
+def test_simplified_text_is_spaced_as_a_reader_expects() -> None:
+    # By hand: no space before , ) . '' 's, none after ( ``, none around a hyphen token.
+    assert token_text(READER, 0, 22) == \
+        'Wilhelm Conrad Röntgen, of Germany (1901). "X-rays", Nobel\'s high-pressure'
+    assert token_text(READER, 1, 7) == "Wilhelm Conrad Röntgen, of Germany"
+    assert token_text(READER, 1, 22, limit=4) == "Wilhelm Conrad Röntgen, …"
+    # The highlight of tokens 3-7 ("Röntgen , of Germany") covers exactly those words.
+    out = highlight_simplified(READER, 0, 10, [(Span(-1, -1, 3, 7), "gs")])
+    assert out == '<p> Wilhelm Conrad <mark class="gs">Röntgen, of Germany</mark> (1901)'
+
+
+@pytest.mark.parametrize(("prev", "cur", "space"), [
+    ("Röntgen", ",", False), ("1901", ")", False), ("(", "1901", False), ("Nobel", "'s", False),
+    ("do", "n't", False), ("``", "X", False), ("X", "''", False), ("high", "-", False),
+    ("-", "pressure", False), ("25", "%", False), ("Jump", "to", True), ("to", ":", False),
+    (":", "navigation", True), ("1966", "/", True), ("prize", "twice", True),
+])
+def test_space_between(prev: str, cur: str, space: bool) -> None:
+    assert space_between(prev, cur) is space
 
 
 @pytest.mark.parametrize(("limit", "expected"), [
@@ -378,3 +410,30 @@ def test_highlight_ends_where_the_span_ends(raw_examples: dict[int, Any], client
     assert (toks[s["start_token"] - 1]["token"], toks[s["end_token"]]["token"]) == ("on", ".")
     doc = client.get(f"/example/{DEADPOOL_ID}/document").text
     assert 'on</mark> <mark class="gl gs">May 18, 2018</mark><mark class="gl">. A sequel' in doc
+
+
+def test_short_answer_text_reads_as_the_page_in_both_formats(
+        raw_examples: dict[int, Any]) -> None:
+    # The oracle: the page's HTML under the answer's byte range, tags stripped, entities
+    # decoded, runs of whitespace made one space. Every gold short answer of the sample
+    # reads exactly so, from the original format (the page's words and spacing) and from
+    # the simplified one (spacing rebuilt from the tokens alone).
+    from nqkit.formats.nq import example_from_json, simplified_from_json
+
+    with open(shared_file("data", "nq", "simplified-nq-dev-sample10.jsonl"),
+              encoding="utf-8") as f:
+        simplified = {d["example_id"]: simplified_from_json(d) for d in map(json.loads, f)}
+    seen = []
+    for ex_id, d in raw_examples.items():
+        ex, simple = example_from_json(d), simplified[ex_id]
+        raw = d["document_html"].encode("utf-8")
+        for s in _short_spans(d):
+            page = html.unescape(re.sub(r"<[^>]*>", "",
+                                        raw[s["start_byte"]:s["end_byte"]].decode("utf-8")))
+            want = " ".join(page.split())
+            assert token_text(ex, s["start_token"], s["end_token"]) == want
+            assert token_text(simple, s["start_token"], s["end_token"]) == want
+            seen.append(want)
+    # Tokens 245-251 of the Nobel page: "Röntgen , of" in NQ's tokens, not on the page.
+    assert "Wilhelm Conrad Röntgen, of Germany" in seen
+    assert len(seen) >= 8

@@ -509,6 +509,32 @@ def test_malformed_gold_same_error_as_cli(tmp_path: Path,
     assert sorted(os.listdir(bad.parent)) == ["bad.jsonl"]
 
 
+# The annotator counts of the badges, by hand from the toy specifications: "k of n" counts,
+# of all 5 annotators, those who chose the gold long answer (the one most chose), and
+# those who gave any short answer (or answered the gold's YES/NO).
+TOY_LONG_CHIP = {
+    101: "4 of 5 annotators chose this paragraph; 1 gave no long answer",
+    102: "4 of 5 annotators chose this paragraph; 1 gave no long answer",
+    103: "4 of 5 annotators chose this paragraph; 1 gave no long answer",
+    # "Google Search" 3, "Google LLC" 1, null 1
+    104: "3 of 5 annotators chose this list item; 1 chose another candidate, 1 gave no long "
+         "answer",
+    # "France Paris" 4, the header row "Country Capital" 1
+    105: "4 of 5 annotators chose this table row; 1 chose another candidate",
+    106: "4 of 5 annotators chose this paragraph; 1 gave no long answer",
+    107: "1 of 5 annotators gave a long answer; at least 2 needed",
+}
+TOY_SHORT_CHIP = {
+    101: "“Larry Page / Sergey Brin” · 3 of 5 annotators gave a short answer",
+    102: "“1998” · 4 of 5 annotators gave a short answer",
+    103: "YES (a yes/no answer) · 3 of 5 annotators answered YES",
+    104: "null · 0 of 5 annotators gave a short answer",
+    105: "“Paris” · 3 of 5 annotators gave a short answer",
+    106: "“Wilhelm Conrad Röntgen” · 4 of 5 annotators gave a short answer",
+    107: "null · 0 of 5 annotators gave a short answer",
+}
+
+
 def test_example_pages_show_the_labels(toy: TestClient) -> None:
     for i in TOY_TYPE:
         r = toy.get(f"/example/{i}")
@@ -517,9 +543,9 @@ def test_example_pages_show_the_labels(toy: TestClient) -> None:
         assert badges is not None
         text = re.sub(r"<[^>]+>", "", badges.group(1))
         text = re.sub(r"\s+", " ", text)
-        long_type = TOY_TYPE[i]
-        assert f"gold long: {long_type}" in text, (i, text)
-        assert f"gold short: {'yes' if i in TOY_HAS_SHORT else 'no'}" in text, (i, text)
+        assert f"gold long answer: {TOY_TYPE[i]} · {TOY_LONG_CHIP[i]}" in text, (i, text)
+        assert f"gold short answer: {TOY_SHORT_CHIP[i]}" in text, (i, text)
+        assert "gold short answer: yes" not in text.lower() or i in TOY_YESNO
         assert f"question word: {TOY_WORD[i]}" in text, (i, text)
         assert f"long prediction {TOY_LONG_OUTCOME[i]}" in text, (i, text)
         assert f"short prediction {TOY_SHORT_OUTCOME[i]}" in text, (i, text)
@@ -678,3 +704,83 @@ def test_cli_serves_on_the_port_it_prints(tmp_path: Path) -> None:
         proc.terminate()
         proc.wait(timeout=120)
         proc.stderr.close()
+
+
+def test_annotator_counts_on_the_real_sample(scored: TestClient) -> None:
+    # By hand from the raw annotations of nq-dev-sample10: on the Nobel page annotators
+    # 1-4 chose candidate 1 (a paragraph), annotator 0 chose candidate 2; 4 of them gave
+    # a short answer, "Wilhelm Conrad Röntgen, of Germany" twice (the most common).
+    def badges(ex_id: int) -> str:
+        r = scored.get(f"/example/{ex_id}")
+        assert r.status_code == 200
+        m = re.search(r'<div class="badges">(.*?)</div>', r.text, re.S)
+        assert m is not None
+        return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", m.group(1)))
+
+    text = badges(NOBEL_ID)
+    assert ("gold long answer: paragraph · 4 of 5 annotators chose this paragraph; 1 chose "
+            "another candidate") in text
+    assert ("gold short answer: “Wilhelm Conrad Röntgen, of Germany” · 4 of 5 annotators gave "
+            "a short answer") in text
+    # The trade-winds page: 2 chose candidate 0, 3 none; 1 short answer (too few).
+    text = badges(5225754983651766092)
+    assert "paragraph · 2 of 5 annotators chose this paragraph; 3 gave no long answer" in text
+    assert "gold short answer: null · 1 of 5 annotators gave a short answer; at least 2 " \
+        "needed" in text
+    # Fortnite: candidates 17 and 29, one annotator each, 3 none.
+    assert ("2 different candidates chosen by 1 of 5 annotators each; 3 gave no long "
+            "answer") in badges(-7660771254611710392)
+    # The index shows the same count, with the sentence as its title.
+    assert ('title="4 of 5 annotators chose this paragraph; 1 chose another candidate">4/5'
+            in scored.get("/").text)
+
+
+SIG_RE = re.compile(r'<span class="sig" id="signature">([^<]*)</span>')
+CMD_RE = re.compile(r'<code id="evalcmd">([^<]*)</code>')
+
+
+def _eval_nq(capsys: pytest.CaptureFixture[str], gold: Path, preds: Path, *flags: str
+             ) -> tuple[int, str]:
+    """Exit code and the signature line of ``nqkit eval nq`` on the files."""
+    from nqkit.cli import main
+
+    capsys.readouterr()
+    code = main(["eval", "nq", "--gold", str(gold), "--predictions", str(preds),
+                 "--no-gold-cache", *flags])
+    out = capsys.readouterr().out
+    sigs = [line.removeprefix("signature: ") for line in out.splitlines()
+            if line.startswith("signature: ")]
+    return code, sigs[0] if len(sigs) == 1 else ""
+
+
+def test_index_signature_is_what_eval_nq_prints(
+        sample_gold: Path, capsys: pytest.CaptureFixture[str],
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    cache = tmp_path_factory.mktemp("sigcache")
+    golden = sorted(shared_file("golden", "nq-eval", "all_null.predictions.json").parent
+                    .glob("*.predictions.json"))
+    assert len(golden) >= 10
+    for preds in golden:  # every example predicted: the command's default policy
+        code, want = _eval_nq(capsys, sample_gold, preds)
+        assert code == 0 and want.startswith("nq|"), preds.name
+        page = _client(load_dataset(sample_gold, str(preds), cache_dir=cache,
+                                    progress=False)).get("/").text
+        assert SIG_RE.findall(page) == [want], preds.name
+        assert CMD_RE.findall(page) == ["nqkit eval nq"], preds.name
+    assert "missing:error" in want and "missing:error|warn:all-null" in _eval_nq(
+        capsys, sample_gold, golden[0])[1]  # all_null comes first, with its warning mark
+
+    # Predictions for 6 of the 10 examples: `eval nq` refuses them, and with the flag the
+    # browser names it scores them as null, with the signature it prints then.
+    d = tmp_path_factory.mktemp("sigpart")
+    part = d / "part.predictions.json"
+    rows = json.loads(shared_file("golden", "nq-eval", "mixed0.predictions.json")
+                      .read_text(encoding="utf-8"))["predictions"]
+    part.write_text(json.dumps({"predictions": rows[:6]}), encoding="utf-8")
+    assert _eval_nq(capsys, sample_gold, part)[0] == 2
+    code, want = _eval_nq(capsys, sample_gold, part, "--allow-missing")
+    assert code == 0 and "|missing:null|" in want
+    page = _client(load_dataset(sample_gold, str(part), cache_dir=cache,
+                                progress=False)).get("/").text
+    assert SIG_RE.findall(page) == [want]
+    assert CMD_RE.findall(page) == ["nqkit eval nq --allow-missing"]

@@ -14,6 +14,8 @@ from nqkit.cli import main
 from nqkit.data.toy import TOY_PATH
 from nqkit.metrics.nq import AnswerStat, Sweep, sweep
 
+from conftest import shared_file
+
 
 def _demo_predictions(tmp_path):
     assert main(["demo", "-o", str(tmp_path)]) == 0
@@ -170,6 +172,56 @@ def test_pr_curve_figure_draws_the_finite_points_and_marks_the_best():
     assert (ax.get_xlim(), ax.get_ylim(), ax.get_title()) == ((0, 1.02), (0, 1.05), "T")
     # 6.4 x 4.8 inches at 110 dpi
     assert _png_size(pr_curve_png(_CURVES, "T")) == (704, 528)
+
+
+def test_pr_curve_leaves_out_thresholds_that_predict_nothing():
+    from nqkit.analysis.plots import curve_points, pr_curve_figure
+
+    # By hand: at 5 and 4 only null answers are above the threshold (0 predicted, the
+    # official 0/0 = 0), at 3 one wrong answer (a real point at (0, 0)), then a right one.
+    s = Sweep(thresholds=(5.0, 4.0, 3.0, 2.0, float("-inf")),
+              precision=(0.0, 0.0, 0.0, 0.5, 0.4), recall=(0.0, 0.0, 0.0, 0.5, 1.0),
+              best_f1=0.5, best_precision=0.5, best_recall=0.5, best_threshold=2.0,
+              predicted=(0, 0, 1, 2, 5))
+    assert curve_points(s) == [(0.0, 0.0), (0.5, 0.5)]
+    for thumbnail in (False, True):
+        (line,) = pr_curve_figure({"long": s}, "T", thumbnail=thumbnail).axes[0].get_lines()
+        assert list(zip(line.get_xdata(), line.get_ydata(), strict=True)) == [(0, 0), (0.5, 0.5)]
+
+
+def test_pr_curves_of_the_real_sample_start_at_the_first_predicted_answer():
+    from nqkit.analysis.plots import pr_curve_figure
+    from nqkit.tasks.nq import evaluate_files
+
+    # annotator0.predictions.json, by hand: long scores 9-5 and short scores 10-7 belong
+    # to null answers (nothing predicted above them); the first long answer (score 4,
+    # Deadpool) is right with 4 gold long answers: (recall 0.25, precision 1); the Nobel one
+    # (score 2) makes it (0.5, 1). The first short answer (score 6) is right with 2 gold
+    # short answers: (0.5, 1), and nothing changes below it.
+    r, _ = evaluate_files(shared_file("data", "nq", "nq-dev-sample10.jsonl.gz"),
+                          str(shared_file("golden", "nq-eval", "annotator0.predictions.json")),
+                          cache=False)
+    assert r.long.thresholds[:5] == (9.0, 8.0, 7.0, 6.0, 5.0) and r.long.precision[0] == 0.0
+    for thumbnail in (False, True):
+        fig = pr_curve_figure({"long": r.long, "short": r.short}, thumbnail=thumbnail)
+        long_line, short_line = fig.axes[0].get_lines()
+        assert list(zip(long_line.get_xdata(), long_line.get_ydata(), strict=True)) == \
+            [(0.25, 1.0), (0.25, 1.0), (0.5, 1.0), (0.5, 1.0), (0.5, 1.0)]
+        assert list(zip(short_line.get_xdata(), short_line.get_ydata(), strict=True)) == \
+            [(0.5, 1.0)] * 6
+
+
+def test_pr_curve_thumbnail_is_drawn_at_twice_its_shown_size():
+    from nqkit.analysis.plots import pr_curve_figure, pr_curve_png
+
+    fig = pr_curve_figure(_CURVES, "T", thumbnail=True)
+    (ax,) = fig.axes
+    # 4 x 3 inches at 200 dpi, shown at 400 x 300 CSS pixels by the browser's index page
+    assert _png_size(pr_curve_png(_CURVES, "T", thumbnail=True)) == (800, 600)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0", "0.25", "0.5", "0.75", "1"]
+    assert ax.get_xticklabels()[0].get_fontsize() == 11
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["long: F1 0.500 @ 2"]
+    assert len(ax.texts) == 0  # no label at the point: it is in the legend
 
 
 def test_bootstrap_defaults_to_seed_0(tmp_path, capsys):

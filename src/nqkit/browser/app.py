@@ -35,7 +35,18 @@ from jinja2 import DictLoader, Environment, select_autoescape
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from nqkit._version import __version__
-from nqkit.browser.model import GOLD_FILTERS, OUTCOMES, PAGE_SIZE, SORTS, Dataset, Query, Row
+from nqkit.browser.model import (
+    GOLD_FILTERS,
+    OUTCOMES,
+    PAGE_SIZE,
+    SORTS,
+    Dataset,
+    Query,
+    Row,
+    long_agreement,
+    short_agreement,
+    span_key,
+)
 from nqkit.browser.render import (
     highlight_original,
     highlight_simplified,
@@ -156,7 +167,8 @@ def create_app(ds: Dataset, *, host: str = "127.0.0.1", port: int = 8080,
     env = Environment(loader=DictLoader(_load_package_files("templates")),
                       autoescape=select_autoescape(default=True, default_for_string=True))
     env.globals.update(version=__version__, ds=ds, OUTCOMES=OUTCOMES, GOLD_FILTERS=GOLD_FILTERS,
-                       SORTS=SORTS, urlencode=urllib.parse.urlencode, http_url=http_url)
+                       SORTS=SORTS, urlencode=urllib.parse.urlencode, http_url=http_url,
+                       long_agreement=long_agreement, short_agreement=short_agreement)
     static = {name: text.encode("utf-8") for name, text in _load_package_files("static").items()}
     app = FastAPI(title="nqkit browse", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.dataset = ds
@@ -204,7 +216,8 @@ def create_app(ds: Dataset, *, host: str = "127.0.0.1", port: int = 8080,
             from nqkit.analysis.plots import pr_curve_png
 
             pr_png.append(pr_curve_png({"long": ds.result.long, "short": ds.result.short},
-                                       title=ds.predictions_name or "Natural Questions"))
+                                       title=ds.predictions_name or "Natural Questions",
+                                       thumbnail=True))
         return Response(pr_png[0], media_type="image/png",
                         headers={"Cache-Control": "max-age=3600"})
 
@@ -320,10 +333,6 @@ def _neighbours(ds: Dataset, row: Row, q: Query) -> dict[str, Any]:
 
 # ------------------------------------------------------------------- example view
 
-def _span_key(s: Span) -> tuple[int, int, int, int]:
-    return (s.start_byte, s.end_byte, s.start_token, s.end_token)
-
-
 def _candidate_of(ex: NqExample | SimplifiedNqExample, span: Span) -> int:
     if span.is_null:
         return -1
@@ -351,9 +360,9 @@ def example_view(ds: Dataset, row: Row, ex: NqExample | SimplifiedNqExample) -> 
             return ""
         return token_text(ex, s.start_token, s.end_token, limit)
 
-    long_counts = Counter(_span_key(a.long_answer) for a in anns if a.has_long)
+    long_counts = Counter(span_key(a.long_answer) for a in anns if a.has_long)
     short_key = [(a.yes_no_answer,) if a.yes_no_answer != "NONE"
-                 else tuple(sorted(_span_key(s) for s in a.short_answers if not s.is_null))
+                 else tuple(sorted(span_key(s) for s in a.short_answers if not s.is_null))
                  for a in anns]
     short_counts = Counter(k for k, a in zip(short_key, anns, strict=True) if a.has_short)
     annotations = []
@@ -365,7 +374,7 @@ def example_view(ds: Dataset, row: Row, ex: NqExample | SimplifiedNqExample) -> 
             "candidate": cand,
             "type": ex.candidate_type(cand) if cand >= 0 else "",
             "long_text": text(a.long_answer, 30),
-            "long_agree": long_counts[_span_key(a.long_answer)] if a.has_long else 0,
+            "long_agree": long_counts[span_key(a.long_answer)] if a.has_long else 0,
             "shorts": [text(s) for s in a.short_answers if not s.is_null],
             "yes_no": a.yes_no_answer,
             "short_agree": short_counts[short_key[i]] if a.has_short else 0,
@@ -380,11 +389,11 @@ def example_view(ds: Dataset, row: Row, ex: NqExample | SimplifiedNqExample) -> 
     gold_long = NULL_SPAN
     if long_counts:
         key = long_counts.most_common(1)[0][0]
-        gold_long = next(a.long_answer for a in anns if _span_key(a.long_answer) == key)
+        gold_long = next(a.long_answer for a in anns if span_key(a.long_answer) == key)
     blocks = []
     if not gold_long.is_null and gold_long.has_tokens:
         blocks.append({"kind": "gold", "candidate": _candidate_of(ex, gold_long),
-                       "agree": long_counts[_span_key(gold_long)],
+                       "agree": long_counts[span_key(gold_long)],
                        "html": render_span(ex, gold_long.start_token, gold_long.end_token,
                                            highlights),
                        "same_as_pred": span_equal(gold_long, pred_long)})

@@ -32,7 +32,7 @@ import shutil
 import types
 import zlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,6 +62,7 @@ from nqkit.io import (
     iter_lines,
     parse_json_line,
 )
+from nqkit.text.display import join_words, page_words, simplified_words
 
 _compressor: types.ModuleType
 try:  # isal compresses several times faster than zlib, in the same deflate format
@@ -69,7 +70,7 @@ try:  # isal compresses several times faster than zlib, in the same deflate form
 except ImportError:  # pragma: no cover - depends on the platform
     _compressor = zlib
 
-STORE_VERSION = 1
+STORE_VERSION = 2  # 2: readable snippet text (nqkit.text.display)
 _SNIPPET_CHARS = 240
 
 
@@ -145,8 +146,19 @@ def _html_flags(d: dict[str, Any], tokens: list[str]) -> list[bool]:
     return [len(t) > 2 and t[0] == "<" and t[-1] == ">" for t in tokens]
 
 
-def _text(tokens: list[str], html: list[bool], start: int, end: int) -> str:
-    return " ".join(t for t, h in zip(tokens[start:end], html[start:end], strict=True) if not h)
+def _text_of(d: dict[str, Any], tokens: list[str], html: list[bool]) -> Callable[[int, int], str]:
+    """The readable text of a token range of the line (as the example page shows it)."""
+    if "document_tokens" not in d:
+        return lambda start, end: join_words(*simplified_words(tokens[start:end]))
+    data = str(d["document_html"]).encode("utf-8")
+    toks = d["document_tokens"]
+
+    def text(start: int, end: int) -> str:
+        return join_words(*page_words(data, (
+            (t["start_byte"], t["end_byte"], t["token"])
+            for t, h in zip(toks[start:end], html[start:end], strict=True) if not h)))
+
+    return text
 
 
 def summarize_line(line: bytes, where: str | None, shard: int, row: int, lineno: int
@@ -172,6 +184,7 @@ def summarize_line(line: bytes, where: str | None, shard: int, row: int, lineno:
     try:
         tokens = _tokens_of(d)
         flags = _html_flags(d, tokens)
+        text = _text_of(d, tokens, flags)
     except (KeyError, TypeError) as e:
         raise InputError(where, f"malformed document tokens ({e.__class__.__name__}: {e})",
                          "check the file is in the Natural Questions format") from None
@@ -194,11 +207,11 @@ def summarize_line(line: bytes, where: str | None, shard: int, row: int, lineno:
                     for a in anns if a.has_long and a.long_answer.has_tokens)
     if longs:
         (s0, e0), _ = longs.most_common(1)[0]
-        long_text = _text(tokens, flags, s0, min(e0, s0 + 80))[:_SNIPPET_CHARS]
+        long_text = text(s0, min(e0, s0 + 80))[:_SNIPPET_CHARS]
     short_text = ""
     shorts = Counter(
         a.yes_no_answer if a.yes_no_answer != "NONE" else
-        " / ".join(_text(tokens, flags, s.start_token, s.end_token)
+        " / ".join(text(s.start_token, s.end_token)
                    for s in a.short_answers if s.has_tokens)
         for a in anns if a.has_short)
     if shorts:

@@ -23,12 +23,21 @@ Two steps:
 from __future__ import annotations
 
 import html
+import itertools
 import urllib.parse
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from html.parser import HTMLParser
 from typing import Any
 
 from nqkit.formats.nq import NqExample, SimplifiedNqExample, Span
+from nqkit.text.display import (
+    is_tag_token,
+    join_words,
+    page_words,
+    simplified_word,
+    simplified_words,
+    space_between,
+)
 
 # Tags kept (with their text); anything else is unwrapped (text kept, tag dropped).
 ALLOWED_TAGS = frozenset([
@@ -289,16 +298,21 @@ def highlight_original(ex: NqExample, start_token: int, end_token: int,
 def highlight_simplified(ex: SimplifiedNqExample, start_token: int, end_token: int,
                          highlights: Sequence[Highlight], anchors: dict[int, str] | None = None,
                          ) -> str:
-    """Like :func:`highlight_original`, rebuilt from the tokens of a simplified example."""
+    """Like :func:`highlight_original`, rebuilt from the tokens of a simplified example.
+
+    Words are spaced as a reader expects (:func:`nqkit.text.display.space_between`); a
+    space between two words of the same mark stays inside it.
+    """
     toks = ex.tokens
     start_token = max(0, start_token)
     end_token = min(len(toks), end_token)
     classes = _token_classes(highlights, start_token, end_token)
     out: list[str] = []
     open_cls: frozenset[str] | None = None
+    prev = ""  # the previous word token, "" after a tag
     for i in range(start_token, end_token):
         t = toks[i]
-        is_tag = len(t) > 2 and t[0] == "<" and t[-1] == ">"
+        is_tag = is_tag_token(t)
         cls = frozenset() if is_tag else classes[i - start_token]
         if open_cls is not None and cls != open_cls:
             out.append("</mark>")
@@ -310,11 +324,15 @@ def highlight_simplified(ex: SimplifiedNqExample, start_token: int, end_token: i
             out.extend(f'<span id="{a}"></span>' for a in anchors[i].split())
         if is_tag:
             out.append(t.lower() + " ")
+            prev = ""
             continue
+        if prev and space_between(prev, t):
+            out.append(" ")
         if cls and open_cls is None:
             out.append(_mark(cls))
             open_cls = cls
-        out.append(html.escape(t.replace("_", " ")) + " ")
+        out.append(html.escape(simplified_word(t)))
+        prev = t
     if open_cls is not None:
         out.append("</mark>")
     return "".join(out)
@@ -335,12 +353,27 @@ def num_tokens(ex: NqExample | SimplifiedNqExample) -> int:
 
 
 def token_text(ex: NqExample | SimplifiedNqExample, start: int, end: int, limit: int = 0) -> str:
-    """Plain text of a token range (HTML tags left out), cut to ``limit`` words if given."""
+    """Readable plain text of a token range (HTML tags left out), cut to ``limit`` words
+    if given: the page's own words and spacing for the original format, rebuilt spacing
+    for the simplified one (:mod:`nqkit.text.display`)."""
+    # Only the words shown are read (and one more, to know whether to cut): a candidate
+    # can be a table of thousands of tokens.
     if isinstance(ex, NqExample):
-        words = [t.token for t in ex.document_tokens[start:end] if not t.html_token]
+        offsets = ((t.start_byte, t.end_byte, t.token)
+                   for t in ex.document_tokens[start:end] if not t.html_token)
+        words, spaces = page_words(ex.html_bytes,
+                                   itertools.islice(offsets, limit + 1) if limit else offsets)
     else:
-        words = [t.replace("_", " ") for t in ex.tokens[start:end]
-                 if not (len(t) > 2 and t[0] == "<" and t[-1] == ">")]
-    if limit and len(words) > limit:
-        return " ".join(words[:limit]) + " …"
-    return " ".join(words)
+        words, spaces = simplified_words(_first_words(ex.tokens[start:end], limit + 1)
+                                         if limit else ex.tokens[start:end])
+    return join_words(words, spaces, limit)
+
+
+def _first_words(tokens: Iterable[str], n: int) -> Iterator[str]:
+    """``tokens`` up to and including the ``n``-th word (tags pass through)."""
+    for t in tokens:
+        yield t
+        if not is_tag_token(t):
+            n -= 1
+            if n <= 0:
+                return

@@ -138,6 +138,9 @@ class Sweep:
     best_threshold: float
     # target -> (recall, precision, threshold) at the best recall with precision >= target
     at_precision: dict[float, tuple[float, float, float | None]] = field(default_factory=dict)
+    # answers predicted at scores >= threshold; at 0 the precision is 0/0, which the
+    # official sweep reports as 0 (a point of no curve: plots leave it out)
+    predicted: tuple[int, ...] = ()
 
 
 
@@ -148,11 +151,13 @@ def sweep(stats: Iterable[AnswerStat], targets: Sequence[float] = PRECISION_TARG
     total_gold = sum(s.gold_has_answer for s in ordered)
     correct = predicted = 0
     points: dict[float, tuple[float, float]] = {}
+    num_predicted: dict[float, int] = {}
     for s in ordered:
         correct += s.is_correct
         predicted += s.pred_has_answer
         # Later entries with the same score overwrite earlier ones: ties count together.
         points[s.score] = (safe_divide(correct, predicted), safe_divide(correct, total_gold))
+        num_predicted[s.score] = predicted
     best = (0.0, 0.0, 0.0, 0.0)
     at_p: dict[float, tuple[float, float, float | None]] = {t: (0.0, 0.0, None) for t in targets}
     for thr, (p, r) in points.items():
@@ -166,7 +171,7 @@ def sweep(stats: Iterable[AnswerStat], targets: Sequence[float] = PRECISION_TARG
         thresholds=tuple(points), precision=tuple(v[0] for v in points.values()),
         recall=tuple(v[1] for v in points.values()),
         best_f1=best[0], best_precision=best[1], best_recall=best[2], best_threshold=best[3],
-        at_precision=at_p,
+        at_precision=at_p, predicted=tuple(num_predicted.values()),
     )
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from nqkit.errors import InputError
 from nqkit.formats.gold_cache import load_nq_gold, start_nq_gold
 from nqkit.formats.nq_gold import GoldExample
-from nqkit.formats.nq_predictions import check_id_types, read_nq_predictions
+from nqkit.formats.nq_predictions import NqPrediction, check_id_types, read_nq_predictions
 from nqkit.io import ExpandedPaths, PathsLike, expand_paths, gc_paused
 from nqkit.metrics.nq import NqResult, check_gold, evaluate_nq
 from nqkit.report import progress
@@ -77,13 +77,25 @@ def evaluate_files(gold: PathsLike, predictions: str, *, long_threshold: int = 2
             with start_nq_gold(gold_files, with_types=with_types, cache=cache) as pending:
                 preds = read_nq_predictions(predictions)
                 gold_ex = pending.result(progress=progress)
-        check_id_types(gold_ex, preds, predictions)
-        result = evaluate_nq(gold_ex, preds, long_threshold=long_threshold,
-                             short_threshold=short_threshold,
-                             missing="null" if allow_missing else "error",
-                             allow_extra=allow_extra, where=predictions,
-                             gold_where=gold_label(gold))
+        result = score_predictions(gold_ex, preds, predictions, long_threshold=long_threshold,
+                                   short_threshold=short_threshold, allow_missing=allow_missing,
+                                   allow_extra=allow_extra, gold_where=gold_label(gold))
     return result, gold_ex
+
+
+def score_predictions(gold: dict[int | str, GoldExample],
+                      predictions: dict[int | str, NqPrediction], where: str, *,
+                      long_threshold: int = 2, short_threshold: int = 2,
+                      allow_missing: bool = False, allow_extra: bool = False,
+                      gold_where: str | None = None) -> NqResult:
+    """Score read predictions (from the file ``where``) as ``nqkit eval nq`` does, with
+    its ``--allow-missing`` / ``--allow-extra`` policy: the same checks, the same numbers,
+    the same signature."""
+    check_id_types(gold, predictions, where)
+    return evaluate_nq(gold, predictions, long_threshold=long_threshold,
+                       short_threshold=short_threshold,
+                       missing="null" if allow_missing else "error",
+                       allow_extra=allow_extra, where=where, gold_where=gold_where)
 
 
 def nq_result(r: NqResult, gold: dict[int | str, GoldExample] | None = None, *,
