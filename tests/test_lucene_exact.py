@@ -287,3 +287,35 @@ def test_the_build_analyzes_chunks_as_the_whole_text(tmp_path: Path) -> None:
             got = np.load(ix / "bm25" / f"{kind}-{i:05d}.npy")
             assert got.dtype == getattr(sh, kind).dtype, kind
             assert np.array_equal(got, getattr(sh, kind)), (i, kind)
+
+
+def test_no_bm25s_versions_recorded_or_needed(exact_run: dict[str, Path], corpus: Path,
+                                              tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+    import sys
+
+    from nqkit.retrieval.open_index import load_index
+
+    params = json.loads((exact_run["index"] / "params.json").read_text())
+    assert set(params["versions"]) == {"nqkit", "numpy"}
+    # an index built when lucene-exact still recorded bm25s's versions loads whatever
+    # bm25s is installed (it never used it)
+    old = tmp_path / "old"
+    shutil.copytree(exact_run["index"], old)
+    params["versions"].update({"bm25s": "0.0.1", "PyStemmer": "0.0.1"})
+    (old / "params.json").write_text(json.dumps(params))
+    assert load_index(old).params["versions"]["bm25s"] == "0.0.1"
+    # neither bm25s nor PyStemmer is needed to build and search
+    monkeypatch.setitem(sys.modules, "bm25s", None)
+    monkeypatch.setitem(sys.modules, "Stemmer", None)
+    qa = tmp_path / "qa.tsv"
+    qa.write_text("who wrote the iliad\t['Homer']\n", encoding="utf-8")
+    ix = tmp_path / "ix"
+    assert main(["index", "build", "--cluster", "none", "--corpus", str(corpus), *OPTS,
+                 "-o", str(ix), "--shard-size", "2000"]) == 0
+    assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--questions", str(qa),
+                 "--hits", "5", "--trec", str(tmp_path / "run.trec")]) == 0
+    assert main(["retrieve", "--cluster", "none", "--index", str(old), "--questions", str(qa),
+                 "--hits", "5", "--trec", str(tmp_path / "old.trec")]) == 0
+    assert (tmp_path / "old.trec").read_bytes() == (tmp_path / "run.trec").read_bytes()
