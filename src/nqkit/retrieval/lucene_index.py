@@ -9,10 +9,12 @@ over such an index give, per question, the top-k list and the scores of Pyserini
 this module is their job plumbing, in the three steps of
 :mod:`nqkit.retrieval.bm25_index`, each a list of shard jobs run by :mod:`nqkit.cluster`:
 
-1. *count* (one job per shard): analyze ``title + "\\n" + text`` of every passage, write
-   the shard's postings with shard-local term ids (:func:`~nqkit.retrieval.lucene_bm25.
-   count_shard`) and the passage ids (``ids-NNNNN.npy``, a fixed-width unicode array: the
-   tie-break needs them at search time);
+1. *count* (one job per shard): analyze ``title + "\\n" + text`` of every passage, each
+   distinct space-separated chunk once (:func:`nqkit.text.lucene.chunks` says why that
+   gives the terms of the whole text), write the shard's postings with shard-local term
+   ids (:func:`~nqkit.retrieval.lucene_bm25.count_ids`) and the passage ids
+   (``ids-NNNNN.npy``, a fixed-width unicode array: the tie-break needs them at search
+   time);
 2. *global statistics* (here): the sorted union of the vocabularies, document frequencies,
    Lucene's ``docCount`` and ``sumTotalTermFreq`` (:func:`~nqkit.retrieval.lucene_bm25.
    global_stats`' rules, without holding the shards' postings in the driver);
