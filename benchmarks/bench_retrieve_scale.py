@@ -19,15 +19,35 @@ at depth 100:
 The two TREC runs are compared: top-100 lists equal per question (bm25s breaks score ties
 its own way, so a few lists differ in order at equal scores).
 
+``--pyserini`` runs another comparison, side by side in one run on the same passages and
+questions: index build and search by nqkit's two BM25 flavours (``--bm25-method
+lucene-exact`` and the bm25s default), in one process, lucene-exact also on a Dask
+LocalCluster of 2 workers (``--bm25s-dask``: bm25s too), against Pyserini 1.6.0 itself
+(Java 21+, pyserini installed: test oracle only). Pyserini's build is Anserini's
+``IndexCollection`` from the jar Pyserini ships, in its own JVM (``-collection
+JsonCollection -generator DefaultLuceneDocumentGenerator -threads 2``, nothing stored
+beyond what BM25 search needs; ``--pyserini-store`` adds ``-storePositions
+-storeDocvectors -storeRaw`` as Pyserini's DPR index has), over the passages written as
+``{"id", "contents": title + "\\n" + text}`` JSON lines in 8 files (a thread indexes one
+file at a time); its search is ``LuceneSearcher.batch_search`` (``SimpleSearcher``,
+threads 2, k 100, BM25 k1 0.9 b 0.4) in a fresh Python process that starts the JVM and
+writes the TREC run. Each step is one fresh process, timed by wall clock with its peak
+RSS (``wait4``: the process and the workers it waited for). Checked: lucene-exact's
+index files equal with 2 workers and in one process, its TREC runs equal, and its
+top-100 lists and scores against Pyserini's.
+
 Usage (from the repository root; about 3 minutes on 2 cores at the default size):
 
     python benchmarks/bench_retrieve_scale.py [--size 200000] [--tiled]
+    python benchmarks/bench_retrieve_scale.py --size 1000000 --pyserini --out DIR
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import statistics
 import sys
 from pathlib import Path
@@ -95,12 +115,147 @@ def same_up_to_ties(a: list[tuple[float, str]], b: list[tuple[float, str]]) -> b
     return sorted(x for x in a if x[0] > low) == sorted(x for x in b if x[0] > low)
 
 
+PYSERINI_SEARCH = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from lucene_bm25_oracle import Oracle, find_java_home
+from nqkit.retrieval.questions import read_questions
+questions = read_questions(sys.argv[3])
+oracle = Oracle(find_java_home())
+searcher = oracle.searcher(sys.argv[2], 0.9, 0.4)  # LuceneSearcher's SimpleSearcher
+jlist = oracle.autoclass("java.util.ArrayList")
+qs, qids = jlist(), jlist()
+for i, x in enumerate(questions):
+    qs.add(x.question)
+    qids.add(str(i))
+t0 = time.perf_counter()
+res = searcher.batch_search(qs, qids, 100, 2)  # what LuceneSearcher.batch_search calls
+t_java = time.perf_counter() - t0
+hits = {r.getKey(): r.getValue() for r in res.entrySet().toArray()}
+with open(sys.argv[4], "w", encoding="utf-8") as f:
+    for i, x in enumerate(questions):
+        f.writelines(f"{x.qid} Q0 {h.docid} {r} {h.score!r} Anserini\\n"
+                     for r, h in enumerate(hits[str(i)], 1))
+print(json.dumps({"java_seconds": t_java}))
+"""
+
+
+def _pyserini_docs(corpus: Path, docs: Path, files: int = 8) -> None:
+    """The passages as Pyserini's JsonCollection reads them, in ``files`` files."""
+    from nqkit.retrieval.corpus import read_passages
+
+    docs.mkdir()
+    passages = list(read_passages(corpus))
+    per = -(-len(passages) // files)
+    for i in range(files):
+        with open(docs / f"docs{i}.jsonl", "w", encoding="utf-8") as f:
+            f.writelines(json.dumps({"id": p.id, "contents": f"{p.title}\n{p.text}"}) + "\n"
+                         for p in passages[i * per:(i + 1) * per])
+
+
+def against_pyserini(corpus: Path, out: Path, store: bool, bm25s_dask: bool) -> None:
+    """The ``--pyserini`` comparison (module docstring)."""
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from lucene_bm25_oracle import find_java_home
+
+    home = find_java_home()
+    if home is None:
+        sys.exit("--pyserini needs a Java 21+ runtime (JAVA_HOME or /usr/lib/jvm/temurin-*)")
+    import pyserini
+
+    jar = next((Path(pyserini.__file__).parent / "resources" / "jars").glob("anserini-*.jar"))
+    os.environ["JAVA_HOME"] = str(home)
+    os.environ.setdefault("OPENAI_API_KEY", "dummy")  # pyserini 1.6.0 wants one
+    docs = out / "pyserini-docs"
+    if not docs.exists():
+        _pyserini_docs(corpus, docs)
+    rows: list[tuple[str, str, float, float]] = []
+
+    def step(what: str, who: str, cmd: list[str]) -> str:
+        secs, rss, text = run_rss(cmd)
+        rows.append((what, who, secs, rss))
+        print(f"{what} {who}: {secs:.1f} s, {rss:,.0f} MB", file=sys.stderr)
+        return text
+
+    modes = {"1 process": ["--cluster", "none"],
+             "Dask, 2 workers": ["--cluster", "local", "--workers", "2"]}
+    flavours = {"nqkit lucene-exact": ["--bm25-method", "lucene-exact"],
+                "nqkit bm25s (default)": []}
+    ix: dict[tuple[str, str], Path] = {}
+    for name, opts in flavours.items():
+        for mode, cl in modes.items():
+            if not (opts or bm25s_dask or cl[1] == "none"):
+                continue
+            d = out / f"ix-{'exact' if opts else 'bm25s'}-{cl[1]}"
+            if d.exists():
+                shutil.rmtree(d)
+            step("build", f"{name}, {mode}", nqkit("index", "build", "--corpus", str(corpus),
+                                                   "--retriever", "bm25", *opts, "-o", str(d),
+                                                   *cl))
+            ix[name, mode] = d
+    pix = out / "ix-pyserini"
+    if pix.exists():
+        shutil.rmtree(pix)
+    step("build", "Pyserini 1.6.0 IndexCollection, 2 threads", [
+        str(home / "bin" / "java"), "--add-modules=jdk.incubator.vector", "-cp", str(jar),
+        "io.anserini.index.IndexCollection", "-collection", "JsonCollection", "-input",
+        str(docs), "-index", str(pix), "-generator", "DefaultLuceneDocumentGenerator",
+        "-threads", "2", *(["-storePositions", "-storeDocvectors", "-storeRaw"] if store
+                           else [])])
+    trec: dict[tuple[str, str], Path] = {}
+    for (name, mode), d in ix.items():
+        trec[name, mode] = out / f"{d.name}.trec"
+        step("search", f"{name}, {mode}", nqkit(
+            "retrieve", "--index", str(d), "--questions", str(QUESTIONS), "--hits", "100",
+            "--trec", str(trec[name, mode]), *modes[mode]))
+    p_trec = out / "pyserini.trec"
+    text = step("search", "Pyserini 1.6.0 batch_search, 2 threads", [
+        sys.executable, "-c", PYSERINI_SEARCH, str(ROOT / "tests"), str(pix), str(QUESTIONS),
+        str(p_trec)])
+    java = json.loads(text.strip().splitlines()[-1])["java_seconds"]
+
+    exact = "nqkit lucene-exact"
+    one, two = (json.loads((ix[exact, m] / "params.json").read_text()) for m in modes)
+    facts = one["facts"]
+    print(f"\n## BM25 over {facts['doc_count']:,} passages with terms (lucene-exact "
+          f"vocabulary {facts['vocabulary']:,} terms, {facts['postings']:,} postings), "
+          "3,610 questions, top 100\n")
+    print("| step | system | seconds | peak MB | x lucene-exact, 1 process | "
+          "x Pyserini |")
+    print("|---|---|---:|---:|---:|---:|")
+    base = {w: next(s for ww, who, s, _ in rows if ww == w and who == f"{exact}, 1 process")
+            for w in ("build", "search")}
+    pys = {w: next(s for ww, who, s, _ in rows if ww == w and who.startswith("Pyserini"))
+           for w in ("build", "search")}
+    for what, who, secs, rss in rows:
+        print(f"| {what} | {who} | {secs:.1f} | {rss:,.0f} | {secs / base[what]:.2f} | "
+              f"{secs / pys[what]:.2f} |")
+    print(f"\nPyserini's batch_search call alone (in its process): {java:.1f} s")
+    same_files = one["files"] == two["files"]
+    same_run = trec[exact, "1 process"].read_bytes() == trec[exact, "Dask, 2 workers"].read_bytes()
+    print(f"lucene-exact, 2 workers against 1 process: index files "
+          f"{'identical' if same_files else 'DIFFER'} ({len(one['files'])} files, SHA-256), "
+          f"TREC run {'identical' if same_run else 'DIFFERS'}")
+    a, b = trec_lists(trec[exact, "1 process"]), trec_lists(p_trec)
+    qids = set(a) | set(b)
+    same = sum(a.get(q) == b.get(q) for q in qids)
+    print(f"lucene-exact against Pyserini: {same:,} of {len(qids):,} top-100 lists identical "
+          "(ids and float32 scores)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=200_000)
     ap.add_argument("--tiled", action="store_true", help="repeat the real texts instead")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default=str(ROOT / "bench-data" / "retrieve-scale"))
+    ap.add_argument("--pyserini", action="store_true",
+                    help="builds and searches of both flavours against Pyserini's")
+    ap.add_argument("--pyserini-store", action="store_true",
+                    help="Pyserini's index stores positions, document vectors and raw text")
+    ap.add_argument("--bm25s-dask", action="store_true",
+                    help="--pyserini: also the bm25s flavour on 2 Dask workers")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -108,6 +263,9 @@ def main() -> int:
     corpus = out / f"{kind}-{args.size}.tsv"
     if not corpus.exists():
         write_passages(corpus, (tiled_passages if args.tiled else distinct_passages)(args.size))
+    if args.pyserini:
+        against_pyserini(corpus, out, args.pyserini_store, args.bm25s_dask)
+        return 0
     ix = out / f"nqkit-{kind}-{args.size}"
     bx = out / f"bm25s-{kind}-{args.size}"
     if not ix.exists():

@@ -22,9 +22,11 @@ from lucene_oracle import _java_major, find_java_home, oracle_analyze
 from lucene_strings import generated_strings, real_strings
 from nqkit.text.lucene import (
     MAX_TOKEN_LENGTH,
+    SEPARATOR,
     STOP_WORDS,
     analyze,
     analyze_many,
+    chunks,
     porter_stem,
     tokenize,
 )
@@ -76,6 +78,17 @@ def test_generated_strings_are_analyzed_as_by_pyserini(oracle) -> None:
     # target: at least 99.99% identical (today: all of them)
     assert len(bad) <= len(strings) // 10000, (
         f"{len(bad)}/{len(strings)} generated strings differ:\n" + "\n".join(bad[:20]))
+
+
+def test_chunks_of_generated_strings_give_pyserinis_terms(oracle) -> None:
+    """The index build analyzes each space-separated chunk once and concatenates: on the
+    generated strings (emoji and ZWJ sequences, Hebrew quotes, marks and tokens over 255
+    units next to spaces), the chunks' terms are Pyserini's terms of the whole string."""
+    strings, lucene = oracle["generated"]
+    assert sum(s.count(SEPARATOR) for s in strings) > 20000  # 27,828
+    bad = [s[:200] for s, want in zip(strings, lucene, strict=True)
+           if [t for c in chunks(s) for t in analyze(c)] != want]
+    assert not bad, f"{len(bad)}/{len(strings)} generated strings differ: {bad[:5]}"
 
 
 # Pyserini 1.6.0's outputs for these strings (Anserini 1.7.1, Lucene 9.9.1).
@@ -135,6 +148,28 @@ def test_terms_are_nonempty_unstopped_and_batch_equal(text: str) -> None:
     assert analyze_many([text, text]) == [terms, terms]
     assert all(terms) and not STOP_WORDS & set(terms)
     assert all(len(t.encode("utf-16-le")) <= 2 * MAX_TOKEN_LENGTH for t in tokenize(text))
+
+
+@given(st.text(alphabet=st.sampled_from(
+    list("aZé1٣_.,:;'’\"-‐ \u0301\u200d\ufe0f\u20e3#*@/xyzא\"'カひ한ก東😀👍🏻🇺🇸©ℹ\U000e0067")),
+    max_size=60))
+def test_the_terms_of_a_text_are_the_terms_of_its_chunks(text: str) -> None:
+    assert [t for c in chunks(text) for t in analyze(c)] == analyze(text)
+
+
+def test_chunks_at_spaces_next_to_tokens_over_255_units_and_emoji() -> None:
+    for text in ["x" * 300 + " " + "y" * 260, "👩\u200d 👩", "a\u200d\u200d 😀", " \u0301b",
+                 "  a  b  ", "", " ", "\U0001d41a" * 200 + " a", "צה\"ל a'ב' b", "1 ⃣ 2\u20e3"]:
+        assert chunks(text) == text.split(" ")
+        assert [t for c in chunks(text) for t in analyze(c)] == analyze(text), text
+
+
+def test_no_token_class_holds_the_separator() -> None:
+    """What makes chunks exact: U+0020 is in none of the classes the grammar reads."""
+    from nqkit.text._lucene_unicode import CLASSES
+
+    assert SEPARATOR == " "
+    assert all(ord(SEPARATOR) not in _cps(name) for name in CLASSES)
 
 
 def _longest_match_scan(text: str) -> list[str]:

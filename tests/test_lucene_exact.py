@@ -256,3 +256,66 @@ def test_a_shard_without_terms_and_a_question_without_terms(tmp_path: Path) -> N
                  "--hits", "10", "--trec", str(trec)]) == 0
     hits = _trec_lists(trec)
     assert [d for d, _ in hits["0"]] == ["3"] and "1" not in hits
+
+
+def test_the_build_analyzes_chunks_as_the_whole_text(tmp_path: Path) -> None:
+    # the build analyzes each distinct space-separated chunk once; its arrays must be those
+    # of the terms of each whole text (title + "\n" + text), here counted by LuceneBM25
+    from nqkit.retrieval.corpus import Passage
+    from nqkit.retrieval.lucene_bm25 import LuceneBM25
+    from nqkit.text.lucene import analyze
+
+    texts = [("U.S.-based (1990–1995) e-mail  the  The THE", "A title"),
+             ("  leading and trailing  ", "t"), ("x" * 300 + " " + "x" * 300, "long"),
+             ("👩\u200d 👩\u200d👩 a\u0301 \u0301b 1\ufe0f\u20e3", "emoji"), ("the of and", "a"),
+             ("צה\"ל a'ב' R&B dog's dogs' ทดสอบภาษาไทย 東京", "mixed"),
+             ("U.S.-based e-mail e-mail", "A title"), ("...", "!"),
+             ("a\u202fb (U+202F is ExtendNumLet: one token) c\u00a0d", "other spaces")]
+    passages = [Passage(f"p{i}", *texts[i % len(texts)]) for i in range(40)]
+    corpus = tmp_path / "c.tsv"
+    write_passages(corpus, passages)
+    ix = tmp_path / "ix"
+    assert main(["index", "build", "--cluster", "none", "--corpus", str(corpus), *OPTS,
+                 "-o", str(ix), "--shard-size", "9"]) == 0
+    want = LuceneBM25.build([analyze(f"{p.title}\n{p.text}") for p in passages],
+                            [p.id for p in passages], shard_size=9)
+    assert json.loads((ix / "bm25" / "vocab.json").read_text()) == want.stats.vocab
+    assert np.array_equal(np.load(ix / "bm25" / "doc_freq.npy"), want.stats.doc_freq)
+    assert len(want.shards) == 5 and "a\u202fb" in want.stats.vocab
+    for i, sh in enumerate(want.shards):
+        for kind in ("norms", "terms", "indptr", "rows", "freqs", "data"):
+            got = np.load(ix / "bm25" / f"{kind}-{i:05d}.npy")
+            assert got.dtype == getattr(sh, kind).dtype, kind
+            assert np.array_equal(got, getattr(sh, kind)), (i, kind)
+
+
+def test_no_bm25s_versions_recorded_or_needed(exact_run: dict[str, Path], corpus: Path,
+                                              tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+    import sys
+
+    from nqkit.retrieval.open_index import load_index
+
+    params = json.loads((exact_run["index"] / "params.json").read_text())
+    assert set(params["versions"]) == {"nqkit", "numpy"}
+    # an index built when lucene-exact still recorded bm25s's versions loads whatever
+    # bm25s is installed (it never used it)
+    old = tmp_path / "old"
+    shutil.copytree(exact_run["index"], old)
+    params["versions"].update({"bm25s": "0.0.1", "PyStemmer": "0.0.1"})
+    (old / "params.json").write_text(json.dumps(params))
+    assert load_index(old).params["versions"]["bm25s"] == "0.0.1"
+    # neither bm25s nor PyStemmer is needed to build and search
+    monkeypatch.setitem(sys.modules, "bm25s", None)
+    monkeypatch.setitem(sys.modules, "Stemmer", None)
+    qa = tmp_path / "qa.tsv"
+    qa.write_text("who wrote the iliad\t['Homer']\n", encoding="utf-8")
+    ix = tmp_path / "ix"
+    assert main(["index", "build", "--cluster", "none", "--corpus", str(corpus), *OPTS,
+                 "-o", str(ix), "--shard-size", "2000"]) == 0
+    assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--questions", str(qa),
+                 "--hits", "5", "--trec", str(tmp_path / "run.trec")]) == 0
+    assert main(["retrieve", "--cluster", "none", "--index", str(old), "--questions", str(qa),
+                 "--hits", "5", "--trec", str(tmp_path / "old.trec")]) == 0
+    assert (tmp_path / "old.trec").read_bytes() == (tmp_path / "run.trec").read_bytes()

@@ -99,9 +99,11 @@ class ShardedJobs:
     search: Callable[..., tuple[list[Any], float]]
     # params.json -> the settings that change the scores, for signatures
     signature: Callable[[Mapping[str, Any]], dict[str, object]]
-    # versions of the libraries that change tokens, scores or embeddings
-    versions: Callable[[], dict[str, str]] = dict
-    checked_versions: tuple[str, ...] = ()  # of those, the ones an index must match
+    # the index's settings -> versions of the libraries that change its tokens, scores or
+    # embeddings (recorded in params.json; a flavour that uses no library records none)
+    versions: Callable[[Mapping[str, Any]], dict[str, str]] = lambda _settings: {}
+    # of those, the ones an index must match (only those its settings' versions() name)
+    checked_versions: tuple[str, ...] = ()
     # retrieve's parsed options -> the options ``search`` gets, checked before any work
     search_options: Callable[[Mapping[str, Any]], dict[str, Any]] = dict
 

@@ -233,7 +233,9 @@ def _index_signature(params: Mapping[str, Any]) -> dict[str, object]:
     return {**out, "bm25s": params["versions"]["bm25s"]}
 
 
-def _versions() -> dict[str, str]:
+def _versions(settings: Mapping[str, Any]) -> dict[str, str]:
+    if settings.get("method") == LUCENE_EXACT:
+        return {}  # the analyzer and the scoring are nqkit's own (its version is recorded)
     from nqkit.retrieval.bm25_index import bm25_versions
 
     return bm25_versions()

@@ -199,7 +199,7 @@ def _index_signature(params: Mapping[str, Any]) -> dict[str, object]:
             "doc": s["doc_text"], "search": s["ann"], "device": device}
 
 
-def _versions() -> dict[str, str]:
+def _versions(settings: Mapping[str, Any]) -> dict[str, str]:
     from nqkit.retrieval.dense_index import dense_versions
 
     return dense_versions()

@@ -68,6 +68,7 @@ __all__ = [
     "avg_field_length",
     "byte4_to_int",
     "clause_scores",
+    "count_ids",
     "count_shard",
     "global_stats",
     "idf",
@@ -208,27 +209,30 @@ def count_shard(docs: Iterable[Sequence[str]]) -> CountedShard:
     ids: list[np.ndarray] = []
     lengths: list[int] = []
     for toks in docs:
-        arr = np.fromiter((local.setdefault(t, len(local)) for t in toks), dtype=np.int64,
-                          count=len(toks))
-        ids.append(arr)
+        ids.append(np.fromiter((local.setdefault(t, len(local)) for t in toks),
+                               dtype=np.int32, count=len(toks)))
         lengths.append(len(toks))
-    n = len(lengths)
-    lens = np.asarray(lengths, dtype=np.int64)
-    flat = np.concatenate(ids) if ids else np.zeros(0, np.int64)
-    # first-seen ids -> sorted-term ids, so a shard's arrays do not depend on token order
-    order = sorted(local, key=local.__getitem__)
-    vocab = sorted(local)
-    rank = np.empty(len(order), dtype=np.int64)
-    pos = {t: i for i, t in enumerate(vocab)}
-    for first, t in enumerate(order):
-        rank[first] = pos[t]
-    rows = np.repeat(np.arange(n, dtype=np.int64), lens)
+    flat = np.concatenate(ids) if ids else np.zeros(0, np.int32)
+    return count_ids(flat, np.asarray(lengths, dtype=np.int64), list(local))
+
+
+def count_ids(flat: np.ndarray, lengths: np.ndarray, terms: list[str]) -> CountedShard:
+    """:func:`count_shard` of token lists given as ids: ``flat`` holds every document's
+    tokens as indexes into ``terms`` (distinct, in any order), document after document,
+    ``lengths`` the number of each document's tokens."""
+    n = lengths.shape[0]
+    # ids -> sorted-term ids, so a shard's arrays depend on neither id nor token order
+    order = sorted(range(len(terms)), key=terms.__getitem__)
+    vocab = [terms[i] for i in order]
+    rank = np.empty(len(terms), dtype=np.int64)
+    rank[order] = np.arange(len(terms), dtype=np.int64)
+    rows = np.repeat(np.arange(n, dtype=np.int64), lengths)
     keys, freqs = np.unique(rank[flat] * max(n, 1) + rows, return_counts=True)
     terms_of, rows_of = np.divmod(keys, max(n, 1))
     doc_freq = np.bincount(terms_of, minlength=len(vocab)).astype(np.int64)
     indptr = np.concatenate([np.zeros(1, np.int64), np.cumsum(doc_freq)])
-    return CountedShard(vocab, doc_freq, lens, indptr, rows_of.astype(np.int32),
-                        freqs.astype(np.int32))
+    return CountedShard(vocab, doc_freq, np.asarray(lengths, dtype=np.int64), indptr,
+                        rows_of.astype(np.int32), freqs.astype(np.int32))
 
 
 @dataclass(frozen=True, slots=True)

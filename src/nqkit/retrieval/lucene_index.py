@@ -9,10 +9,12 @@ over such an index give, per question, the top-k list and the scores of Pyserini
 this module is their job plumbing, in the three steps of
 :mod:`nqkit.retrieval.bm25_index`, each a list of shard jobs run by :mod:`nqkit.cluster`:
 
-1. *count* (one job per shard): analyze ``title + "\\n" + text`` of every passage, write
-   the shard's postings with shard-local term ids (:func:`~nqkit.retrieval.lucene_bm25.
-   count_shard`) and the passage ids (``ids-NNNNN.npy``, a fixed-width unicode array: the
-   tie-break needs them at search time);
+1. *count* (one job per shard): analyze ``title + "\\n" + text`` of every passage, each
+   distinct space-separated chunk once (:func:`nqkit.text.lucene.chunks` says why that
+   gives the terms of the whole text), write the shard's postings with shard-local term
+   ids (:func:`~nqkit.retrieval.lucene_bm25.count_ids`) and the passage ids
+   (``ids-NNNNN.npy``, a fixed-width unicode array: the tie-break needs them at search
+   time);
 2. *global statistics* (here): the sorted union of the vocabularies, document frequencies,
    Lucene's ``docCount`` and ``sumTotalTermFreq`` (:func:`~nqkit.retrieval.lucene_bm25.
    global_stats`' rules, without holding the shards' postings in the driver);
@@ -39,6 +41,8 @@ from __future__ import annotations
 
 import itertools
 import json
+from array import array
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,7 +58,7 @@ from nqkit.retrieval.lucene_bm25 import (
     anserini_adjust,
     avg_field_length,
     clause_scores,
-    count_shard,
+    count_ids,
     idf,
     norm_cache,
     query_clauses,
@@ -98,18 +102,63 @@ class _Job:
     sum_total_term_freq: int = 0
 
 
+class _ChunkIds(dict[str, int]):
+    """Chunk (:func:`nqkit.text.lucene.chunks`) -> its row in a table of shard-local term
+    ids: each distinct chunk of a shard is analyzed once (its terms do not depend on the
+    text around it); row r's ids are ``ids[starts[r]:starts[r + 1]]``."""
+
+    def __init__(self, analyze: Callable[[str], list[str]]) -> None:
+        super().__init__()
+        self.analyze = analyze
+        self.terms: dict[str, int] = {}  # term -> shard-local id, in first-seen order
+        self.starts = array("q", [0])
+        self.ids = array("i")
+
+    def __missing__(self, chunk: str) -> int:
+        local = self.terms
+        self.ids.extend([local.setdefault(t, len(local)) for t in self.analyze(chunk)])
+        row = self[chunk] = len(self.starts) - 1
+        self.starts.append(len(self.ids))
+        return row
+
+
+def _shard_ids(rows: np.ndarray, chunk_counts: np.ndarray, table: _ChunkIds
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Every passage's term ids, concatenated, and each passage's number of terms, from
+    the table rows of its chunks (``chunk_counts[i]`` chunks for passage i)."""
+    starts = np.frombuffer(table.starts, dtype=np.int64)
+    sizes = np.diff(starts)[rows]  # terms of each chunk occurrence
+    ends = np.cumsum(sizes)  # ... and where they end in the shard's term list
+    total = int(ends[-1]) if ends.shape[0] else 0
+    # the position in ``table.ids`` of every term of the shard: its chunk's first id
+    # plus its offset inside the chunk
+    at = np.repeat(starts[:-1][rows] - (ends - sizes), sizes) + np.arange(total)
+    flat = np.frombuffer(table.ids, dtype=np.int32)[at]
+    passage_ends = ends[np.cumsum(chunk_counts) - 1] if ends.shape[0] else ends
+    lengths = np.diff(passage_ends, prepend=0)
+    return flat, lengths
+
+
 def _count_job(job: _Job) -> dict[str, Any]:
     """Step 1: analyze one shard; write its local postings and ids; return its counts."""
-    from nqkit.text.lucene import analyze
+    from nqkit.text.lucene import SEPARATOR, analyze
 
     root = Path(job.root)
     ids: list[str] = []
-    docs: list[list[str]] = []
+    table = _ChunkIds(analyze)
+    get = table.__getitem__
+    rows = array("i")  # the table row of every chunk of every passage, in order
+    chunk_counts = array("q")
     for p in iter_shard(root, job.shard):
         ids.append(p.id)
-        docs.append(analyze(contents(p.title, p.text)))
-    counted = count_shard(docs)
-    del docs
+        parts = contents(p.title, p.text).split(SEPARATOR)  # lucene.chunks, inlined
+        rows.extend(map(get, parts))
+        chunk_counts.append(len(parts))
+    flat, lengths = _shard_ids(np.frombuffer(rows, dtype=np.int32),
+                               np.frombuffer(chunk_counts, dtype=np.int64), table)
+    del rows, get
+    counted = count_ids(flat, lengths, list(table.terms))
+    del table, flat
     with open(_counted_path(root, "vocab", job.shard), "w", encoding="utf-8") as f:
         json.dump(counted.vocab, f, ensure_ascii=False)
     for kind in _COUNTED[1:]:

@@ -25,10 +25,11 @@ format version; the digest against ``params.json``'s content, so a setting edite
 SHA-256 — the small files (up to 1 MiB) every time, the large ones once per file state
 (:class:`nqkit.io.content.VerifiedStates`, a record outside the index, so a second run
 reads nothing) or every time with ``full=True`` (``retrieve --verify``, ``index verify``);
-and that the library versions that change tokens or embeddings (bm25s and PyStemmer;
-torch and sentence-transformers) are the ones the index was built with. Any difference is
-one line naming the file and how to rebuild. Every run's signature carries the digest's
-first 12 hex digits beside the corpus fingerprint.
+and that the library versions that change the index's tokens or embeddings (bm25s and
+PyStemmer for bm25s's BM25 flavours, none for ``lucene-exact``, whose analyzer and scoring
+are nqkit's own; torch and sentence-transformers) are the ones the index was built with.
+Any difference is one line naming the file and how to rebuild. Every run's signature
+carries the digest's first 12 hex digits beside the corpus fingerprint.
 """
 
 from __future__ import annotations
@@ -121,11 +122,12 @@ def sharded_retrievers() -> list[str]:
     return [n for n in registry.names() if registry.get(n).sharded is not None]
 
 
-def _versions(retriever: str) -> dict[str, str]:
+def _versions(retriever: str, settings: Mapping[str, Any]) -> dict[str, str]:
+    """The versions recorded for an index of ``retriever`` built with ``settings``."""
     import numpy
 
     return {"nqkit": __version__, "numpy": numpy.__version__,
-            **sharded_jobs(retriever).versions()}
+            **sharded_jobs(retriever).versions(settings)}
 
 
 def _files_of(root: Path, skip: str | None = None) -> list[str]:
@@ -181,7 +183,7 @@ def build_index(corpus: PathLike, out: PathLike, retriever: str, cluster: Cluste
         settings = settings.as_dict()
     out = Path(out)
     check_new_directory(out, option="-o")
-    versions = _versions(retriever)  # a missing extra fails before any work
+    versions = _versions(retriever, settings)  # a missing extra fails before any work
     with atomic_directory(out, option="-o") as tmp:
         t0 = time.perf_counter()
         info = write_store(corpus, tmp, shard_size)
@@ -377,9 +379,11 @@ def load_index(root: PathLike, *, full: bool = False) -> OpenIndex:
                          f"the directory was changed after it was built: {REBUILD}, or copy "
                          "it again from its source")
     retriever = params["retriever"]
-    recorded, current = params["versions"], _versions(retriever)
+    # the libraries this index's settings use (an index of a flavour that uses none may
+    # still name some: lucene-exact indexes built before it stopped recording bm25s's)
+    recorded, current = params["versions"], _versions(retriever, params["settings"])
     for key in sharded_jobs(retriever).checked_versions:
-        if recorded.get(key) != current.get(key):
+        if key in current and recorded.get(key) != current[key]:
             raise InputError(root / PARAMS, f"the index was built with {key} "
                              f"{recorded.get(key)}, this environment has {current.get(key)} "
                              "(tokens or embeddings could differ)",

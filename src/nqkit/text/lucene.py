@@ -59,8 +59,8 @@ import regex
 
 from nqkit.text._lucene_unicode import CLASSES
 
-__all__ = ["MAX_TOKEN_LENGTH", "STOP_WORDS", "analyze", "analyze_many", "porter_stem",
-           "tokenize"]
+__all__ = ["MAX_TOKEN_LENGTH", "SEPARATOR", "STOP_WORDS", "analyze", "analyze_many",
+           "chunks", "porter_stem", "tokenize"]
 
 LUCENE_VERSION = "9.9.1"
 ANSERINI_VERSION = "1.7.1"
@@ -227,6 +227,15 @@ _STARTS = [_AH | _NUM | _KAT | _ENL, _EMOJI_START, _SA, _HAN, _HIRA]
 _CONFLICT = set().union(*(a & b for i, a in enumerate(_STARTS) for b in _STARTS[i + 1:]))
 _SLOW = re.compile(_cls(_CONFLICT) + "|" + _HEBREW_QUOTE.pattern)
 _CONFLICT_STR = frozenset(map(chr, _CONFLICT))
+
+# A character no rule's match can hold: every class a rule reads, and the literals
+# (U+FE0F, U+20E3, the tag characters U+E0020-U+E007F), leave it out.
+SEPARATOR = " "
+_IN_TOKENS = (_AH | _NUM | _KAT | _ML | _MN | _ENL | _X | _SQ | _DQ | _RI | _SA | _HAN
+              | _HIRA | _ZWJ | _EM | _EMB | _EMOJI_CHAR | _KEYCAP_BASE
+              | {0xFE0F, 0x20E3} | set(range(0xE0020, 0xE0080)))
+if ord(SEPARATOR) in _IN_TOKENS:  # pragma: no cover - a property of the tables
+    raise ImportError("the Lucene tables put U+0020 in a token class")
 
 
 def _u16(s: str) -> int:
@@ -528,6 +537,22 @@ def analyze(text: str) -> list[str]:
     """The terms Pyserini's default English analyzer gives for ``text`` (see the module
     docstring): ``pyserini.analysis.Analyzer(get_lucene_analyzer()).analyze(text)``."""
     return list(filter(None, map(_CACHE.__getitem__, tokenize(text))))
+
+
+def chunks(text: str) -> list[str]:
+    """``text`` cut at every :data:`SEPARATOR` (U+0020): the terms of ``text`` are the
+    terms of its chunks, in order (``analyze(text) == [t for c in chunks(text) for t in
+    analyze(c)]``), so the terms of a chunk can be cached whatever surrounds it.
+
+    Why: no rule's match holds U+0020 (checked at import), so no token crosses one, and
+    the scan at a position inside a chunk never reads past its end: a match stops before
+    the space; the 255-unit window only limits matches, which stop there anyway; and the
+    one lookahead of the grammar (the emoji rule's, after a ZWJ) fails at a space as at
+    the end of the text. A space itself starts no match and is skipped, so the scan
+    resumes at the next chunk's first character, where a scan of that chunk starts.
+    Everything after the tokenizer works token by token.
+    """
+    return text.split(SEPARATOR)
 
 
 def analyze_many(texts: Iterable[str]) -> list[list[str]]:
