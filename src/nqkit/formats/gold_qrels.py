@@ -27,11 +27,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from nqkit.errors import InputError, for_example, location
 from nqkit.formats.dpr import DprBiencoderExample, DprContext
 from nqkit.formats.trec import TrecQrel
 from nqkit.io import PathsLike, expand_paths, iter_lines, parse_json_line
+
+K = TypeVar("K")  # what identifies a gold passage: an id, or a (title, text) key
 
 __all__ = [
     "MATCH_ID",
@@ -157,6 +160,26 @@ def _check(d: QrelsDerivation, where: str | None) -> QrelsDerivation:
     return d
 
 
+def _wanted(d: _Tally, golds: Iterable[tuple[str, list[K]]],
+            qids: dict[str, str]) -> dict[str, list[K]]:
+    """The gold keys of each numbered question (qid -> keys, first occurrence first),
+    counting in ``d`` the source questions, those not in the questions file and those
+    without a gold passage."""
+    wanted: dict[str, list[K]] = {}
+    for question, keys in golds:
+        d.source_questions += 1
+        qid = qids.get(question)
+        if qid is None:
+            d.not_in_questions.append(question)
+            continue
+        if not keys:
+            d.without_gold += 1
+            continue
+        have = wanted.setdefault(qid, [])
+        have.extend(k for k in dict.fromkeys(keys) if k not in have)
+    return wanted
+
+
 def qrels_from_oracle(examples: Iterable[NqOpenOracleExample], qids: dict[str, str],
                       passages: Iterable[DprContext], *, where: str | None = None
                       ) -> QrelsDerivation:
@@ -165,21 +188,8 @@ def qrels_from_oracle(examples: Iterable[NqOpenOracleExample], qids: dict[str, s
     number (:func:`question_numbers`). ``passages`` is read once; only the keys of gold
     passages are kept."""
     d = _Tally()
-    wanted: dict[str, list[tuple[str, str]]] = {}  # qid -> gold keys, source order
-    for ex in examples:
-        d.source_questions += 1
-        qid = qids.get(ex.question)
-        if qid is None:
-            d.not_in_questions.append(ex.question)
-            continue
-        if not ex.gold:
-            d.without_gold += 1
-            continue
-        keys = wanted.setdefault(qid, [])
-        for c in ex.gold:
-            key = content_key(c.title, c.text)
-            if key not in keys:
-                keys.append(key)
+    wanted = _wanted(d, ((ex.question, [content_key(c.title, c.text) for c in ex.gold])
+                         for ex in examples), qids)
     needed = {key for keys in wanted.values() for key in keys}
     ids: dict[tuple[str, str], list[str]] = {}
     for p in passages:
@@ -206,19 +216,8 @@ def qrels_from_biencoder(examples: Iterable[DprBiencoderExample], qids: dict[str
     """Qrels of the ``positive_ctxs`` of DPR bi-encoder examples, by passage id (rule
     ``match:id``), kept when ``passages`` holds the id."""
     d = _Tally()
-    wanted: dict[str, list[str]] = {}
-    for ex in examples:
-        d.source_questions += 1
-        qid = qids.get(ex.question)
-        if qid is None:
-            d.not_in_questions.append(ex.question)
-            continue
-        pids = [c.id for c in ex.positive_ctxs if c.id]
-        if not pids:
-            d.without_gold += 1
-            continue
-        have = wanted.setdefault(qid, [])
-        have.extend(p for p in dict.fromkeys(pids) if p not in have)
+    wanted = _wanted(d, ((ex.question, [c.id for c in ex.positive_ctxs if c.id])
+                         for ex in examples), qids)
     needed = {p for pids in wanted.values() for p in pids}
     present: set[str] = set()
     for p in passages:
