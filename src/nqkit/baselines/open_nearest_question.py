@@ -8,7 +8,7 @@ the highest cosine similarity lends its answer.
 
 The memory is whatever question-answer pairs the user gives (:func:`load_qa_memory`):
 NQ-open JSONL, DPR ``*.qa.tsv`` or AmbigNQ JSON (first answer of the first annotation).
-Pure numpy: an inverted index of postings, scored by scatter-add.
+The similarity is :class:`nqkit.text.tfidf.TfidfIndex`'s.
 """
 
 from __future__ import annotations
