@@ -334,6 +334,23 @@ def test_group_means_intervals_and_differences(tmp_path):
     assert again.to_json() == r.to_json()
 
 
+def test_a_difference_without_an_interval_is_said(tmp_path):
+    # one test question of 40 has answer overlap: many resamples of the test set hold no
+    # question of that group, so the difference has no percentile interval
+    rows = [(f"question number {i}", ["shared" if i == 0 else f"answer {i}"])
+            for i in range(40)]
+    test = load_qa_set(_qa(tmp_path, "test.jsonl", rows))
+    train = load_qa_set(_qa(tmp_path, "train.jsonl", [("unrelated", ["shared"])]))
+    a = compute_overlap(test, train)
+    em = [1.0] + [0.0] * 39
+    r = score_groups(a, {"EM": em}, bootstrap=200, seed=0)
+    d = next(x for x in r.differences if x.group == "answer_overlap")
+    assert d.difference == pytest.approx(1.0) and d.low is None and d.high is None
+    assert [w.code for w in r.warnings if w.code == "no-interval"] == ["no-interval"]
+    assert "answer_overlap - no_answer_overlap" in next(
+        w.message for w in r.warnings if w.code == "no-interval")
+
+
 def test_score_needs_one_source_of_labels(shared, tmp_path, capsys):
     assert main(["overlap", "score", "--test", str(shared("data", "nq-open", "NQ-open.dev.jsonl")),
                  "--predictions", str(shared("golden", "nq-open", "mixed.predictions.jsonl"))

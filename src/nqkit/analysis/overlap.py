@@ -505,6 +505,7 @@ def score_groups(analysis: OverlapAnalysis, per_item: Mapping[str, Any], *,
             else:
                 scores.append(GroupScore(g, m, len(idx), score))
     diffs = []
+    undefined: list[str] = []  # differences some resample leaves without one of its groups
     for a, b in DIFFERENCES:
         if not len(members[a]) or not len(members[b]):
             continue
@@ -513,10 +514,18 @@ def score_groups(analysis: OverlapAnalysis, per_item: Mapping[str, Any], *,
             if bootstrap:
                 iv = bootstrap_interval(_difference(v, members[a], members[b], n),
                                         resamples=bootstrap, seed=seed)
-                diffs.append(GroupDifference(a, b, m, d, iv.low, iv.high))
-            else:
-                diffs.append(GroupDifference(a, b, m, d))
+                if np.isfinite(iv.low) and np.isfinite(iv.high):
+                    diffs.append(GroupDifference(a, b, m, d, iv.low, iv.high))
+                    continue
+                undefined.append(f"{a} - {b}")
+            diffs.append(GroupDifference(a, b, m, d))
     out_warnings = [*analysis.warnings, *warnings]
+    if undefined:
+        out_warnings.append(ResultWarning(
+            "no-interval", f"{', '.join(dict.fromkeys(undefined))}: no interval, since some "
+            "resamples of the test set hold no question of one of the two groups (a group "
+            "too small to resample) — score more questions or give the difference without "
+            "an interval"))
     empty = [g for g in ("question_overlap", "answer_overlap") if not len(members[g])]
     if empty:
         out_warnings.append(ResultWarning(
