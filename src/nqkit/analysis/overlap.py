@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from nqkit.errors import InputError, examples
+from nqkit.formats.qa_files import QaRecord, is_qa_file, iter_qa_file
 from nqkit.formats.qa_overlap import LABELS, OverlapAnnotation, check_rows
 from nqkit.io import PathLike, PathsLike, expand_paths
 from nqkit.signature import ResultWarning, make_signature
@@ -95,16 +96,6 @@ DIFFERENCES: tuple[tuple[str, str], ...] = (
 
 # --------------------------------------------------------------------------- inputs
 
-@dataclass(frozen=True, slots=True)
-class QaRecord:
-    """One question with every gold answer a training or test file gives it."""
-
-    question: str
-    answers: tuple[str, ...]  # every answer string (AmbigNQ: of every annotation)
-    id: str | None = None  # AmbigNQ example id, where the file has ids
-    where: str | None = field(default=None, compare=False)
-
-
 @dataclass(frozen=True)
 class QaSet:
     """The records of one or more question-answer files, in file order."""
@@ -122,33 +113,11 @@ class QaSet:
 
 
 def _read_qa_file(path: Path) -> Iterable[QaRecord]:
-    name = path.name.lower()
-    if name.endswith((".tsv", ".tsv.gz", ".csv", ".csv.gz")):
-        from nqkit.formats.dpr import iter_dpr_qa
-
-        for where, q, golds in iter_dpr_qa(path):
-            yield QaRecord(q, golds, None, where)
-    elif name.endswith((".json", ".json.gz")):
-        from nqkit.formats.ambignq import MultipleQAs, read_ambignq
-
-        for i, ex in enumerate(read_ambignq(path)):
-            answers: dict[str, None] = {}
-            for ann in ex.annotations:
-                if isinstance(ann, MultipleQAs):
-                    for pair in ann.qa_pairs:
-                        answers.update(dict.fromkeys(pair.answers))
-                else:
-                    answers.update(dict.fromkeys(ann.answers))
-            yield QaRecord(ex.question, tuple(answers), ex.id, f"{path}: example {i}")
-    elif name.endswith((".jsonl", ".jsonl.gz")):
-        from nqkit.formats.nq_open import read_nq_open
-
-        for oex in read_nq_open(path, field_option=None):
-            yield QaRecord(oex.question, oex.answers, None, oex.where)
-    else:
+    if not is_qa_file(path):
         raise InputError(path, "unknown question-answer file type",
                          "give NQ-open / EfficientQA .jsonl, DPR .qa.tsv / .qa.csv or AmbigNQ "
                          ".json files (or a registry name such as nq-open/train)")
+    return iter_qa_file(path)
 
 
 def load_qa_set(paths: PathsLike, *, what: str = "input") -> QaSet:

@@ -1,14 +1,10 @@
 """Questions to retrieve for, with their gold answers, from the usual open-domain files.
 
-* DPR QA files (``nq-test.qa.tsv``, ``.qa.csv``): ``question<TAB>['answer', ...]`` per
-  line (DPR's ``.csv`` files are tab-separated too; a comma-separated file is read as CSV);
-  question ids are the 0-based line positions, as DPR's result files are ordered.
-* NQ-open JSON lines (``NQ-open.dev.jsonl``): ``{"question", "answer": [...]}``; ids are
-  0-based positions.
-* AmbigNQ (``dev_light.json``): ids are the AmbigNQ ids; the answers are every answer of
-  every annotation (single answers and the answers of all question-answer pairs), in
-  order without repeats — a passage "has the answer" when it contains any of them, the
-  convention of retrieval recall on AmbigQA (Min et al. 2020, §5).
+The files are read by :func:`nqkit.formats.qa_files.iter_qa_file` (DPR QA files, NQ-open
+JSON lines, AmbigNQ JSON with every answer of every annotation — a passage "has the
+answer" when it contains any of them, the convention of retrieval recall on AmbigQA, Min
+et al. 2020, §5). Question ids: the 0-based line positions for DPR and NQ-open files (as
+DPR's result files are ordered), the AmbigNQ ids for AmbigNQ.
 """
 
 from __future__ import annotations
@@ -16,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nqkit.errors import InputError, for_example
+from nqkit.formats.qa_files import is_qa_file, iter_qa_file
 from nqkit.io import PathLike, expand_paths
 
 __all__ = ["Question", "read_questions"]
@@ -40,36 +37,15 @@ def read_questions(path: PathLike) -> list[Question]:
     files, which runs and results are joined on.
     """
     (p,) = expand_paths(path, what="questions")
-    name = p.name.lower()
-    out: list[Question] = []
-    places: list[str] = []  # where each question is, for the message about empty ones
-    if name.endswith((".tsv", ".tsv.gz", ".csv", ".csv.gz")):
-        from nqkit.formats.dpr import iter_dpr_qa
-
-        for i, (where, q, a) in enumerate(iter_dpr_qa(p)):
-            out.append(Question(str(i), q, a))
-            places.append(where)
-    elif name.endswith((".jsonl", ".jsonl.gz")):
-        from nqkit.formats.nq_open import read_nq_open
-
-        # retrieve has no --answer-field: the lines must use "answer"
-        for i, line in enumerate(read_nq_open(p, field_option=None)):
-            out.append(Question(str(i), line.question, line.answers))
-            places.append(line.where or str(p))
-    elif name.endswith((".json", ".json.gz")):
-        from nqkit.formats.ambignq import SingleAnswer, read_ambignq
-
-        for i, ex in enumerate(read_ambignq(p)):
-            answers: list[str] = []
-            for ann in ex.annotations:
-                group = (ann.answers if isinstance(ann, SingleAnswer)
-                         else tuple(a for qa in ann.qa_pairs for a in qa.answers))
-                answers.extend(a for a in group if a not in answers)
-            out.append(Question(ex.id, ex.question, tuple(answers)))
-            places.append(f"{p}: example {i}")  # as read_ambignq names an entry
-    else:
+    if not is_qa_file(p):
         raise InputError(p, "unknown questions format", "give a DPR .qa.tsv/.qa.csv, an "
                          "NQ-open .jsonl or an AmbigNQ .json file")
+    out: list[Question] = []
+    places: list[str] = []  # where each question is, for the message about empty ones
+    for i, r in enumerate(iter_qa_file(p)):
+        # DPR and NQ-open questions are numbered by position, AmbigNQ's by their ids
+        out.append(Question(r.id if r.id is not None else str(i), r.question, r.answers))
+        places.append(r.where or str(p))
     if not out:
         raise InputError(p, "the questions file holds no question", "give a non-empty file")
     empty = [where for q, where in zip(out, places, strict=True) if not q.question.strip()]
