@@ -16,7 +16,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -24,28 +23,10 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-MIN_JAVA = 21
+from lucene_bm25_oracle import MIN_JAVA, find_java_home
+from lucene_bm25_oracle import java_major as _java_major
 
-
-def _java_major(home: Path) -> int | None:
-    release = home / "release"
-    if not (home / "bin" / "java").exists() or not release.exists():
-        return None
-    m = re.search(r'JAVA_VERSION="(\d+)', release.read_text(errors="replace"))
-    return int(m.group(1)) if m else None
-
-
-def find_java_home() -> Path | None:
-    """A Java 21+ home: ``JAVA_HOME`` if it is one, else the newest /usr/lib/jvm/temurin-*."""
-    candidates = []
-    if os.environ.get("JAVA_HOME"):
-        candidates.append(Path(os.environ["JAVA_HOME"]))
-    candidates += sorted(Path("/usr/lib/jvm").glob("temurin-*"), reverse=True)
-    for home in candidates:
-        major = _java_major(home)
-        if major is not None and major >= MIN_JAVA:
-            return home
-    return None
+__all__ = ["_java_major", "find_java_home", "has_pyserini", "oracle_analyze"]
 
 
 def has_pyserini() -> bool:

@@ -38,10 +38,17 @@ def test_load_memory_formats(tmp_path):
     mem = load_qa_memory([tsv, jsonl, amb])
     assert mem.questions == ("who wrote hamlet", "capital of france", "who sang x")
     assert mem.answers == (("Shakespeare", "W. S."), ("Paris",), ("A", "B"))
-    bad = tmp_path / "m.csv"
+    bad = tmp_path / "m.txt"
     bad.write_text("x")
     with pytest.raises(Exception, match="unknown memory file type"):
         load_qa_memory([bad])
+    # a .csv is DPR's comma-separated QA file, read as retrieve and overlap read it
+    csv_file = tmp_path / "m.csv"
+    csv_file.write_text('who wrote hamlet,"[\'Shakespeare\']"\n')
+    assert load_qa_memory([csv_file]).answers == (("Shakespeare",),)
+    csv_file.write_text("x")
+    with pytest.raises(Exception, match=r"m\.csv:1: expected 2 fields"):
+        load_qa_memory([csv_file])
 
 
 def test_cli_nearest_question(tmp_path, capsys):

@@ -6,18 +6,19 @@ question is represented by TF-IDF weights of its lower-cased word unigrams and b
 (sublinear term frequency, smoothed idf, L2-normalized), and the memory question with
 the highest cosine similarity lends its answer.
 
-The memory is whatever question-answer pairs the user gives (:func:`load_qa_memory`):
-NQ-open JSONL, DPR ``*.qa.tsv`` or AmbigNQ JSON (first answer of the first annotation).
+The memory is whatever question-answer pairs the user gives (:func:`load_qa_memory`),
+read by :mod:`nqkit.formats.qa_files`: NQ-open JSONL, DPR ``*.qa.tsv`` or AmbigNQ JSON
+(first answer of the first annotation).
 The similarity is :class:`nqkit.text.tfidf.TfidfIndex`'s.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from nqkit.errors import InputError, examples
+from nqkit.formats.qa_files import is_qa_file, iter_qa_file
 from nqkit.io import PathLike, expand_paths
 from nqkit.text.tfidf import TfidfIndex, question_terms
 
@@ -33,31 +34,6 @@ class QaMemory:
     sources: tuple[str, ...]  # file name each item came from
 
 
-def _read_memory_file(path: Path) -> Iterable[tuple[str, tuple[str, ...]]]:
-    name = path.name.lower()
-    if name.endswith((".tsv", ".tsv.gz", ".qa.csv")):  # DPR names its TSV files .qa.csv
-        from nqkit.formats.dpr import read_dpr_qa_tsv
-
-        yield from read_dpr_qa_tsv(path)
-    elif name.endswith(".json") or name.endswith(".json.gz"):
-        from nqkit.formats.ambignq import MultipleQAs, read_ambignq
-
-        for ex in read_ambignq(path):
-            ann = ex.annotations[0]
-            if isinstance(ann, MultipleQAs):
-                yield ex.question, tuple(p.answers[0] for p in ann.qa_pairs)
-            else:
-                yield ex.question, ann.answers
-    elif name.endswith(".jsonl") or name.endswith(".jsonl.gz"):
-        from nqkit.formats.nq_open import read_nq_open
-
-        for oex in read_nq_open(path):
-            yield oex.question, oex.answers
-    else:
-        raise InputError(path, "unknown memory file type",
-                         "give NQ-open .jsonl, DPR .qa.tsv or AmbigNQ .json files")
-
-
 def load_qa_memory(paths: Sequence[PathLike]) -> QaMemory:
     """Load question-answer pairs from NQ-open JSONL, DPR QA TSV or AmbigNQ JSON files.
 
@@ -69,11 +45,14 @@ def load_qa_memory(paths: Sequence[PathLike]) -> QaMemory:
     ans: list[tuple[str, ...]] = []
     src: list[str] = []
     for path in expand_paths(list(paths), what="memory"):
-        for q, a in _read_memory_file(path):
-            if not a:
+        if not is_qa_file(path):
+            raise InputError(path, "unknown memory file type",
+                             "give NQ-open .jsonl, DPR .qa.tsv or AmbigNQ .json files")
+        for rec in iter_qa_file(path):
+            if not rec.first_answers:
                 continue
-            qs.append(q)
-            ans.append(a)
+            qs.append(rec.question)
+            ans.append(rec.first_answers)
             src.append(path.name)
     if not qs:
         raise InputError(examples(paths, width=None), "the memory files hold no question "

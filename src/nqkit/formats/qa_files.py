@@ -4,10 +4,13 @@
   line (DPR's ``.csv`` files are tab-separated too; a comma-separated file is read as CSV).
 * NQ-open / EfficientQA JSON lines (``NQ-open.dev.jsonl``): ``{"question", "answer": [...]}``.
 * AmbigNQ (``dev_light.json``): the answers are every answer of every annotation (single
-  answers and the answers of all question-answer pairs), in order without repeats.
+  answers and the answers of all question-answer pairs), in order without repeats;
+  ``first_annotation`` keeps the first annotation's own reading (its single answer's
+  aliases, or the first alias of each of its question-answer pairs).
 
 One reader for every command that takes such files as questions with their answers
-(``retrieve``'s questions, ``overlap``'s test and training sets).
+(``retrieve``'s questions, ``overlap``'s test and training sets, the nearest-question
+baselines' memory).
 """
 
 from __future__ import annotations
@@ -31,6 +34,13 @@ class QaRecord:
     answers: tuple[str, ...]  # every answer string (AmbigNQ: of every annotation)
     id: str | None = None  # AmbigNQ example id, where the file has ids
     where: str | None = field(default=None, compare=False)
+    # AmbigNQ: the first annotation's answers (see the module docstring); else = answers
+    first_annotation: tuple[str, ...] | None = None
+
+    @property
+    def first_answers(self) -> tuple[str, ...]:
+        """The answers of the first annotation (all answers where a file has one)."""
+        return self.answers if self.first_annotation is None else self.first_annotation
 
 
 def is_qa_file(path: Path) -> bool:
@@ -63,6 +73,9 @@ def iter_qa_file(path: Path) -> Iterator[QaRecord]:
                 group = (ann.answers if isinstance(ann, SingleAnswer)
                          else tuple(a for qa in ann.qa_pairs for a in qa.answers))
                 answers.extend(a for a in group if a not in answers)
-            yield QaRecord(ex.question, tuple(answers), ex.id, f"{path}: example {i}")
+            first = ex.annotations[0]
+            yield QaRecord(ex.question, tuple(answers), ex.id, f"{path}: example {i}",
+                           first.answers if isinstance(first, SingleAnswer)
+                           else tuple(qa.answers[0] for qa in first.qa_pairs))
     else:
         raise ValueError(f"{path}: not a question-answer file (see is_qa_file)")
