@@ -25,7 +25,7 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src = tmp_path_factory.mktemp("tree") / "nqkit"
     shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(
         ".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", "bench-data",
-        ".mypy_cache", ".ruff_cache", "artifacts"))
+        ".mypy_cache", ".ruff_cache", "artifacts", ".venv"))
     # without isolation: setuptools comes from this environment (no index needed)
     proc = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--wheel",
                            "--sdist", "--outdir", str(out), str(src)],
