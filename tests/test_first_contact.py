@@ -55,3 +55,14 @@ def test_a_missing_required_option_is_still_one_line(capsys):
     assert main(["eval", "nq"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--gold is required" in err
+
+
+def test_nq_allow_missing_says_null_not_wrong():
+    # NQ scores a missing example as a null prediction (docs/nq-eval.md): no long or short
+    # answer, right where the gold is null too; "wrong" would be a different number
+    for words in (("eval", "nq"), ("compare", "nq")):
+        text = " ".join(subparser(*words).format_help().split())
+        (help_,) = re.findall(r"--allow-missing (score .*?\(default: error\))", text)
+        assert "null" in help_ and "wrong" not in help_, help_
+    # the other tasks keep theirs: NQ-open's official script scores a missing one as wrong
+    assert "as wrong" in " ".join(subparser("eval", "nq-open").format_help().split())
