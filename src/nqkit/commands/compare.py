@@ -348,11 +348,12 @@ def _settings_part(signature: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    import os
     import sys
 
     import orjson
 
-    from nqkit.report import format_table, warn
+    from nqkit.report import format_table, note, warn
     from nqkit.tasks.base import get_task
 
     task = get_task(args.task_name)
@@ -364,6 +365,9 @@ def run(args: argparse.Namespace) -> int:
     if len(systems) > 2:
         return _run_many(task, settings, systems, args, seed)
     a, b = systems
+    if os.path.realpath(a) == os.path.realpath(b):
+        note(f"A and B are the same file ({b}): every difference is 0 and every p-value 1 "
+             "by construction — a check of the setup, not a comparison of two systems")
     names = system_names(systems, args.names)
     # the title shows the paths, as it always has, unless --name names the systems
     shown = dict(zip(systems, names if args.names else systems, strict=True))
