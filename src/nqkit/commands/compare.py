@@ -365,9 +365,6 @@ def run(args: argparse.Namespace) -> int:
     if len(systems) > 2:
         return _run_many(task, settings, systems, args, seed)
     a, b = systems
-    if os.path.realpath(a) == os.path.realpath(b):
-        note(f"A and B are the same file ({b}): every difference is 0 and every p-value 1 "
-             "by construction — a check of the setup, not a comparison of two systems")
     names = system_names(systems, args.names)
     # the title shows the paths, as it always has, unless --name names the systems
     shown = dict(zip(systems, names if args.names else systems, strict=True))
@@ -375,6 +372,9 @@ def run(args: argparse.Namespace) -> int:
         a, b = b, a
     out = compare(task, settings, a, b, test=args.test,
                   resamples=args.resamples, trials=args.trials, seed=seed)
+    if os.path.realpath(a) == os.path.realpath(b):
+        note(f"A and B are the same file ({b}): every difference is 0 and every p-value 1 "
+             "by construction — a check of the setup, not a comparison of two systems")
     for w in out["warnings"]:
         warn(w)
     if args.format == "json":
