@@ -49,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     for name in BASELINES:
         baseline, n = load_system(name, [str(TOY_TRAIN_PATH)], quiet=True)
         n_train = max(n_train, n)
-        preds = {ex.example_id: baseline.predict(ex) for ex in examples}
+        preds: dict[int | str, NqPrediction] = {ex.example_id: baseline.predict(ex)
+                                                for ex in examples}
         result = evaluate_nq(gold, preds)
         predictions[name] = preds
         rows.append((name, result.long.best_f1, result.long.best_precision,
