@@ -247,7 +247,8 @@ def test_human_bounds_command(tmp_path, capsys, shared):
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if line.startswith("single annotator   long"))
     assert row.split()[-3:] == ["9", "15", "16"]  # derived in test_human_bounds.py
-    assert "signature: nq-human|refs:4|beta:2|votes:auto(8/20)|splits:all|v" in out
+    assert "signature: nq-human|refs:4|beta:2|votes:auto(1/1)|splits:all|v" in out
+    assert "10 examples, 5 reference/pool splits each (4 references" in out
     assert main(["eval", "human-bounds", "--gold", path, "--no-gold-cache"]) == 2
     assert "fewer than references + 1 = 6" in capsys.readouterr().err
     assert main(["eval", "human-bounds", "--gold", path, "--num-references", "4", "--format",

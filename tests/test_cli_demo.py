@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -58,3 +59,37 @@ def test_demo_numbers_derived_by_hand(capsys, tmp_path):
     assert m["long-best-threshold-f1"] == pytest.approx(2 / 13)
     assert m["short-best-threshold-f1"] == 0.0
     assert f"{2 / 13:.4f}" in out
+
+
+def test_demo_shows_a_baseline_that_scores_and_a_human_by_hand(capsys, tmp_path):
+    """closest_question (its predictions pinned in test_nq_baselines.py): the founding
+    paragraph for 101-103, 'Google Search' for 104, the Germany row for 105 (gold: the France
+    row or the header), the first-prize paragraph for 106, NULL on the unseen Moon page
+    (107, no gold). So 5 correct of 6 predicted, 6 with gold: P = R = F1 = 5/6; its wrong
+    answer scores highest, so no threshold does better.
+
+    A single annotator, each of the five left out in turn against the other four (35
+    splits; gold at >= 2 of the 4). Long: per example (gold, predicted, correct) 101-103
+    (5, 4, 4) each, 104 (5, 4, 3: 'Google LLC' is no reference's), 105 (5, 5, 4: 'Country
+    Capital' neither), 106 (5, 4, 4), 107 (0, 1, 0) -> 23/26 and 23/30, F1 46/56. Short:
+    101 (5, 3, 2: 'Larry Page and Sergey Brin' is not the two-span set), 102 (5, 4, 4), 103
+    (5, 3, 3: YES), 105 (5, 3, 3), 106 (5, 4, 3: 'Röntgen' alone differs) -> 15/17 and
+    15/25, F1 30/42."""
+    assert main(["demo", "-o", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()
+            if re.fullmatch(r"\S+( +\d\.\d{4}){3}", line)}
+    assert rows["first_paragraph"] == [f"{2 / 13:.4f}", f"{1 / 7:.4f}", f"{1 / 6:.4f}"]
+    assert rows["closest_question"] == [f"{5 / 6:.4f}"] * 3
+    human = out[out.index("A single human annotator"):]
+    long_row = next(line for line in human.splitlines() if line.startswith("long answer"))
+    short_row = next(line for line in human.splitlines() if line.startswith("short answer"))
+    assert long_row.split()[2:] == [f"{46 / 56:.4f}", f"{23 / 26:.4f}", f"{23 / 30:.4f}"]
+    assert short_row.split()[2:] == [f"{30 / 42:.4f}", f"{15 / 17:.4f}", f"{15 / 25:.4f}"]
+    assert "(paper §5.2; 35 splits)" in human
+    # the predictions it wrote score the same with `nqkit eval nq`
+    assert main(["eval", "nq", "--gold", str(tmp_path / "toy-nq-dev.jsonl"), "--predictions",
+                 str(tmp_path / "closest_question.predictions.json"), "--format", "json",
+                 "--no-gold-cache"]) == 0
+    m = json.loads(capsys.readouterr().out)
+    assert m["long-best-threshold-f1"] == pytest.approx(5 / 6)

@@ -446,3 +446,20 @@ def test_correction_choices_are_the_library_ones():
 
     (correction,) = [p for p in MANY if p.name == "correction"]
     assert correction.choices == CORRECTIONS and correction.default == CORRECTIONS[0]
+
+
+def test_a_system_against_itself_is_named_for_what_it_is(tmp_path, capsys):
+    refs, a, _ = _nq_open_files(tmp_path)
+    (tmp_path / "sub").mkdir()
+    again = f"{tmp_path}/sub/../a.jsonl"  # the same file, spelled otherwise
+    assert main(["compare", "nq-open", "--gold", refs, a, again, "--resamples", "100",
+                 "--trials", "100"]) == 0
+    cap = capsys.readouterr()
+    assert f"nqkit: note: A and B are the same file ({again}): every difference is 0" in cap.err
+    # the numbers are still printed: A = B, a difference of 0 (a right on 2 of 4)
+    row = next(line for line in cap.out.splitlines() if line.startswith("exact match "))
+    assert row.split()[2:5] == ["0.5000", "0.5000", "0.0000"]
+    # two different files: no such note
+    assert main(["compare", "nq-open", "--gold", refs, a, _nq_open_files(tmp_path)[2],
+                 "--resamples", "100", "--trials", "100"]) == 0
+    assert "same file" not in capsys.readouterr().err

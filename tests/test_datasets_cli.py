@@ -48,14 +48,15 @@ def test_from_nothing_to_a_score_through_a_mirror(home, tmp_path):
     assert p.returncode == 0, p.stderr
     sha = hashlib.sha256(data).hexdigest()
     assert p.stdout.splitlines()[2].split() == [
-        "nq-open/dev/NQ-open.dev.jsonl", "391.3", "kB", "fetched", "none", sha]
-    assert "no checksum is published for 1 file(s); their sha256 is shown" in p.stderr
+        "nq-open/dev/NQ-open.dev.jsonl", "391.3", "kB", "fetched", "sha256", sha]
+    # checked against the sha256 the registry pins: no "no checksum" note
+    assert "no checksum is published" not in p.stderr
     assert final.read_bytes() == data
 
     p = run("data", "path", "nq-open/dev", env=env)
     assert (p.returncode, p.stdout) == (0, f"{final}\n")
     p = run("data", "info", "nq-open/dev", env=env)
-    assert f"on disk, sha256 {sha} (verified: none)" in p.stdout
+    assert f"on disk, sha256 {sha} (verified: sha256)" in p.stdout
     assert "dpr/nq-test.qa has the questions of nq-open/dev" in p.stdout
 
     # score by name: half the questions answered with their first gold answer
@@ -78,7 +79,8 @@ def test_list_info_and_path_in_process(home, capsys):
     by_name = {i["name"]: i for i in items}
     assert by_name["nq/dev"]["total_size"] == 1068038975
     assert by_name["nq/dev"]["checksums"] == "all"
-    assert by_name["nq-open/dev"]["checksums"] == "none"
+    assert by_name["nq-open/dev"]["checksums"] == "all"  # a pinned sha256
+    assert by_name["dpr/nq-test.qa"]["checksums"] == "none"
     assert by_name["nq/train"]["on_disk"] == {"files": 0, "of": 50, "directory": str(
         home / "data" / "nq" / "train"), "damaged": []}
     assert main(["data", "list"]) == 0

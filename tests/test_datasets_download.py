@@ -90,7 +90,7 @@ def test_builtin_nq_open_dev_through_a_mirror_then_by_name(home):
         (item,) = fetch(ds, mirror=server.url, progress=False)
     final = dataset_dir(ds) / "NQ-open.dev.jsonl"
     assert final.read_bytes() == data
-    assert (item.status, item.verified, item.size) == ("fetched", "none", len(data))
+    assert (item.status, item.verified, item.size) == ("fetched", "sha256", len(data))
     assert item.sha256 == hashlib.sha256(data).hexdigest()
     rec = read_record(dataset_dir(ds))["NQ-open.dev.jsonl"]
     assert rec["sha256"] == hashlib.sha256(data).hexdigest()
@@ -396,3 +396,18 @@ def test_a_touched_file_is_hashed_once_and_its_new_stamp_recorded(home, tmp_path
     st = item.path.stat()  # size, mtime, ctime, inode, device
     assert new == [stamp[0], stamp[1] + 10**9, st.st_ctime_ns, stamp[3], stamp[4]]
     assert new[2] >= stamp[2]
+
+
+def test_a_mirror_holding_another_version_of_a_pinned_file_is_refused(home, tmp_path):
+    # NQ-open dev with its last question dropped: a whole file, another version of it
+    data = b"".join(shared_file("data", "nq-open", "NQ-open.dev.jsonl").read_bytes()
+                    .splitlines(keepends=True)[:-1])
+    other = tmp_path / "NQ-open.dev.jsonl"
+    other.write_bytes(data)
+    ds = load_registry().get("nq-open/dev")
+    with MirrorServer({NQ_OPEN_PATH: other}) as server, pytest.raises(DownloadError) as e:
+        fetch(ds, mirror=server.url, progress=False)
+    assert str(e.value).startswith("NQ-open.dev.jsonl: this is not the file the registry "
+                                   f"knows (sha256 {hashlib.sha256(data).hexdigest()[:12]}...")
+    assert not (dataset_dir(ds) / "NQ-open.dev.jsonl").exists()
+    assert not list(dataset_dir(ds).glob("*.part"))

@@ -45,7 +45,8 @@ def test_files_urls_md5_and_sizes_equal_the_official_table():
     assert got == [(r["dataset"], r["file"], r["url"], r["md5"], r["size"]) for r in rows]
     assert len(reg.get("nq/dev").files) == 5 and len(reg.get("nq/train").files) == 50
     # what is unknown is said to be unknown
-    assert reg.get("nq-open/dev").checksums == "none"
+    assert reg.get("dpr/nq-test.qa").checksums == "none"
+    assert reg.get("nq-open/dev").checksums == "all"  # no md5 published; a pinned sha256
     assert reg.get("nq-open/dev").total_size is None
     assert reg.get("nq/dev").checksums == "all"
     assert reg.get("nq/dev").total_size == sum(

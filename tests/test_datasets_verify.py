@@ -322,3 +322,47 @@ def test_verify_shows_a_progress_bar_on_stderr_when_asked(lab, capsys):
     assert "checking nq-dev-00.jsonl.gz" in err and "checking nq-dev-01.jsonl.gz" in err
     verify(ds, progress=False)
     assert capsys.readouterr().err == ""
+
+
+# ------------------------------------------------------------- pinned sha256 of fixed files
+
+# the SHA-256 published for SQuAD dev 1.1 (as ../shared/data/README.md gives it)
+SQUAD_DEV_SHA256 = "95aa6a52d5d6a735563366753ca50492a658031da74f301ac5238b03966972c9"
+PINNED = {"squad/dev-1.1": ("squad", "dev-v1.1.json"),
+          "nq-open/dev": ("nq-open", "NQ-open.dev.jsonl"),
+          "efficientqa/dev": ("nq-open", "NQ-open.efficientqa.dev.1.1.jsonl")}
+
+
+def test_fixed_files_without_a_published_checksum_are_pinned_with_their_provenance():
+    reg = load_registry()
+    (squad,) = reg.get("squad/dev-1.1").files
+    assert squad.sha256 == SQUAD_DEV_SHA256 and "published" in squad.pinned
+    for name, (folder, file) in PINNED.items():
+        (f,) = reg.get(name).files
+        assert f.name == file and f.pinned
+        # the pin is the whole official file's: the copy held as real data, hashed here
+        assert f.sha256 == hashlib.sha256(shared_file("data", folder, file).read_bytes()
+                                          ).hexdigest(), name
+        assert reg.get(name).checksums == "all"
+
+
+def test_a_pinned_file_of_another_version_is_named_so_not_corrupt(home):
+    from nqkit.datasets.integrity import check_present
+
+    ds = load_registry().get("nq-open/dev")
+    (f,) = ds.files
+    dest = dataset_dir(ds, home) / f.name
+    dest.parent.mkdir(parents=True)
+    real = shared_file("data", "nq-open", f.name).read_bytes()
+    dest.write_bytes(real)
+    size, _, sha = check_present(ds, f, dest)
+    assert (size, sha) == (len(real), f.sha256)
+    # another version: one question dropped, the rest unchanged (not damage)
+    dest.write_bytes(b"".join(real.splitlines(keepends=True)[1:]))
+    with pytest.raises(DownloadError) as e:
+        check_present(ds, f, dest)
+    assert "this is not the file the registry knows" in str(e.value)
+    assert "corrupt" not in str(e.value) and "damaged" not in str(e.value)
+    [checked] = verify(ds, home=home)
+    assert checked.status == "differs" and checked.checked == "sha256"
+    assert checked.problem.startswith("this is not the file the registry knows")

@@ -462,10 +462,17 @@ def test_answer_recall_warns_on_answerless_questions_and_short_lists(capsys, tmp
     assert [w["code"] for w in got["warnings"]] == ["short-lists", "no-answer-tokens"]
     assert warning_lines(err) == [
         "1 of 2 questions have fewer than 2 contexts (0 have none); their recall counts only "
-        "what is there — retrieve 2 passages per question",
+        "what is there — the retriever returned fewer for them than for the others (BM25 "
+        "returns only passages that share a term with the question)",
         "1 of 2 questions have no answer with a token (e.g. 'q2'), so they can never count "
         "as answered"]
     assert "|warn:short-lists+no-answer-tokens|v" in got["signature"]
+    # every list shorter than the depth asked: then the fix is to retrieve deeper
+    code, out, err = run(capsys, "eval", "retrieval", "--predictions", str(path), "--topk", "3")
+    assert code == 0
+    assert warning_lines(err)[0] == (
+        "2 of 2 questions have fewer than 3 contexts (0 have none); their recall counts only "
+        "what is there — no list holds more than 2: retrieve 3 passages per question")
 
 
 # ------------------------------------------------------------------------------ AmbigQA

@@ -95,3 +95,37 @@ def test_a_documented_python_example_imports_what_exists(code):
                     except ImportError:
                         missing.append(f"{node.module}.{alias.name}")
     assert missing == []
+
+
+def _install_steps() -> list[str]:
+    """README.md's install-and-test command (the first code block after its first line),
+    as single steps: ``&&`` split, comments cut."""
+    block = re.findall(r"^```bash\n(.*?)^```", (ROOT / "README.md").read_text(), re.S | re.M)[0]
+    steps = []
+    for line in block.splitlines()[1:]:
+        steps += [s.strip() for s in line.split("#")[0].split("&&") if s.strip()]
+    return steps
+
+
+def test_ci_runs_the_readme_install_and_test_command_in_a_fresh_virtualenv():
+    steps = _install_steps()
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
+          if line.strip() and not line.strip().startswith("#")]
+    # README creates and enters a virtualenv, and CI does too, before its first install
+    assert any(" -m venv " in s for s in steps) and any(
+        s.startswith(". ") and s.endswith("/bin/activate") for s in steps), steps
+    first_pip = next(i for i, line in enumerate(ci) if "pip install" in line)
+    assert any(" -m venv " in line for line in ci[:first_pip]), ci
+    assert any(line.startswith(". ") and line.endswith('/bin/activate"')
+               for line in ci[:first_pip]), ci
+    # every pip install of README, in the same order, as `python -m pip install -q ...`
+    pips = [s.removeprefix("pip install ") for s in steps if s.startswith("pip install ")]
+    ci_pips = [line.removeprefix("python -m pip install -q ") for line in ci
+               if line.startswith("python -m pip install -q ")]
+    assert pips == [p for p in ci_pips if p in pips] and set(pips) <= set(ci_pips), (
+        pips, ci_pips)
+    # the Debian packages README installs are the ones CI installs when missing
+    apt = next(s for s in steps if s.startswith("apt-get install")).split()[3:]
+    assert all(f"APT_PACKAGES+=({p})" in (ROOT / ".ci" / "run").read_text() for p in apt)
+    # and the test command is the last step of both
+    assert steps[-1] == ci[-1] == "python -m pytest -q"

@@ -184,3 +184,27 @@ def test_beta_may_be_one():
     assert (s.correct, s.predicted, s.gold) == (1, 1, 1)
     with pytest.raises(InputError):
         human_bounds([(1, [a, N, N, N, N, a])], references=5, beta=0)
+
+
+def test_the_signature_names_the_vote_threshold_each_pool_got():
+    # 8/20 of a pool of two rounds to 1: "auto(1/2)", not the paper's "8/20" it did not use
+    assert "|votes:auto(1/2)|" in human_bounds(EXAMPLES, references=5).signature
+    twenty = [(1, [a] * 5 + [a] * 8 + [N] * 12)]  # a pool of 20: the paper's 8 of 20
+    assert "|votes:auto(8/20)|" in human_bounds(twenty, references=5).signature
+    mixed = [*EXAMPLES, (4, [a] * 6)]  # pools of two and of one
+    assert "|votes:auto(1/1,1/2)|" in human_bounds(mixed, references=5).signature
+    assert "|votes:2|" in human_bounds(EXAMPLES, references=5, votes=2).signature
+
+
+def test_splits_are_counted_per_example():
+    # k=7 with 5 references: C(7,5) = 21 splits of each of the three examples
+    hb = human_bounds(EXAMPLES, references=5, splits="all")
+    assert (hb.num_splits, hb.splits_per_example) == (63, (21,))
+    assert human_bounds(EXAMPLES, references=5).splits_per_example == (1,)
+
+
+def test_too_few_annotations_hint_at_the_current_option_name():
+    with pytest.raises(InputError) as e:
+        human_bounds([(1, [a] * 5)], references=5)
+    assert "--num-references 4 --splits all" in str(e.value)
+    assert "--references " not in str(e.value)

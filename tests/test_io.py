@@ -212,8 +212,10 @@ def test_registry_names_work_for_library_callers_and_the_cli(tmp_path):
     from conftest import this_tree_env
 
     home = tmp_path / "home"
-    (home / "data" / "nq-open" / "dev").mkdir(parents=True)
-    (home / "data" / "nq-open" / "dev" / "NQ-open.dev.jsonl").write_text(
+    # a two-question stand-in: under nq-open/train, whose content no checksum pins (one
+    # under nq-open/dev is refused as another version of the file: its sha256 is pinned)
+    (home / "data" / "nq-open" / "train").mkdir(parents=True)
+    (home / "data" / "nq-open" / "train" / "NQ-open.train.jsonl").write_text(
         '{"question": "q1", "answer": ["paris"]}\n{"question": "q2", "answer": ["rome"]}\n',
         encoding="utf-8")
     preds = tmp_path / "preds.jsonl"
@@ -222,12 +224,13 @@ def test_registry_names_work_for_library_callers_and_the_cli(tmp_path):
     env = this_tree_env(NQKIT_HOME=str(home), NQKIT_REGISTRY="")
     programs = {
         "floor": "from nqkit.formats.nq_open import read_nq_open\n"
-                 "print(len(list(read_nq_open('nq-open/dev'))))",
+                 "print(len(list(read_nq_open('nq-open/train'))))",
         "datasets": "import nqkit.datasets\n"
                     "from nqkit.formats.nq_open import read_nq_open\n"
-                    "print(len(list(read_nq_open('nq-open/dev'))))",
+                    "print(len(list(read_nq_open('nq-open/train'))))",
         "tasks": "from nqkit.tasks.base import get_task\n"
-                 f"r = get_task('nq-open').run(gold=['nq-open/dev'], predictions={str(preds)!r})\n"
+                 "r = get_task('nq-open').run(gold=['nq-open/train'], "
+                 f"predictions={str(preds)!r})\n"
                  "print(r.official['accuracy'])",
     }
     got = {}
@@ -239,7 +242,7 @@ def test_registry_names_work_for_library_callers_and_the_cli(tmp_path):
     assert got["datasets"] == (0, "2", [])
     assert got["tasks"] == (0, "0.5", [])  # q1 right (case is normalized away), q2 wrong
     p = subprocess.run([sys.executable, "-m", "nqkit", "eval", "nq-open", "--gold",
-                        "nq-open/dev", "--predictions", str(preds), "--format", "json"],
+                        "nq-open/train", "--predictions", str(preds), "--format", "json"],
                        capture_output=True, text=True, env=env, timeout=600)
     assert p.returncode == 0 and '"accuracy": 0.5' in p.stdout
 

@@ -261,3 +261,18 @@ def test_bad_input_is_one_line(tmp_path, capsys):
     assert main(["data", "stats", str(bad)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"nqkit: error: {bad}:1:")
+
+
+def test_gold_header_reads_as_a_sentence_and_the_histogram_counts_whole_examples(capsys):
+    dev = shared_file("data", "nq", "nq-dev-sample10.jsonl.gz")
+    assert main(["data", "stats", str(dev)]) == 0
+    assert ("gold paths (an answer when >= 2 annotators gave one), per example with >= 2 "
+            "annotations (10 examples)") in capsys.readouterr().out
+    import matplotlib.pyplot as plt
+
+    fig = nq_data_stats(read_nq(dev)).figure()
+    try:
+        ticks = fig.axes[3].get_yticks()  # document lengths: counts of examples
+        assert len(ticks) >= 2 and all(float(t).is_integer() for t in ticks), ticks
+    finally:
+        plt.close(fig)

@@ -4,8 +4,10 @@ a fresh virtualenv runs ``nqkit demo`` (package data, templates and toy data inc
 from __future__ import annotations
 
 import shutil
+import site
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import zipfile
 from pathlib import Path
@@ -23,7 +25,7 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src = tmp_path_factory.mktemp("tree") / "nqkit"
     shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(
         ".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", "bench-data",
-        ".mypy_cache", ".ruff_cache", "artifacts"))
+        ".mypy_cache", ".ruff_cache", "artifacts", ".venv"))
     # without isolation: setuptools comes from this environment (no index needed)
     proc = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--wheel",
                            "--sdist", "--outdir", str(out), str(src)],
@@ -46,15 +48,42 @@ def test_wheel_and_sdist_carry_the_package_data(dist: Path) -> None:
     assert {"pyproject.toml", "README.md", "src/nqkit/cli.py"} <= members
 
 
+def running_site_dirs() -> list[str]:
+    """The site directories of the environment this suite runs in, whatever it is: the
+    system interpreter, a virtualenv or a conda environment. ``venv
+    --system-site-packages`` would see the *base* interpreter's instead, which inside a
+    virtualenv lacks the dependencies the user installed there."""
+    dirs = [*site.getsitepackages(), sysconfig.get_paths()["purelib"],
+            sysconfig.get_paths()["platlib"]]
+    if site.ENABLE_USER_SITE:
+        dirs.append(site.getusersitepackages())
+    return [d for d in dict.fromkeys(dirs) if Path(d).is_dir()]
+
+
+def test_the_dependencies_come_from_the_running_environment() -> None:
+    # the fresh virtualenv below must see the packages of this environment: where
+    # msgspec (a core dependency) was installed is one of the directories it is given
+    import msgspec
+
+    where = Path(msgspec.__file__).resolve().parent.parent
+    assert any(where == Path(d).resolve() for d in running_site_dirs()), where
+
+
 def test_the_wheel_runs_the_demo_in_a_fresh_virtualenv(dist: Path, tmp_path: Path) -> None:
     (wheel,) = dist.glob("nqkit-*.whl")
     venv = tmp_path / "venv"
-    # the dependencies come from this environment; nqkit itself only from the wheel
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
-                   check=True, timeout=300)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     py = venv / "bin" / "python"
     subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
                     str(wheel)], check=True, timeout=300)
+    # then the dependencies: the environment running this suite, appended after the
+    # virtualenv's own site-packages (addsitedir also runs their .pth files, as that
+    # environment does), so nqkit itself still comes only from the wheel
+    purelib = subprocess.run([str(py), "-c", "import sysconfig; "
+                              "print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    (Path(purelib) / "_running_environment.pth").write_text(
+        "".join(f"import site; site.addsitedir({d!r})\n" for d in running_site_dirs()))
     env = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path),
            "HF_HUB_OFFLINE": "1"}
     where = subprocess.run([str(py), "-c", "import nqkit; print(nqkit.__file__)"],

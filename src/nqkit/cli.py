@@ -88,11 +88,28 @@ class NqkitArgumentParser(argparse.ArgumentParser):
 
     def format_help(self) -> str:
         self._ensure()
-        return super().format_help()
+        with self._required_shown():
+            return super().format_help()
 
     def format_usage(self) -> str:
         self._ensure()
-        return super().format_usage()
+        with self._required_shown():
+            return super().format_usage()
+
+    @contextlib.contextmanager
+    def _required_shown(self) -> Iterator[None]:
+        """Options required but checked after parsing (an old spelling may stand in for
+        them: :meth:`nqkit.settings.Param.add_to`) show in the usage line as required,
+        without brackets, as argparse shows the ones it checks itself."""
+        shown = [a for a in self._actions
+                 if getattr(a, "shown_required", False) and not a.required]
+        for a in shown:
+            a.required = True
+        try:
+            yield
+        finally:
+            for a in shown:
+                a.required = False
 
     def error(self, message: str) -> NoReturn:
         message = " ".join(message.split())  # argparse may wrap long choice lists

@@ -49,7 +49,11 @@ class Param:
     output: bool = False  # a file the command writes: checked against the inputs first
     short: str | None = None  # e.g. "-o"
 
-    def add_to(self, parser: argparse.ArgumentParser) -> None:
+    def add_to(self, parser: argparse.ArgumentParser, *, enforce: bool = True) -> None:
+        """Add the option (or positional) to ``parser``. A required option is enforced by
+        argparse, unless it has an old spelling or ``enforce`` is false: then the caller
+        checks it after parsing (:func:`settings_values`), and only the usage line shows
+        it as required (see ``shown_required`` in :mod:`nqkit.cli`)."""
         if not self.flag.startswith("-"):
             # "*" without a default would be reported as a missing argument when absent
             optional = {"default": self.default} if self.nargs in ("?", "*") else {}
@@ -79,9 +83,11 @@ class Param:
                           nargs=self.nargs, metavar=self.metavar)
             kwargs = {k: v for k, v in kwargs.items() if v is not None or k == "default"}
         # with an old spelling, the requirement is checked after parsing (Task.settings)
-        if self.required and not self.deprecated:
+        if self.required and enforce and not self.deprecated:
             kwargs["required"] = True
-        parser.add_argument(*filter(None, (self.short, self.flag)), **kwargs)
+        action = parser.add_argument(*filter(None, (self.short, self.flag)), **kwargs)
+        if self.required and not action.required:
+            action.shown_required = True  # type: ignore[attr-defined]
 
 
 def format_param(*choices: str, default: str | None = "table", help: str | None = None

@@ -273,8 +273,9 @@ class NqDataStats:
                       paper(PAPER_TRAIN_LONG_TYPES.get(t))) for t in TYPES]))
         if self.multi_way:
             m = self.multi_way
-            out.append((f"gold paths, per example with >= 2 annotations ({m:,}; gold when >= "
-                        f"{self.threshold} annotators agree)", ("path", "count", "share"),
+            out.append((f"gold paths (an answer when >= {self.threshold} annotators gave one), "
+                        f"per example with >= 2 annotations ({m:,} examples)",
+                        ("path", "count", "share"),
                         [(p, f"{self.gold_paths.get(p, 0):,}", pct(self.gold_paths.get(p, 0),
                                                                     m)) for p in PATHS]))
             long_a, short_a = self.agreement("long"), self.agreement("short")
@@ -297,10 +298,21 @@ class NqDataStats:
     def plot_png(self, title: str = "Natural Questions") -> bytes:
         """A PNG: decision paths and long-answer types beside the paper's train figures,
         annotator agreement (5-way data) and the distribution of document lengths."""
+        import matplotlib.pyplot as plt
+
+        fig = self.figure(title)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
+        plt.close(fig)
+        return buf.getvalue()
+
+    def figure(self, title: str = "Natural Questions") -> Any:
+        """The matplotlib figure :meth:`plot_png` draws (the caller closes it)."""
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.ticker import MaxNLocator
 
         fig, axes = plt.subplots(2, 2, figsize=(10, 7.5), dpi=100)
         ann = self.annotations or 1
@@ -339,13 +351,11 @@ class NqDataStats:
         if docs:
             values = sorted(docs)
             ax.hist(values, weights=[docs[v] for v in values], bins=30, color="#1f6fb4")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts of examples
         ax.set_title("document length in words (examples)", fontsize=9)
         fig.suptitle(f"{title} — {self.examples:,} examples", fontsize=11)
         fig.tight_layout()
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png")
-        plt.close(fig)
-        return buf.getvalue()
+        return fig
 
 
 def nq_data_stats(examples: Iterable[NqExample | SimplifiedNqExample], *,

@@ -348,11 +348,12 @@ def _settings_part(signature: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    import os
     import sys
 
     import orjson
 
-    from nqkit.report import format_table, warn
+    from nqkit.report import format_table, note, warn
     from nqkit.tasks.base import get_task
 
     task = get_task(args.task_name)
@@ -371,6 +372,9 @@ def run(args: argparse.Namespace) -> int:
         a, b = b, a
     out = compare(task, settings, a, b, test=args.test,
                   resamples=args.resamples, trials=args.trials, seed=seed)
+    if os.path.realpath(a) == os.path.realpath(b):
+        note(f"A and B are the same file ({b}): every difference is 0 and every p-value 1 "
+             "by construction — a check of the setup, not a comparison of two systems")
     for w in out["warnings"]:
         warn(w)
     if args.format == "json":

@@ -106,6 +106,8 @@ def run_info(args: argparse.Namespace) -> int:
     lines.append("  files:")
     for f in ds.files:
         md5 = f"md5 {f.md5}" if f.md5 else "md5 not published"
+        if f.sha256:
+            md5 += f", sha256 {f.sha256} ({f.pinned})"
         fsize = f"{f.size:,} bytes" if f.size is not None else "size not published"
         lines.append(f"    {f.name}  {fsize}, {md5}")
         lines.append(f"      {f.url}")
@@ -157,7 +159,7 @@ def run_get(args: argparse.Namespace) -> int:
             f"{human_bytes(received)} in {seconds:.1f} s{rate}; under {dataset_dir(ds)}")
         for item in fetched:
             shown = item.sha256 if item.file.md5 is None else "-"
-            if item.file.md5 is None:
+            if item.file.md5 is None and item.file.sha256 is None:
                 unchecked.append(item.file.name)
             rows.append([f"{ds.name}/{item.file.name}", human_bytes(item.size), item.status,
                          item.verified, shown])

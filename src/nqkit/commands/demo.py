@@ -10,23 +10,27 @@ NEXT_STEPS = """\
 Where to go next:
   nqkit eval nq --gold 'nq-dev-*.jsonl.gz' --predictions preds.json   score your system
   nqkit eval nq ... --breakdown --bootstrap 1000 --pr-curve pr.png      analyse it
+  nqkit compare nq --gold 'nq-dev-*.jsonl.gz' A.json B.json            is B better than A?
   nqkit simplify 'nq-dev-*.jsonl.gz' -o simplified-dev.jsonl.gz        the simplified format
   nqkit --help                                                          every command
   docs/ in the repository                                               guides per task"""
+
+# the two baselines of the NQ paper's §6.1 the demo runs
+BASELINES = ("first_paragraph", "closest_question")
 
 
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from nqkit.baselines import get_baseline
-    from nqkit.data.toy import TOY_PATH
+    from nqkit.baselines.predict_files import load_system
+    from nqkit.data.toy import TOY_PATH, TOY_TRAIN_PATH
     from nqkit.formats.nq import read_nq_original
     from nqkit.formats.nq_gold import read_nq_gold
     from nqkit.formats.nq_predictions import NqPrediction, write_nq_predictions
     from nqkit.io import atomic_output, check_output
+    from nqkit.metrics.human import human_bounds
     from nqkit.metrics.nq import evaluate_nq
-    from nqkit.report import emit_result
-    from nqkit.tasks.nq import nq_result
+    from nqkit.report import format_table
 
     if args.out:
         check_output(args.out, kind="dir", option="-o")
@@ -38,30 +42,59 @@ def run(args: argparse.Namespace) -> int:
         print(f"  - {ex.question_text!r} ({ex.document_title}, "
               f"{len(ex.long_answer_candidates)} candidates)")
     print("  ...")
-    baseline = get_baseline("first_paragraph")
-    preds: dict[int | str, NqPrediction] = {ex.example_id: baseline.predict(ex)
-                                            for ex in examples}
-    print(f"\nBaseline: {baseline.name} (answer with the page's first paragraph, paper §6.1)\n")
     gold = read_nq_gold(TOY_PATH, workers=1)
-    result = evaluate_nq(gold, preds)
-    emit_result(nq_result(result, gold))
+    rows, signatures = [], []
+    predictions: dict[str, dict[int | str, NqPrediction]] = {}
+    n_train = 0
+    for name in BASELINES:
+        baseline, n = load_system(name, [str(TOY_TRAIN_PATH)], quiet=True)
+        n_train = max(n_train, n)
+        preds: dict[int | str, NqPrediction] = {ex.example_id: baseline.predict(ex)
+                                                for ex in examples}
+        result = evaluate_nq(gold, preds)
+        predictions[name] = preds
+        rows.append((name, result.long.best_f1, result.long.best_precision,
+                     result.long.best_recall))
+        signatures.append(result.signature)
+    print("\nNatural Questions, official metrics: two baselines of the paper (§6.1), long "
+          "answers")
+    print(format_table(("system", "F1", "precision", "recall"), rows))
+    for sig in dict.fromkeys(signatures):
+        print(f"signature: {sig}")
+    print(f"first_paragraph answers with the page's first paragraph; closest_question with "
+          f"the answer\nof the most similar of {n_train} toy training questions on the same "
+          f"page. Neither gives short\nanswers (their short-answer F1 is 0).")
+    # what a person scores: each annotator against the other four, in turn (§5.2)
+    hb = human_bounds([(i, g.annotations) for i, g in gold.items()], references=4,
+                      splits="all")
+    print(f"\nA single human annotator against the other four, each left out in turn "
+          f"(paper §5.2; {hb.num_splits} splits)")
+    print(format_table(("task", "F1", "precision", "recall"),
+                       [(task, p.f1, p.precision, p.recall)
+                        for task, p in (("long answer", hb.single_long),
+                                        ("short answer", hb.single_short))]))
+    print(f"signature: {hb.signature}")
     if args.out:
         out = Path(args.out)
         with atomic_output(out / "toy-nq-dev.jsonl", "wb") as f:
             f.write(TOY_PATH.read_bytes())
-        write_nq_predictions(out / "first_paragraph.predictions.json", preds.values())
-        print(f"\nWrote {out}/toy-nq-dev.jsonl and {out}/first_paragraph.predictions.json; "
-              f"try:\n  nqkit eval nq --gold {out}/toy-nq-dev.jsonl "
-              f"--predictions {out}/first_paragraph.predictions.json --breakdown")
+        written = []
+        for name, preds in predictions.items():
+            write_nq_predictions(out / f"{name}.predictions.json", preds.values())
+            written.append(f"{out}/{name}.predictions.json")
+        a, b = written
+        print(f"\nWrote {out}/toy-nq-dev.jsonl, {a} and {b}; try:\n"
+              f"  nqkit eval nq --gold {out}/toy-nq-dev.jsonl --predictions {b} --breakdown\n"
+              f"  nqkit compare nq --gold {out}/toy-nq-dev.jsonl {a} {b}")
     print("\n" + NEXT_STEPS)
     return 0
 
 
 ORDER = 10  # where `nqkit --help` lists it
 COMMANDS = (Command(
-    "demo", "run a baseline on the built-in toy NQ data and score it",
-    "Run the first-paragraph baseline on nqkit's toy NQ examples and score it with the "
-    "official NQ metrics.",
+    "demo", "run two baselines on the built-in toy NQ data and score them",
+    "Run two baselines of the NQ paper on nqkit's toy NQ examples, score them with the "
+    "official NQ metrics, and set them beside a single human annotator.",
     run, params=(
         output_param("also write the toy gold and the predictions here, to try the CLI on",
                      metavar="DIR", required=False, dest="out", deprecated=("--out",)),

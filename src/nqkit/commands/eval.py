@@ -10,7 +10,6 @@ task's own settings. Old spellings (``--references``, ``--per-question``, ``--no
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 from typing import Any
 
 from nqkit.commands.base import Command
@@ -28,8 +27,8 @@ def add_tasks(parser: argparse.ArgumentParser) -> None:
                                   formatter_class=argparse.RawDescriptionHelpFormatter)
         for param in task.all_params():
             # required settings are checked after parsing, in declared order (--gold
-            # first), so an old spelling can stand in for them
-            replace(param, required=False).add_to(p)
+            # first), so an old spelling can stand in for them; the usage shows them
+            param.add_to(p, enforce=False)
         if task.deprecated_positional:
             p.add_argument("legacy_positional", nargs="?", help=argparse.SUPPRESS)
         p.set_defaults(func=run, task_name=name)

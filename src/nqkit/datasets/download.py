@@ -57,7 +57,13 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from nqkit._version import __version__
-from nqkit.datasets.integrity import Digests, DownloadError, check_present, stamp
+from nqkit.datasets.integrity import (
+    Digests,
+    DownloadError,
+    check_present,
+    stamp,
+    unknown_version,
+)
 from nqkit.datasets.local import RECORD, dataset_dir, file_lock, read_record, update_record
 from nqkit.datasets.registry import DataFile, Dataset
 from nqkit.errors import InputError
@@ -382,13 +388,28 @@ class _Transfer:
                                 f"got {md5} ({have:,} bytes from {self.url})",
                                 "the corrupt download was removed; run the same command "
                                 "again, and check the mirror if it persists")
+        if f.sha256 is not None and sha != f.sha256:
+            with contextlib.suppress(FileNotFoundError):
+                self.part.unlink()
+            raise DownloadError(self.dest.name, f"{unknown_version(f, sha)} ({have:,} bytes "
+                                f"from {self.url})", "the download was removed; fetch the "
+                                "official file (a mirror may hold another version)")
         if not self.part.exists():  # an empty file: no byte was ever written
             self.part.touch()
         os.replace(self.part, self.dest)
-        verified = "md5+size" if f.md5 else "size" if f.size is not None else "none"
+        verified = verified_against(f)
         status = "resumed" if resumed_from else "fetched"
         return Fetched(f, self.dest, have, md5, sha, verified, status, self.received,
                        resumed_from, seconds, self.url)
+
+
+def verified_against(f: DataFile) -> str:
+    """What a fetched file was checked against: ``md5+size``, ``size``, ``sha256`` (a
+    pinned one), a combination, or ``none``."""
+    parts = ["md5"] if f.md5 else []
+    parts += ["size"] if f.md5 or f.size is not None else []
+    parts += ["sha256"] if f.sha256 is not None else []
+    return "+".join(parts) or "none"
 
 
 def _present(ds: Dataset, f: DataFile, dest: Path, record: dict[str, Any]) -> Fetched | None:
@@ -398,7 +419,7 @@ def _present(ds: Dataset, f: DataFile, dest: Path, record: dict[str, Any]) -> Fe
     if got is None:
         return None
     size, md5, sha = got
-    verified = "md5+size" if f.md5 else "size" if f.size is not None else "none"
+    verified = verified_against(f)
     members = tuple((record.get(f.name) or {}).get("members") or ())
     return Fetched(f, dest, size, md5, sha, verified, "present", 0, 0, 0.0, "", members)
 

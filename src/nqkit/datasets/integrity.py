@@ -43,7 +43,7 @@ from nqkit.datasets.registry import DataFile, Dataset
 from nqkit.errors import InputError
 
 __all__ = ["Checked", "Digests", "DownloadError", "check_present", "file_digests",
-           "refetch_command", "stamp", "verify"]
+           "refetch_command", "stamp", "unknown_version", "verify"]
 
 CHUNK = 1 << 20  # bytes per read
 BAR_FROM = 64 << 20  # files at least this large show a progress bar (on a terminal)
@@ -169,7 +169,16 @@ def _content_problem(f: DataFile, entry: dict[str, Any], md5: str | None, sha: s
     if f.md5 is not None and md5 != f.md5:
         return (f"the file on disk does not match the registry: expected md5 {f.md5}, got "
                 f"md5 {md5}")
+    if f.sha256 is not None and sha != f.sha256:
+        return unknown_version(f, sha)
     return ""
+
+
+def unknown_version(f: DataFile, sha: str) -> str:
+    """The problem of a file whose sha256 is not the one the registry pins: another
+    version of the file (edited, re-exported, another release), not a damaged copy."""
+    return (f"this is not the file the registry knows (sha256 {sha[:12]}..., the registry "
+            f"pins {str(f.sha256)[:12]}..., {f.pinned}): another version of {f.name}")
 
 
 def _remember(directory: Path, ds: Dataset, f: DataFile, entry: dict[str, Any],
@@ -209,9 +218,9 @@ def check_present(ds: Dataset, f: DataFile, dest: Path,
     entry = record.get(f.name) or {}
     md5, recorded = entry.get("md5"), entry.get("sha256")
     if entry.get("stamp") == now and isinstance(recorded, str) and (
-            f.md5 is None or md5 == f.md5):
+            f.md5 is None or md5 == f.md5) and f.sha256 in (None, recorded):
         return now[0], md5 if f.md5 is not None else None, recorded
-    if not digest and f.md5 is None and not isinstance(recorded, str):
+    if not digest and f.md5 is None and f.sha256 is None and not isinstance(recorded, str):
         return now[0], None, ""
     try:
         size, md5, sha = file_digests(dest, f.md5 is not None, progress=progress)
@@ -251,7 +260,8 @@ class Checked:
 
 def _checked_against(f: DataFile, entry: dict[str, Any]) -> str:
     parts = [p for p, known in (("md5", f.md5 is not None), ("size", f.size is not None),
-                                ("sha256", isinstance(entry.get("sha256"), str))) if known]
+                                ("sha256", f.sha256 is not None or
+                                 isinstance(entry.get("sha256"), str))) if known]
     return "+".join(parts) or "none"
 
 

@@ -57,6 +57,8 @@ SOURCES = "official-sources.tsv"  # the built-in files: URL, md5, size (as publi
 # further files, for datasets the official table does not list (QA-Overlap's annotations)
 MORE_SOURCES = "more-sources.tsv"
 CATALOG = "catalog.json"  # the built-in datasets: what each is, licence, citation, ...
+# sha256 of built-in files without a published checksum, each with where it comes from
+PINS = "pinned-sources.tsv"
 
 # What each format is, for `data list` and for export (see nqkit.datasets.export).
 FORMATS: dict[str, str] = {
@@ -78,6 +80,7 @@ FORMATS: dict[str, str] = {
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*)+")
 _FILE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
 _MD5 = re.compile(r"[0-9a-f]{32}")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 _TSV_COLUMNS = ("dataset", "file", "url", "md5", "size")
 _TSV_OPTIONAL = ("format", "licence", "description", "archive")
 
@@ -90,6 +93,10 @@ class DataFile:
     url: str  # official location (http, https or file)
     md5: str | None = None  # hex md5 where a public registry publishes it, else None
     size: int | None = None  # bytes where published, else None
+    # hex sha256 the registry pins (PINS: published, or from a copy of the official file),
+    # and where it comes from; a file with another one is another version of the file
+    sha256: str | None = None
+    pinned: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +125,9 @@ class Dataset:
 
     @property
     def checksums(self) -> str:
-        """``all``, ``some`` or ``none``: how many files have a published md5."""
-        known = sum(f.md5 is not None for f in self.files)
+        """``all``, ``some`` or ``none``: how many files have a published md5 or a pinned
+        sha256."""
+        known = sum(f.md5 is not None or f.sha256 is not None for f in self.files)
         return "all" if known == len(self.files) else "some" if known else "none"
 
     def select(self, shards: str | None) -> tuple[DataFile, ...]:
@@ -135,7 +143,8 @@ class Dataset:
             "citation": self.citation, "homepage": self.homepage,
             "description": self.description, "relations": list(self.relations),
             "archive": self.archive, "source": self.source,
-            "files": [{"name": f.name, "url": f.url, "md5": f.md5, "size": f.size}
+            "files": [{"name": f.name, "url": f.url, "md5": f.md5, "size": f.size,
+                       **({"sha256": f.sha256, "pinned": f.pinned} if f.sha256 else {})}
                       for f in self.files],
         }
 
@@ -215,6 +224,9 @@ def _check_file(f: DataFile, where: str) -> DataFile:
                          "leave it empty where no checksum is published")
     if f.size is not None and f.size < 0:
         raise InputError(where, f"size {f.size} is negative", "give the size in bytes")
+    if f.sha256 is not None and not _SHA256.fullmatch(str(f.sha256)):
+        raise InputError(where, f"sha256 {f.sha256!r} is not 64 lower-case hex digits",
+                         "leave it out where no checksum is known")
     return f
 
 
@@ -245,7 +257,8 @@ def _dataset_from_json(obj: Any, where: str, source: str) -> Dataset:
                          'each dataset looks like {"name": ..., "files": [...]}')
     try:
         files = tuple(_check_file(DataFile(str(f["name"]), str(f["url"]), f.get("md5"),
-                                           None if f.get("size") is None else int(f["size"])),
+                                           None if f.get("size") is None else int(f["size"]),
+                                           f.get("sha256"), str(f.get("pinned") or "")),
                                   where)
                       for f in obj["files"])
         ds = Dataset(
@@ -375,6 +388,14 @@ def _official_files(text: str) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def _pins(text: str) -> dict[tuple[str, str], tuple[str, str]]:
+    """``(dataset, file) -> (sha256, provenance)`` of the pinned-sources table."""
+    rows = csv.reader((line for line in text.splitlines() if not line.startswith("#")),
+                      delimiter="\t")
+    next(rows)  # the header: dataset file sha256 provenance
+    return {(row[0], row[1]): (row[2], row[3]) for row in rows if row}
+
+
 @functools.lru_cache(maxsize=1)
 def _builtin() -> tuple[Dataset, ...]:
     here = resources.files("nqkit.datasets")
@@ -384,6 +405,13 @@ def _builtin() -> tuple[Dataset, ...]:
     if set(files) != set(catalog):  # a packaging mistake, never the user's
         raise RuntimeError(f"{SOURCES} and {CATALOG} disagree on "
                            f"{sorted(set(files) ^ set(catalog))}")
+    pins = _pins(here.joinpath(PINS).read_text(encoding="utf-8"))
+    unknown = set(pins) - {(d, f["name"]) for d, facts in files.items() for f in facts}
+    if unknown or any(not _SHA256.fullmatch(sha) for sha, _ in pins.values()):
+        raise RuntimeError(f"{PINS}: unknown files or malformed sha256 ({sorted(unknown)})")
+    for dataset, facts in files.items():
+        for f in facts:
+            f["sha256"], f["pinned"] = pins.get((dataset, f["name"]), (None, ""))
     return tuple(_dataset_from_json({"name": name, **catalog[name], "files": facts},
                                     f"built-in {name}", "built-in")
                  for name, facts in files.items())

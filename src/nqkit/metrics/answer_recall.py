@@ -70,7 +70,7 @@ def score_answer_recall(results: Iterable[DprResult], ks: Sequence[int], *,
     found_in = check if check is not None else AnswerCheck()
     depth = ks[-1]
     first: list[int | None] = []
-    short = disagree = 0
+    short = disagree = longest = 0
     no_ctx: list[str] = []
     no_tokens: list[str] = []
     questions: list[str] = []
@@ -84,6 +84,7 @@ def score_answer_recall(results: Iterable[DprResult], ks: Sequence[int], *,
         hit: int | None = None
         if len(res.ctxs) < depth:
             short += 1
+        longest = max(longest, len(res.ctxs))
         top = res.ctxs[:depth]
         flagged = any(c.has_answer is not None for c in top)
         for rank, ctx in enumerate(top, 1):
@@ -108,10 +109,15 @@ def score_answer_recall(results: Iterable[DprResult], ks: Sequence[int], *,
                          "give results whose questions carry their gold answers")
     warnings: list[ResultWarning] = []
     if short:
+        # the cause: every list cut shorter than the depth asked (retrieve deeper), or only
+        # some questions' lists, where the retriever found fewer passages to return
+        why = (f"no list holds more than {longest}: retrieve {depth} passages per question"
+               if longest < depth else
+               "the retriever returned fewer for them than for the others (BM25 returns "
+               "only passages that share a term with the question)")
         warnings.append(ResultWarning(
             "short-lists", f"{short:,} of {n:,} questions have fewer than {depth} contexts "
-            f"({len(no_ctx):,} have none); their recall counts only what is there — retrieve "
-            f"{depth} passages per question"))
+            f"({len(no_ctx):,} have none); their recall counts only what is there — {why}"))
     if no_tokens:
         warnings.append(ResultWarning(
             "no-answer-tokens", f"{len(no_tokens):,} of {n:,} questions have no answer with a "

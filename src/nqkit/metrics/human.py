@@ -85,6 +85,7 @@ class HumanBounds:
     splits: SplitMode
     signature: str
     warnings: tuple[ResultWarning, ...] = ()  # what limits the meaning of the numbers
+    splits_per_example: tuple[int, ...] = ()  # the distinct numbers of splits of an example
 
 
 def _span_key(s: Span) -> tuple[int, int, int, int]:
@@ -167,19 +168,25 @@ def human_bounds(examples: Sequence[tuple[int | str, Sequence[Annotation]]], *,
     super_long: list[AnswerStat] = []
     super_short: list[AnswerStat] = []
     n_splits = 0
+    per_example: set[int] = set()
+    auto_votes: set[tuple[int, int]] = set()  # (votes, pool size) used when votes is None
     out_of_reach: list[int | str] = []  # examples whose pool is smaller than the vote threshold
     for ex_id, anns in examples:
         k = len(anns)
         if k < references + 1:
             raise InputError(str(ex_id), f"the example has {k} annotations, fewer than "
                              f"references + 1 = {references + 1}",
-                             "use fewer references (e.g. --references 4 --splits all on "
+                             "use fewer references (e.g. --num-references 4 --splits all on "
                              "5-way data: leave one annotator out)")
         if splits == "all" and comb(k, references) > MAX_SPLITS_PER_EXAMPLE:
             raise InputError(str(ex_id), f"{comb(k, references):,} ways to choose "
                              f"{references} of {k} references, too many to enumerate",
                              "use --splits first")
-        for ref_idx in _split_indices(k, references, splits):
+        split_indices = _split_indices(k, references, splits)
+        per_example.add(len(split_indices))
+        if votes is None:
+            auto_votes.add((pool_votes(k - references, None), k - references))
+        for ref_idx in split_indices:
             refs = [anns[i] for i in ref_idx]
             pool = [a for i, a in enumerate(anns) if i not in ref_idx]
             n_splits += 1
@@ -217,11 +224,15 @@ def human_bounds(examples: Sequence[tuple[int | str, Sequence[Annotation]]], *,
                 f"no-gold-{task}", f"in none of the {n_splits:,} reference sets do >= {beta} "
                 f"references give a {task} answer, so {task}-answer recall and F1 are 0 — "
                 "score more examples"))
+    # the paper's 8/20 rule, with the threshold it gave for each pool size (8/20 for a pool
+    # of 20; 1/1 for a pool of one, where the super-annotator is the single annotator)
+    auto = "auto(" + ",".join(f"{v}/{n}" for v, n in sorted(auto_votes, key=lambda t: t[1])) + ")"
     sig = make_signature("nq-human", {
         "refs": references, "beta": beta,
-        "votes": votes if votes is not None else "auto(8/20)", "splits": splits}, warnings)
+        "votes": votes if votes is not None else auto, "splits": splits}, warnings)
     return HumanBounds(
         single_long=Prf.from_stats(single_long), single_short=Prf.from_stats(single_short),
         super_long=Prf.from_stats(super_long), super_short=Prf.from_stats(super_short),
         num_examples=len(examples), num_splits=n_splits, references=references, beta=beta,
-        votes=votes, splits=splits, signature=sig, warnings=tuple(warnings))
+        votes=votes, splits=splits, signature=sig, warnings=tuple(warnings),
+        splits_per_example=tuple(sorted(per_example)))

@@ -222,6 +222,7 @@ class Task(Generic[S]):
                                "format", "per_item", "bootstrap", "seed")
     gold_help: str = "gold file(s): paths or globs"
     predictions_help: str = "predictions file"
+    allow_missing_help: str = ALLOW_MISSING.help  # how the task scores a missing prediction
     headline: tuple[str, ...] = ()  # metrics that get intervals and paired tests
     epilog: str = ""
     gold_required: bool = True
@@ -248,6 +249,8 @@ class Task(Generic[S]):
                             deprecated=self.gold_deprecated)
             elif name == "predictions":
                 p = replace(p, help=self.predictions_help, required=self.predictions_required)
+            elif name == "allow_missing":
+                p = replace(p, help=self.allow_missing_help)
             out.append(p)
         return (*out, *self.params)
 

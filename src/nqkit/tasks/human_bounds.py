@@ -50,8 +50,13 @@ def score(s: HumanBoundsSettings) -> Result:
     for _who, _task, key, p in cases:
         official[key] = {"precision": p.precision, "recall": p.recall, "f1": p.f1,
                          "correct": p.correct, "predicted": p.predicted, "gold": p.gold}
-    title = (f"NQ human upper bounds: {hb.num_examples:,} examples, {hb.num_splits:,} "
-             f"reference/pool splits ({hb.references} references, splits={hb.splits})")
+    if len(hb.splits_per_example) == 1:
+        (per,) = hb.splits_per_example
+        how = f"{per:,} reference/pool split{'s' if per != 1 else ''} each"
+    else:
+        how = f"{hb.num_splits:,} reference/pool splits in all"
+    title = (f"NQ human upper bounds: {hb.num_examples:,} examples, {how} "
+             f"({hb.references} references, splits={hb.splits})")
     return Result(
         task="human-bounds", title=title,
         headers=("predictor", "task", "F1", "precision", "recall", "correct", "predicted",

@@ -225,6 +225,8 @@ TASK = TASKS.add("nq", Task(
     ),
     gold_help="gold NQ files (original or simplified; .jsonl or .jsonl.gz; globs)",
     predictions_help="predictions JSON (official format)",
+    allow_missing_help="score gold examples without a prediction as null predictions (no "
+    "long or short answer: they lower recall; default: error)",
     headline=("long-best-threshold-f1", "short-best-threshold-f1"),
     epilog=FORMAT_HELP, settings_type=NqSettings,
 ))

@@ -378,7 +378,7 @@ TASK = TASKS.add("retrieval", Task(
     "contains an answer's token sequence (DPR simple tokenizer, NFD, lower-cased). "
     "Contexts are taken in file order.",
     score=score, params=PARAMS, settings_type=RetrievalSettings, gold_required=False,
-    predictions_required=False,
+    predictions_required=True,  # or the old positional, resolved before the check
     gold_help="optional questions and answers (DPR .qa.tsv or NQ-open JSONL); default: the "
     "answers inside the results",
     predictions_help="retrieval results JSON (DPR dense_retriever output)",
