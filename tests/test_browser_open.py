@@ -59,8 +59,8 @@ def _cli_table(out: str, title: str) -> list[list[str]]:
     i = next(k for k, line in enumerate(lines) if line.startswith(title))
     rows = []
     for line in lines[i + 1:]:
-        if not line.strip() or line.startswith("signature:"):
-            break
+        if not line.strip() or line.startswith(("signature:", "(")):
+            break  # the end, or a note under the table
         if set(line.replace(" ", "")) == {"-"}:
             continue
         rows.append([c.strip() for c in re.split(r"\s{2,}", line.strip())])
@@ -214,6 +214,108 @@ def test_unknown_item_is_404_with_search(nq_open: TestClient) -> None:
     assert r.status_code == 404
     assert 'class="bigsearch"' in r.text and "Back to all questions" in r.text
     assert nq_open.get("/nothing/here").status_code == 404
+
+
+# ------------------------------------------------------------------------- AmbigQA
+
+JEOPARDY = "-6301642079833452476"  # "How long do contestants get to answer on jeopardy?"
+AMBIG_SUBSET = 300  # the first questions of AmbigNQ dev (real data, scored in a second)
+
+
+@pytest.fixture(scope="module")
+def ambig_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The first AMBIG_SUBSET questions of AmbigNQ dev and the qa_edited predictions for
+    them (question-answer pairs). A question's scores do not depend on the others, so the
+    official per-example scores of golden/ambigqa hold for them."""
+    d = tmp_path_factory.mktemp("ambig")
+    gold = json.loads(shared_file("data", "ambignq", "dev_light.json").read_text())
+    preds = json.loads(shared_file("golden", "ambigqa", "qa_edited.predictions.json")
+                       .read_text())
+    sub = gold[:AMBIG_SUBSET]
+    (d / "dev.json").write_text(json.dumps(sub), encoding="utf-8")
+    (d / "preds.json").write_text(json.dumps({ex["id"]: preds[ex["id"]] for ex in sub}),
+                                  encoding="utf-8")
+    return d / "dev.json", d / "preds.json"
+
+
+@pytest.fixture(scope="module")
+def ambig_view(ambig_files: tuple[Path, Path]) -> OpenView:
+    from nqkit.browser.open_views import load_view
+
+    return load_view("ambigqa", *ambig_files)
+
+
+@pytest.fixture(scope="module")
+def ambig(ambig_view: OpenView) -> TestClient:
+    return TestClient(create_open_app(ambig_view), base_url=BASE)
+
+
+def test_ambigqa_summary_is_what_eval_prints(ambig: TestClient,
+                                             ambig_files: tuple[Path, Path],
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    page = ambig.get("/").text
+    code, out, _ = _cli(capsys, "eval", "ambigqa", "--gold", str(ambig_files[0]),
+                        "--predictions", str(ambig_files[1]))
+    assert code == 0
+    assert _page_table(page, "metrics") == _cli_table(out, "AmbigQA")
+    note = "(the paper reports F1_BLEU = F1 bleu4 and F1_EDIT-F1 on multi only)"
+    assert note in out.splitlines() and html.escape(note) in page
+    assert re.findall(r'<span class="sig" id="signature">([^<]*)</span>', page) == \
+        [_signature(out)]
+    assert _text(re.search(r'<code id="evalcmd">(.*?)</code>', page).group(1)) == \
+        "nqkit eval ambigqa"
+
+
+def test_ambigqa_per_question_scores_are_the_official_ones(ambig_view: OpenView) -> None:
+    official = json.loads(shared_file("golden", "ambigqa", "qa_edited.official.json")
+                          .read_text())["per_example"]
+    assert len(ambig_view.rows) == AMBIG_SUBSET
+    for row in ambig_view.rows:
+        for m in ("F1 answer", "F1 bleu4", "F1 edit-f1"):
+            assert row.values[m] == pytest.approx(official[row.key][m], abs=1e-9), \
+                (row.key, m)
+
+
+def test_ambigqa_question_page_by_hand(ambig: TestClient) -> None:
+    page = ambig.get(f"/item/{JEOPARDY}").text
+    # The prediction: one pair, "5 seconds" for "long do contestants have to answer during
+    # the first two rounds of Jeopardy!?". Annotation 1 (3 pairs) has no "5 seconds"
+    # ("five seconds" differs after normalization): 0. Annotation 2 (2 pairs) has it as
+    # its first answer: F1_ans = 2 * (1/1 * 1/2) / (1/1 + 1/2) = 2/3.
+    assert _text(re.search(r'id="score-F1-answer">(.*?)<', page).group(1)) == "0.6667"
+    ann1 = page[page.index('id="ann-1"'):page.index('id="ann-2"')]
+    ann2 = page[page.index('id="ann-2"'):]
+    assert "P1:" not in ann1 and "P1:" in ann2
+    rows2 = re.findall(r'<tr class="(matched|unmatched)">', ann2)
+    assert rows2 == ["matched", "unmatched"]
+    # BLEU-4 of the predicted question against the gold one: after normalization (lower
+    # case, punctuation and "the" removed) the prediction is the reference without its
+    # first word "how": 12 of 13 words, every n-gram matching, so the brevity penalty
+    # alone: exp(1 - 13/12) = 0.9200; F1_bleu4 = 2 * 0.9200 / (2 gold + 1 predicted).
+    bleu = [_text(c) for c in re.findall(r'<td class="num">([^<]*)', ann2.split(
+        'class="anns pairs"')[1])]
+    assert bleu[2:6] == ["0.9200"] * 3 + ["0.9200 ✓"]  # taken by the F1_bleu4 matching
+    assert _text(re.search(r'id="score-F1-bleu4">(.*?)<', page).group(1)) == \
+        f"{2 * 0.92004 / 3:.4f}"
+
+
+def test_ambigqa_filters(ambig: TestClient, ambig_view: OpenView) -> None:
+    gold = json.loads(shared_file("data", "ambignq", "dev_light.json").read_text())
+    multi = sum(1 for ex in gold[:AMBIG_SUBSET]
+                if all(a["type"] == "multipleQAs" for a in ex["annotations"]))
+
+    def total(query: str) -> int:
+        m = re.search(r'<b id="total">([\d,]+)</b>', ambig.get("/?" + query).text)
+        assert m is not None, query
+        return int(m.group(1).replace(",", ""))
+
+    assert total("kind=multi") == multi and total("kind=single") == AMBIG_SUBSET - multi
+    official = json.loads(shared_file("golden", "ambigqa", "qa_edited.official.json")
+                          .read_text())["per_example"]
+    ones = sum(1 for ex in gold[:AMBIG_SUBSET] if official[ex["id"]]["F1 answer"] == 1)
+    assert total("f1=1") == ones
+    assert ambig.get(f"/?q={JEOPARDY}", follow_redirects=False).headers["location"] == \
+        f"/item/{JEOPARDY}"
 
 
 # ------------------------------------------------------------------------- side by side
