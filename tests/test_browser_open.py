@@ -361,6 +361,49 @@ def test_side_by_side_question_page_shows_both(pair: TestClient) -> None:
     assert '<span class="oc oc-wrong">wrong</span>' in sides[1].split("</h2>")[1]
 
 
+def test_ambigqa_side_by_side_is_what_compare_prints(ambig_files: tuple[Path, Path],
+                                                     tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
+    from argparse import Namespace
+
+    from nqkit.commands.browse import load_open
+
+    gold, edited = ambig_files
+    copy = json.loads(shared_file("golden", "ambigqa", "qa_prompt_copy.predictions.json")
+                      .read_text())
+    prompt = tmp_path / "prompt_copy.json"
+    prompt.write_text(json.dumps({k: copy[k] for k in json.loads(edited.read_text())}),
+                      encoding="utf-8")
+    view = load_open("ambigqa", gold, [str(prompt), str(edited)], Namespace(),
+                     resamples=TESTS[0], trials=TESTS[1])
+    client = TestClient(create_open_app(view), base_url=BASE)
+    page = client.get("/").text
+    code, out, _ = _cli(capsys, "compare", "ambigqa", "--gold", str(gold), "--resamples",
+                        str(TESTS[0]), "--trials", str(TESTS[1]), str(prompt), str(edited))
+    assert code == 0
+    title = next(line for line in out.splitlines() if line.startswith("ambigqa: B = "))
+    assert _page_table(page, "cmptable") == _cli_table(out, title)
+    assert re.findall(r'<span class="sig" id="cmpsignature">([^<]*)</span>', page) == \
+        [_signature(out)]
+    # every headline metric of nqkit compare gets its own order of the questions
+    assert isinstance(view, PairView)
+    assert view.metrics == ["F1 answer (all)", "F1 answer (multi)", "F1 bleu4 (multi)",
+                            "F1 edit-f1 (multi)"]
+    for k, m in enumerate(view.metrics):
+        sort = f"change{k}" if k else ""
+        shown = client.get(f"/?sort={sort}").text
+        assert f"change of {m}" in shown, m
+        deltas = [abs(float(d)) for d in re.findall(r'<td class="v delta">([-+.\d]+)</td>',
+                                                    shown)]
+        assert deltas == sorted(deltas, reverse=True) and deltas[0] > 0, m
+    # the prompt copy answers with the gold answers: F1_ans 1 everywhere, so B (edited)
+    # is never better on it, and its questions change the question metrics
+    assert client.get("/?change=b-better").text.count("<tr data-key") == 0
+    row = view.rows[0]
+    assert row.values["a|F1 answer (all)"] == 1.0
+
+
 # ------------------------------------------------------------------------- security
 
 HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'

@@ -197,9 +197,6 @@ def load_nq_open_view(gold: PathsLike, predictions: str, *, answer_field: str = 
                                                              it["conventions"]),
                 "signature": result.signature}
 
-    def headline_stats() -> Any:
-        return result.headline_stats()["exact match"]
-
     return OpenView(
         task="nq-open", title="EfficientQA" if "efficientqa" in str(gold).lower()
         else "NQ-open", name=Path(predictions).name, rows=rows, summary=summary,
@@ -211,7 +208,8 @@ def load_nq_open_view(gold: PathsLike, predictions: str, *, answer_field: str = 
         columns=(Column("prediction", "prediction", "cell"),
                  Column("gold", "gold answers", "cell", sortable=False),
                  Column("verdict", "verdict", "verdict")),
-        headline="em", metric="exact match", headline_stats=headline_stats, result=result,
+        headline="em", metric="exact match", headline_stats=result.headline_stats,
+        result=result,
         allow_missing=allowed)
 
 
@@ -315,9 +313,6 @@ def load_ambigqa_view(gold: PathsLike, predictions: str, *,
                 "metrics": metrics, "best": best, "is_multi": ex.is_multi,
                 "with_questions": with_questions}
 
-    def headline_stats() -> Any:
-        return result.headline_stats()["F1 answer (all)"]
-
     return OpenView(
         task="ambigqa", title="AmbigNQ", name=Path(predictions).name, rows=rows,
         summary=summary, detail=detail, template="open_ambigqa.html",
@@ -326,7 +321,7 @@ def load_ambigqa_view(gold: PathsLike, predictions: str, *,
         columns=(Column("prediction", "predicted answers", "cell", sortable=False),
                  Column("kind", "gold", "cell"),
                  *(Column(m, m) for m in metrics)),
-        headline="F1 answer", metric="F1 answer (all)", headline_stats=headline_stats,
+        headline="F1 answer", metric="F1 answer (all)", headline_stats=result.headline_stats,
         result=result, allow_missing=allowed, search_hint="Search questions, answers or an id")
 
 
