@@ -213,6 +213,68 @@ def load_nq_open_view(gold: PathsLike, predictions: str, *, answer_field: str = 
         allow_missing=allowed)
 
 
+# ---------------------------------------------------------------------------- overlap
+
+OVERLAP_GROUPS = (("question_overlap", "question overlap"),
+                  ("answer_overlap_only", "answer overlap only"),
+                  ("no_overlap", "no overlap"), ("unlabelled", "not labelled"))
+
+
+def is_overlap_annotations(path: str | os.PathLike[str]) -> bool:
+    """The file is an annotation file in the official QA-Overlap format (its first line
+    an object with an integer ``id`` and a list of ``labels``), not a training set."""
+    import orjson
+
+    from nqkit.io import open_binary
+
+    try:
+        first = expand_paths(path, what="overlap")[0]
+        with open_binary(first) as f:
+            line = f.readline(1 << 16)
+        obj = orjson.loads(line)
+    except (InputError, OSError, EOFError, orjson.JSONDecodeError):
+        return False
+    return isinstance(obj, dict) and isinstance(obj.get("id"), int) and \
+        isinstance(obj.get("labels"), list)
+
+
+def add_overlap(view: OpenView, analysis: Any, table: tuple[str, tuple[str, ...],
+                                                           list[tuple[str, ...]]],
+                signature: str, command: str) -> None:
+    """Each question's test-train overlap labels (an
+    :class:`~nqkit.analysis.overlap.OverlapAnalysis` of the gold, joined by question) as a
+    filter, a cell and a card of its page; the scores by group (``table``, as ``nqkit
+    overlap score`` prints it, with its ``signature`` and ``command``) in the summary."""
+    by_question = {it.question: it for it in analysis.items}
+    items: dict[str, Any] = {}
+    for row in view.rows:
+        it = by_question.get(row.question)
+        items[row.key] = it
+        labels = it.labels if it is not None else ()
+        group = ("question_overlap" if "question_overlap" in labels else
+                 "answer_overlap_only" if "answer_overlap_only" in labels else
+                 "no_overlap" if "no_overlap" in labels else "unlabelled")
+        row.tags["overlap"] = group
+        row.cells["overlap"] = dict(OVERLAP_GROUPS)[group]
+    view.filters = (*view.filters, Filter("overlap", "overlap group", OVERLAP_GROUPS))
+    view.columns = (*view.columns, Column("overlap", "overlap", "cell"))
+    title, headers, rows = table
+    view.summary.tables.append((title, headers, rows))
+    view.summary.notes.append(f"Overlap groups from the code of {command}: {signature}")
+    detail = view.detail
+    source = ", ".join(f"{k}:{v}" for k, v in analysis.source.items())
+
+    def with_overlap(row: OpenRow) -> dict[str, Any]:
+        it = items[row.key]
+        info = None if it is None else {
+            "labels": [x for x in it.labels if x != "total"],
+            "shared": list(it.shared_answers), "nearest": it.nearest_question,
+            "similarity": it.similarity, "source": source}
+        return {**detail(row), "overlap": info}
+
+    view.detail = with_overlap
+
+
 # ---------------------------------------------------------------------------- AmbigQA
 
 AMBIG_KINDS = (("multi", "multiple answers"), ("single", "single answer"))
