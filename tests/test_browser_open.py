@@ -187,7 +187,10 @@ def test_nq_open_question_page_by_hand(nq_open: TestClient) -> None:
         assert row is not None and f'<span class="oc oc-{verdict}">' in row.group(1), name
     golds = [_text(g) for g in re.findall(r'<mark class="gs">(.*?)</mark>', page)]
     assert golds == ["the Indian national cricket team", "India"]
-    assert "Why they disagree:" in page and "containment accepts" in _text(page)
+    assert ("Why they disagree: containment accepts: the gold answer “India”, normalized "
+            "“india”, is contained in the prediction normalized by its rule, “indian "
+            "national cricket tea”; orqa rejects: no gold answer, normalized by its rule, "
+            "equals “indian national cricket tea”") in _text(page)
 
 
 def test_nq_open_search_sort_pages_and_shared_links(nq_open: TestClient) -> None:
@@ -207,6 +210,38 @@ def test_nq_open_search_sort_pages_and_shared_links(nq_open: TestClient) -> None
     # an exact key search opens the question
     r = nq_open.get(f"/?q={wrong[0]}", follow_redirects=False)
     assert r.status_code == 303 and r.headers["location"] == f"/item/{wrong[0]}"
+
+
+def test_efficientqa_and_its_answer_field(tmp_path: Path) -> None:
+    from nqkit.browser.open_views import load_view
+
+    # EfficientQA dev, each question predicted by its first gold answer: all correct
+    gold = shared_file("data", "nq-open", "NQ-open.efficientqa.dev.1.1.jsonl")
+    refs = [json.loads(x) for x in gold.read_text(encoding="utf-8").splitlines()]
+    preds = tmp_path / "first.jsonl"
+    preds.write_text("".join(json.dumps({"question": r["question"], "prediction":
+                                         r["answer"][0]}) + "\n" for r in refs),
+                     encoding="utf-8")
+    view = load_view("nq-open", gold, preds)
+    assert view.title == "EfficientQA" and len(view.rows) == len(refs) == 1800
+    assert all(r.tags["verdict"] == "correct" for r in view.rows)
+    # the EfficientQA test's field of rated answers: --answer-field reads it, and says so
+    test = tmp_path / "test.jsonl"
+    test.write_text(json.dumps({"question": "who wrote <i>it</i>", "answer": ["King"],
+                                "answer_and_def_correct_predictions": ["King",
+                                                                       "Stephen King"]})
+                    + "\n", encoding="utf-8")
+    pred = tmp_path / "p.jsonl"
+    pred.write_text(json.dumps({"question": "who wrote <i>it</i>",
+                                "prediction": "Stephen King"}) + "\n", encoding="utf-8")
+    plain = load_view("nq-open", test, pred)
+    rated = load_view("nq-open", test, pred,
+                      answer_field="answer_and_def_correct_predictions")
+    assert plain.rows[0].tags["verdict"] == "wrong"
+    assert rated.rows[0].tags["verdict"] == "correct"
+    assert rated.summary.command == ("nqkit eval nq-open --explain --answer-field "
+                                     "answer_and_def_correct_predictions")
+    assert "|answer-field:answer_and_def_correct_predictions|" in rated.summary.signature
 
 
 def test_unknown_item_is_404_with_search(nq_open: TestClient) -> None:

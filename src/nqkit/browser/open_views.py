@@ -107,7 +107,8 @@ def _rule_text(name: str) -> str:
 
 def _disagreement(prediction: str, answers: tuple[str, ...],
                   verdicts: dict[str, bool]) -> str:
-    """Which rule makes the conventions disagree on one question, in words."""
+    """Which rule makes the conventions disagree on one question, in words: for each
+    convention that accepts, the gold answer it met and how; then the ones that reject."""
     from nqkit.metrics.em_conventions import get_convention
 
     yes = [n for n, ok in verdicts.items() if ok]
@@ -118,19 +119,17 @@ def _disagreement(prediction: str, answers: tuple[str, ...],
     for n in yes:
         c = get_convention(n)
         gold = c.match(prediction, answers) or ""
-        if c.contains and all(not get_convention(m).contains for m in no):
-            parts.append(f"{n} accepts because the gold answer “{gold}” (normalized "
-                         f"“{c.normalize(gold)}”) is contained in the prediction "
-                         f"(normalized “{c.normalize(prediction)}”); "
-                         f"{', '.join(no)} require equality")
-        else:
-            parts.append(f"{n} accepts: normalized by its rule the prediction "
-                         f"“{c.normalize(prediction)}” meets the gold answer “{gold}” "
-                         f"(“{c.normalize(gold)}”)")
+        how = "is contained in" if c.contains else "equals"
+        parts.append(f"{n} accepts: the gold answer “{gold}”, normalized “{c.normalize(gold)}”, "
+                     f"{how} the prediction normalized by its rule, "
+                     f"“{c.normalize(prediction)}”")
+    rejects = []
     for n in no:
         c = get_convention(n)
-        parts.append(f"{n} rejects: its normalized prediction is “{c.normalize(prediction)}”")
-    return "; ".join(parts)
+        how = "is contained in" if c.contains else "equals"
+        rejects.append(f"{n} rejects: no gold answer, normalized by its rule, {how} "
+                       f"“{c.normalize(prediction)}”")
+    return "; ".join(parts + rejects)
 
 
 NQ_OPEN_VERDICTS = (("correct", "correct"), ("wrong", "wrong"),
@@ -198,7 +197,7 @@ def load_nq_open_view(gold: PathsLike, predictions: str, *, answer_field: str = 
                 "signature": result.signature}
 
     return OpenView(
-        task="nq-open", title="EfficientQA" if "efficientqa" in str(gold).lower()
+        task="nq-open", title="EfficientQA" if "|split:efficientqa/" in result.signature
         else "NQ-open", name=Path(predictions).name, rows=rows, summary=summary,
         detail=detail, template="open_nq_open.html",
         filters=(Filter("verdict", "verdict", NQ_OPEN_VERDICTS),
