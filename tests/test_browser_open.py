@@ -456,6 +456,8 @@ def test_side_by_side_is_what_compare_prints(pair: TestClient, open_gold: Path,
     m = re.search(r'<b id="total">([\d,]+)</b>', pair.get("/?change=a-better").text)
     assert m is not None and int(m.group(1).replace(",", "")) == differ
     assert pair.get("/?change=b-better").text.count("<tr data-key") == 0
+    m = re.search(r'<b id="total">([\d,]+)</b>', pair.get("/?differs=differ").text)
+    assert m is not None and int(m.group(1).replace(",", "")) == differ
     # every change is one question of 3,610 going from right to wrong
     deltas = re.findall(r'<td class="v delta">([^<]*)</td>', page)
     assert deltas and all(d == f"{-1 / 3610:+.5f}" for d in deltas)
