@@ -23,7 +23,7 @@ import threading
 import time
 import urllib.parse
 from collections import Counter, OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from importlib import resources
 from types import SimpleNamespace
 from typing import Any, Generic, TypeVar
@@ -157,22 +157,23 @@ class _Guard:
         await self.app(scope, receive, send_guarded)
 
 
-def create_app(ds: Dataset, *, host: str = "127.0.0.1", port: int = 8080,
-               allow_hosts: Iterable[str] = ()) -> FastAPI:
-    """Build the web app over a loaded :class:`Dataset`, to be served on ``host``:``port``.
+def app_shell(template_globals: dict[str, Any], blank_query: Callable[[], Any], *,
+              host: str = "127.0.0.1", port: int = 8080, allow_hosts: Iterable[str] = (),
+              ) -> tuple[FastAPI, Callable[..., HTMLResponse]]:
+    """What every browse app shares: the templates (autoescaped), the ``Host`` guard and
+    security headers (:class:`_Guard`), the 404 / error pages and the static files.
 
-    ``host``, ``port`` and ``allow_hosts`` decide which ``Host`` headers are answered
-    (:func:`allowed_hosts`); any other gets 400.
+    Returns the app and ``page(template, status=200, **context)``, which renders one of
+    the package's templates. ``template_globals`` are visible to every template
+    (``base.html`` reads ``ds``: its ``rows``, ``has_predictions`` and
+    ``predictions_name``); ``blank_query()`` is the search state of the 404 and error
+    pages.
     """
     env = Environment(loader=DictLoader(_load_package_files("templates")),
                       autoescape=select_autoescape(default=True, default_for_string=True))
-    env.globals.update(version=__version__, ds=ds, OUTCOMES=OUTCOMES, GOLD_FILTERS=GOLD_FILTERS,
-                       SORTS=SORTS, urlencode=urllib.parse.urlencode, http_url=http_url,
-                       long_agreement=long_agreement, short_agreement=short_agreement)
+    env.globals.update(version=__version__, urlencode=urllib.parse.urlencode, **template_globals)
     static = {name: text.encode("utf-8") for name, text in _load_package_files("static").items()}
     app = FastAPI(title="nqkit browse", docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.dataset = ds
-    pr_png: list[bytes] = []
 
     def page(template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
         return HTMLResponse(env.get_template(template).render(**ctx), status_code=status)
@@ -183,16 +184,44 @@ def create_app(ds: Dataset, *, host: str = "127.0.0.1", port: int = 8080,
     async def not_found(request: Request, exc: StarletteHTTPException) -> Response:
         if exc.status_code == 404:
             return page("404.html", 404, what=exc.detail if exc.detail != "Not Found" else "",
-                        query=Query())
-        return page("error.html", exc.status_code, message=str(exc.detail), query=Query())
+                        query=blank_query())
+        return page("error.html", exc.status_code, message=str(exc.detail),
+                    query=blank_query())
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> Response:
-        return page("404.html", 404, what="", query=Query())
+        return page("404.html", 404, what="", query=blank_query())
 
     @app.exception_handler(InputError)
     async def input_error(request: Request, exc: InputError) -> Response:
-        return page("error.html", 500, message=exc.message, query=Query())
+        return page("error.html", 500, message=exc.message, query=blank_query())
+
+    @app.api_route("/static/{name}", methods=GET_HEAD)
+    def static_file(name: str) -> Response:
+        data = static.get(name)
+        if data is None:
+            raise StarletteHTTPException(404, "")
+        ext = name[name.rfind("."):]
+        return Response(data, media_type=STATIC_TYPES.get(ext, "application/octet-stream"),
+                        headers={"Cache-Control": "max-age=600"})
+
+    return app, page
+
+
+def create_app(ds: Dataset, *, host: str = "127.0.0.1", port: int = 8080,
+               allow_hosts: Iterable[str] = ()) -> FastAPI:
+    """Build the web app over a loaded :class:`Dataset`, to be served on ``host``:``port``.
+
+    ``host``, ``port`` and ``allow_hosts`` decide which ``Host`` headers are answered
+    (:func:`allowed_hosts`); any other gets 400.
+    """
+    app, page = app_shell(dict(ds=ds, OUTCOMES=OUTCOMES, GOLD_FILTERS=GOLD_FILTERS,
+                               SORTS=SORTS, http_url=http_url,
+                               long_agreement=long_agreement,
+                               short_agreement=short_agreement),
+                          Query, host=host, port=port, allow_hosts=allow_hosts)
+    app.state.dataset = ds
+    pr_png: list[bytes] = []
 
     @app.api_route("/", methods=GET_HEAD, response_class=HTMLResponse)
     def index(request: Request) -> Response:
@@ -220,15 +249,6 @@ def create_app(ds: Dataset, *, host: str = "127.0.0.1", port: int = 8080,
                                        thumbnail=True))
         return Response(pr_png[0], media_type="image/png",
                         headers={"Cache-Control": "max-age=3600"})
-
-    @app.api_route("/static/{name}", methods=GET_HEAD)
-    def static_file(name: str) -> Response:
-        data = static.get(name)
-        if data is None:
-            raise StarletteHTTPException(404, "")
-        ext = name[name.rfind("."):]
-        return Response(data, media_type=STATIC_TYPES.get(ext, "application/octet-stream"),
-                        headers={"Cache-Control": "max-age=600"})
 
     def find(key: str) -> Row:
         s = ds.store.lookup(key)

@@ -1,11 +1,15 @@
-"""``nqkit browse``: a local web browser for NQ examples, annotations and predictions."""
+"""``nqkit browse``: a local web browser for NQ examples, annotations and predictions, and
+for open-domain predictions (``--task nq-open``, ``ambigqa``): one system, or two side by
+side with the paired test of ``nqkit compare``."""
 
 from __future__ import annotations
 
 import argparse
 import errno
+import os
 import socket
 import sys
+from typing import Any
 
 from nqkit.commands.base import Command
 from nqkit.settings import Param, int_in
@@ -24,8 +28,27 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as e:
         raise InputError(None, f"the browser needs FastAPI, Jinja2 and uvicorn ({e})",
                          install_hint("web")) from None
-    from nqkit.browser.app import create_app
-    from nqkit.browser.model import load_dataset
+    from nqkit.browser.open_views import TASKS, check_gold_kind
+
+    task = args.task
+    predictions: list[str] = list(args.predictions or ())
+    if task not in TASKS:  # argparse checks the choices; library callers too
+        raise InputError(None, f"--task {task!r} is not one of {', '.join(TASKS)}",
+                         "choose one of them")
+    if len(predictions) > 2:
+        raise InputError(None, f"--predictions takes one file, or two to compare, found "
+                         f"{len(predictions)}", "give one or two prediction files")
+    if task == "nq" and len(predictions) == 2:
+        raise InputError(None, "nqkit browse --task nq shows one predictions file",
+                         "give one --predictions file (side by side: --task nq-open, "
+                         "ambigqa)")
+    if task != "nq" and not predictions:
+        raise InputError(None, f"nqkit browse --task {task} needs --predictions",
+                         "give one predictions file, or two to compare")
+    if args.answer_field != "answer" and task != "nq-open":
+        raise InputError(None, "--answer-field is for --task nq-open (EfficientQA)",
+                         "drop --answer-field")
+    check_gold_kind(task, args.gold)
 
     if not 0 <= args.port < 65536:
         raise InputError(None, f"--port {args.port} is not a valid port", "use 0-65535")
@@ -33,15 +56,33 @@ def run(args: argparse.Namespace) -> int:
     # one line and before any "open http://..." is printed.
     sock = None if args.index_only else _listen(args.host, args.port)
     try:
-        ds = load_dataset(args.gold, args.predictions, cache_dir=args.cache_dir)
-        n = len(ds.rows)
-        print(f"nqkit browse: {n:,} examples from {len(ds.store.files)} file(s)"
-              + (f", predictions {ds.predictions_name}" if ds.has_predictions else ""),
-              file=sys.stderr)
+        if task == "nq":
+            from nqkit.browser.app import create_app
+            from nqkit.browser.model import load_dataset
+
+            ds = load_dataset(args.gold, predictions[0] if predictions else None,
+                              cache_dir=args.cache_dir)
+            n = len(ds.rows)
+            print(f"nqkit browse: {n:,} examples from {len(ds.store.files)} file(s)"
+                  + (f", predictions {ds.predictions_name}" if ds.has_predictions else ""),
+                  file=sys.stderr)
+
+            def make_app(port: int) -> Any:
+                return create_app(ds, host=args.host, port=port, allow_hosts=args.allow_host)
+        else:
+            from nqkit.browser.open_app import create_open_app
+
+            view = load_open(task, args.gold, predictions, args)
+            print(f"nqkit browse: {len(view.rows):,} questions of {view.title}, predictions "
+                  f"{view.predictions_name}", file=sys.stderr)
+
+            def make_app(port: int) -> Any:
+                return create_open_app(view, host=args.host, port=port,
+                                       allow_hosts=args.allow_host)
         if sock is None:
             return 0
         port = sock.getsockname()[1]  # the one the system chose for --port 0
-        app = create_app(ds, host=args.host, port=port, allow_hosts=args.allow_host)
+        app = make_app(port)
         host = f"[{args.host}]" if ":" in args.host else args.host
         # Listening before the URL is printed: a browser (or script) that opens it at once
         # waits in the backlog until uvicorn accepts, instead of being refused while
@@ -55,6 +96,62 @@ def run(args: argparse.Namespace) -> int:
         if sock is not None:
             sock.close()
     return 0
+
+
+def load_open(task: str, gold: Any, predictions: list[str], args: Any, *,
+              resamples: int = 1000, trials: int = 10000) -> Any:
+    """The open-domain view of one predictions file, or of two side by side with the
+    paired test exactly as ``nqkit compare TASK A B --gold G`` runs it (its defaults:
+    both tests, 1,000 resamples, 10,000 trials, seed 0; ``resamples`` and ``trials`` as
+    its ``--resamples`` and ``--trials``) on the same scores."""
+    from nqkit.browser.open_model import PairView
+    from nqkit.browser.open_views import load_view
+
+    options = {"answer_field": args.answer_field} if task == "nq-open" else {}
+    views = [load_view(task, gold, p, **options) for p in predictions]
+    if len(views) == 1:
+        return views[0]
+    if views[0].allow_missing != views[1].allow_missing:
+        # `nqkit compare --allow-missing` scores both systems so: one policy, one signature
+        views = [v if v.allow_missing else load_view(task, gold, p, allow_missing=True,
+                                                     **options)
+                 for v, p in zip(views, predictions, strict=True)]
+    return PairView(views[0], views[1], comparison_of(task, gold, views, predictions,
+                                                      options, resamples, trials))
+
+
+def comparison_of(task_name: str, gold: Any, views: list[Any], predictions: list[str],
+                  options: dict[str, Any], resamples: int = 1000, trials: int = 10000
+                  ) -> Any:
+    """``nqkit compare``'s numbers for the two views' results, as that command prints
+    them (its table, title and signature), with the command line that prints them."""
+    from nqkit.browser.open_model import Comparison
+    from nqkit.commands.compare import compare_results, comparison_table
+    from nqkit.tasks.base import get_task
+
+    task = get_task(task_name)
+    a, b = predictions
+    out = compare_results(task, views[0].result, views[1].result, a, b,
+                          resamples=resamples, trials=trials)
+    headers, rows = comparison_table(out, "both")
+    from nqkit.report import fmt_value
+
+    golds = [gold] if isinstance(gold, str | os.PathLike) else list(gold)
+    flags = "".join(f" --gold {os.fspath(g)}" for g in golds)
+    flags += "".join(f" --{k.replace('_', '-')} {v}" for k, v in options.items()
+                     if v != "answer")
+    if views[0].allow_missing:
+        flags += " --allow-missing"
+    if resamples != 1000:
+        flags += f" --resamples {resamples}"
+    if trials != 10000:
+        flags += f" --trials {trials}"
+    return Comparison(title=f"{task.name}: B = {b} against A = {a}",
+                      headers=tuple(headers),
+                      rows=[tuple(fmt_value(v) for v in r) for r in rows],
+                      signature=out["signature"],
+                      command=f"nqkit compare {task.name}{flags} {a} {b}",
+                      warnings=out["warnings"])
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -90,12 +187,23 @@ COMMANDS = (Command(
     "search, filters and the official metrics, one page per example with its five "
     "annotations, candidate tree and prediction, and the full page with gold and predicted "
     "spans highlighted. The first run over a file builds an on-disk index (once, with a "
-    "progress bar); later runs start in seconds.",
+    "progress bar); later runs start in seconds. With --task nq-open or ambigqa: "
+    "open-domain predictions against their gold, per question, with the numbers of nqkit "
+    "eval; two prediction files side by side with the paired test of nqkit compare.",
     run, params=(
-        Param("gold", "--gold", "NQ files (original or simplified; .jsonl or .jsonl.gz; "
-              "globs)", required=True, nargs="+", metavar="GLOB"),
-        Param("predictions", "--predictions", "predictions JSON in the official format "
-              "(optional)", metavar="FILE"),
+        Param("gold", "--gold", "gold files (globs): NQ files, original or simplified, .jsonl "
+              "or .jsonl.gz; with --task, that task's gold (NQ-open JSONL, AmbigNQ JSON)",
+              required=True, nargs="+", metavar="GLOB"),
+        Param("task", "--task", "what the files are: nq (default: NQ examples, original or "
+              "simplified), nq-open (NQ-open / EfficientQA predictions), ambigqa (AmbigQA "
+              "predictions), retrieval", default="nq",
+              choices=("nq", "nq-open", "ambigqa", "retrieval")),
+        Param("predictions", "--predictions", "predictions file in the task's format "
+              "(optional for nq); two files: the systems side by side, with the paired "
+              "test of nqkit compare (not for nq)", nargs="+", metavar="FILE"),
+        Param("answer_field", "--answer-field", "nq-open: gold field holding the answers "
+              "(default: answer; EfficientQA test: answer_and_def_correct_predictions)",
+              default="answer", metavar="FIELD"),
         Param("host", "--host", "address to listen on (default 127.0.0.1: this machine "
               "only)", default="127.0.0.1"),
         Param("port", "--port", "port (default 8080; 0: any free port, the URL printed "

@@ -91,11 +91,20 @@ def add_tasks(parser: argparse.ArgumentParser) -> None:
 def compare(task: Any, settings: dict[str, Any], a: str, b: str, *, test: str = "both",
             resamples: int = 1000, trials: int = 10000, seed: int = 0) -> dict[str, Any]:
     """Score both systems with the same settings and test each headline metric."""
+    ra, rb = _score(task, settings, [a, b])
+    return compare_results(task, ra, rb, a, b, test=test, resamples=resamples, trials=trials,
+                           seed=seed)
+
+
+def compare_results(task: Any, ra: Any, rb: Any, a: str, b: str, *, test: str = "both",
+                    resamples: int = 1000, trials: int = 10000, seed: int = 0
+                    ) -> dict[str, Any]:
+    """:func:`compare` on the two systems' results, already scored (``task.run`` with
+    the same settings, per-item statistics included): what ``nqkit compare`` prints."""
     from nqkit.errors import InputError
     from nqkit.signature import make_signature
     from nqkit.stats import paired_warnings
 
-    ra, rb = _score(task, settings, [a, b])
     if _keys(ra) != _keys(rb):
         raise InputError(None, "the two systems were scored on different gold items",
                          "give both the same gold and settings")
@@ -376,10 +385,20 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(orjson.dumps(out, option=orjson.OPT_INDENT_2).decode() + "\n")
         return 0
+    headers, rows = comparison_table(out, args.test)
+    print(format_table(headers, rows, title=f"{task.name}: B = {shown[b]} against "
+                       f"A = {shown[a]}"))
+    print(f"signature: {out['signature']}")
+    return 0
+
+
+def comparison_table(out: dict[str, Any], test: str) -> tuple[list[str], list[list[Any]]]:
+    """The table of a two-system comparison (:func:`compare`'s output): headers and rows,
+    the scores as numbers, the interval and p-values as the command prints them."""
     headers = ["metric", "A", "B", "B - A"]
-    if args.test in ("both", "bootstrap"):
+    if test in ("both", "bootstrap"):
         headers += ["95% CI", "p (bootstrap)"]
-    if args.test in ("both", "randomization"):
+    if test in ("both", "randomization"):
         headers += ["p (randomization)"]
     rows = []
     for m in out["metrics"]:
@@ -389,10 +408,7 @@ def run(args: argparse.Namespace) -> int:
         if "p_randomization" in m:
             row.append(format_p(m["p_randomization"], m["p_randomization_bound"]))
         rows.append(row)
-    print(format_table(headers, rows, title=f"{task.name}: B = {shown[b]} against "
-                       f"A = {shown[a]}"))
-    print(f"signature: {out['signature']}")
-    return 0
+    return headers, rows
 
 
 _CORRECTION_NAMES = {"holm": "Holm's step-down method", "bonferroni": "Bonferroni"}

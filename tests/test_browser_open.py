@@ -1,0 +1,364 @@
+"""Server-side tests of the open-domain views of ``nqkit browse`` (``--task nq-open``,
+``ambigqa``, two systems side by side), through FastAPI's TestClient on the real samples.
+
+The numbers on the pages are checked against ``nqkit eval`` and ``nqkit compare`` run as
+commands (their printed tables and signatures), and against the official scripts' outputs
+held in ``golden/`` (accuracy, correct and missing counts; AmbigQA per-example scores);
+per-question verdicts on a few questions are worked out by hand.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import require, shared_file
+
+require("fastapi")
+require("httpx")
+
+from fastapi.testclient import TestClient
+
+from nqkit.browser.open_app import create_open_app
+from nqkit.browser.open_model import OpenView, PairView
+
+BASE = "http://127.0.0.1:8080"
+TESTS = (200, 1000)  # resamples and trials of the paired tests
+OPPO = "oppo is sponsor of which country's national cricket team"
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    from nqkit.cli import main
+
+    capsys.readouterr()
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _text(fragment: str) -> str:
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", fragment)).split())
+
+
+def _page_table(page: str, table_id: str) -> list[list[str]]:
+    """The cells of the table with ``id``, as text, row by row (the header row first)."""
+    m = re.search(rf'<table class="nums" id="{table_id}">(.*?)</table>', page, re.S)
+    assert m is not None, table_id
+    return [[_text(c) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)]
+            for row in re.findall(r"<tr>(.*?)</tr>", m.group(1), re.S)]
+
+
+def _cli_table(out: str, title: str) -> list[list[str]]:
+    """The header and rows of the text table printed under ``title`` (cells are separated
+    by two spaces or more; the dashes line is skipped)."""
+    lines = out.splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith(title))
+    rows = []
+    for line in lines[i + 1:]:
+        if not line.strip() or line.startswith("signature:"):
+            break
+        if set(line.replace(" ", "")) == {"-"}:
+            continue
+        rows.append([c.strip() for c in re.split(r"\s{2,}", line.strip())])
+    return rows
+
+
+def _signature(out: str) -> str:
+    return next(line.removeprefix("signature: ") for line in out.splitlines()
+                if line.startswith("signature: "))
+
+
+def _keys(page: str) -> list[str]:
+    return re.findall(r'<tr data-key="([^"]+)">', page)
+
+
+# ------------------------------------------------------------------------- fixtures
+
+@pytest.fixture(scope="module")
+def open_gold() -> Path:
+    return shared_file("data", "nq-open", "NQ-open.dev.jsonl")
+
+
+@pytest.fixture(scope="module")
+def mixed() -> Path:
+    return shared_file("golden", "nq-open", "mixed.predictions.jsonl")
+
+
+@pytest.fixture(scope="module")
+def first_answer() -> Path:
+    return shared_file("golden", "nq-open", "first_answer.predictions.jsonl")
+
+
+@pytest.fixture(scope="module")
+def nq_open_view(open_gold: Path, mixed: Path) -> OpenView:
+    from nqkit.browser.open_views import load_view
+
+    return load_view("nq-open", open_gold, mixed)
+
+
+@pytest.fixture(scope="module")
+def nq_open(nq_open_view: OpenView) -> TestClient:
+    return TestClient(create_open_app(nq_open_view), base_url=BASE)
+
+
+@pytest.fixture(scope="module")
+def pair_view(open_gold: Path, first_answer: Path, mixed: Path) -> PairView:
+    from argparse import Namespace
+
+    from nqkit.commands.browse import load_open
+
+    # fewer resamples and trials than the defaults (1,000 and 10,000): the same code, in
+    # a fraction of the time; the command line on the page and in the test says so
+    view = load_open("nq-open", open_gold, [str(first_answer), str(mixed)],
+                     Namespace(answer_field="answer"), resamples=TESTS[0], trials=TESTS[1])
+    assert isinstance(view, PairView)
+    return view
+
+
+@pytest.fixture(scope="module")
+def pair(pair_view: PairView) -> TestClient:
+    return TestClient(create_open_app(pair_view), base_url=BASE)
+
+
+# ------------------------------------------------------------------------- NQ-open
+
+def test_nq_open_summary_is_what_eval_prints(nq_open: TestClient, open_gold: Path,
+                                             mixed: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    page = nq_open.get("/").text
+    code, out, _ = _cli(capsys, "eval", "nq-open", "--gold", str(open_gold), "--predictions",
+                        str(mixed), "--allow-missing", "--explain")
+    assert code == 0
+    assert _page_table(page, "metrics") == _cli_table(out, "NQ-open exact match")
+    conv = re.search(r'<h2 class="sub">the same predictions under each exact-match '
+                     r"convention</h2>\s*(<table.*?</table>)", page, re.S)
+    assert conv is not None
+    cells = [[_text(c) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r, re.S)]
+             for r in re.findall(r"<tr>(.*?)</tr>", conv.group(1), re.S)]
+    assert cells == _cli_table(out, "the same predictions under each exact-match convention")
+    assert re.findall(r'<span class="sig" id="signature">([^<]*)</span>', page) == \
+        [_signature(out)]
+    # 73 questions have no prediction: the command refuses them without --allow-missing
+    assert _text(re.search(r'<code id="evalcmd">(.*?)</code>', page).group(1)) == \
+        "nqkit eval nq-open --explain --allow-missing"
+    assert _cli(capsys, "eval", "nq-open", "--gold", str(open_gold), "--predictions",
+                str(mixed))[0] == 2
+    # the official script's numbers (golden/), independently of nqkit
+    official = json.loads(shared_file("golden", "nq-open", "mixed.official.json").read_text())
+    assert ["exact match", f"{official['accuracy']:.4f}"] in _page_table(page, "metrics")
+
+
+def test_nq_open_verdict_filters_add_up_to_the_official_counts(nq_open: TestClient) -> None:
+    official = json.loads(shared_file("golden", "nq-open", "mixed.official.json").read_text())
+
+    def total(query: str) -> int:
+        m = re.search(r'<b id="total">([\d,]+)</b>', nq_open.get("/?" + query).text)
+        assert m is not None, query
+        return int(m.group(1).replace(",", ""))
+
+    assert total("") == official["num_total"] == 3610
+    assert total("verdict=correct") == official["num_correct"]
+    assert total("verdict=no+prediction") == official["missing_predictions"]
+    assert total("verdict=wrong") == 3610 - official["num_correct"] - \
+        official["missing_predictions"]
+    assert total("verdict=bogus") == 3610  # unknown values are ignored
+    # `eval --explain` lists 3 questions where the conventions disagree (all three:
+    # containment accepts a prediction that contains a gold answer)
+    assert total("conventions=disagree") == 3
+    assert total("accepted=containment+only") == 3
+    assert total("conventions=disagree&verdict=correct") == 0
+
+
+def test_nq_open_question_page_by_hand(nq_open: TestClient) -> None:
+    r = nq_open.get("/?q=oppo+is+sponsor")
+    keys = _keys(r.text)
+    assert len(keys) == 1
+    page = nq_open.get(f"/item/{keys[0]}").text
+    assert OPPO in _text(page)
+    # by hand: the prediction "the Indian national cricket tea" (cut off) equals neither
+    # gold answer ("the Indian national cricket team", "India") but contains "india"
+    # (as a substring of "indian") after SQuAD normalization
+    for name, verdict in (("containment", "correct"), ("orqa", "wrong"), ("squad", "wrong")):
+        row = re.search(rf'<tr class="conv-{name}">(.*?)</tr>', page, re.S)
+        assert row is not None and f'<span class="oc oc-{verdict}">' in row.group(1), name
+    golds = [_text(g) for g in re.findall(r'<mark class="gs">(.*?)</mark>', page)]
+    assert golds == ["the Indian national cricket team", "India"]
+    assert "Why they disagree:" in page and "containment accepts" in _text(page)
+
+
+def test_nq_open_search_sort_pages_and_shared_links(nq_open: TestClient) -> None:
+    # search looks in answers and predictions too, not only in questions
+    page = nq_open.get("/?q=december+1972+utc").text
+    assert "14 December 1972 UTC" in page
+    first = nq_open.get("/").text
+    assert 'rel="next"' in first and "page 1 of 73" in first
+    last = nq_open.get("/?page=999").text  # clamped to the last page
+    assert "page 73 of 73" in last and len(_keys(last)) == 3610 - 72 * 50
+    # next/previous follow the filter, and the links keep it
+    wrong = _keys(nq_open.get("/?verdict=wrong&sort=question").text)
+    item = nq_open.get(f"/item/{wrong[1]}?verdict=wrong&sort=question").text
+    assert f'href="/item/{wrong[2]}?verdict=wrong&amp;sort=question"' in item
+    assert f'href="/item/{wrong[0]}?verdict=wrong&amp;sort=question"' in item
+    assert "2 of " in item
+    # an exact key search opens the question
+    r = nq_open.get(f"/?q={wrong[0]}", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == f"/item/{wrong[0]}"
+
+
+def test_unknown_item_is_404_with_search(nq_open: TestClient) -> None:
+    r = nq_open.get("/item/999999")
+    assert r.status_code == 404
+    assert 'class="bigsearch"' in r.text and "Back to all questions" in r.text
+    assert nq_open.get("/nothing/here").status_code == 404
+
+
+# ------------------------------------------------------------------------- side by side
+
+def test_side_by_side_is_what_compare_prints(pair: TestClient, open_gold: Path,
+                                             first_answer: Path, mixed: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    page = pair.get("/").text
+    code, out, _ = _cli(capsys, "compare", "nq-open", "--gold", str(open_gold),
+                        "--allow-missing", "--resamples", str(TESTS[0]), "--trials",
+                        str(TESTS[1]), str(first_answer), str(mixed))
+    assert code == 0
+    assert _text(re.search(r'<code id="cmpcmd">(.*?)</code>', page).group(1)) == (
+        f"nqkit compare nq-open --gold {open_gold} --allow-missing --resamples {TESTS[0]} "
+        f"--trials {TESTS[1]} {first_answer} {mixed}")
+    title = next(line for line in out.splitlines() if line.startswith("nq-open: B = "))
+    assert _text(re.search(r'<h2 id="cmptitle">(.*?)</h2>', page).group(1)) == title
+    assert _page_table(page, "cmptable") == _cli_table(out, title)
+    assert re.findall(r'<span class="sig" id="cmpsignature">([^<]*)</span>', page) == \
+        [_signature(out)]
+    # first_answer is right everywhere (official accuracy 1.0), so the systems differ
+    # exactly where mixed is not right: 3,610 - 1,334 questions; those come first
+    official = json.loads(shared_file("golden", "nq-open", "mixed.official.json").read_text())
+    differ = 3610 - official["num_correct"]
+    assert f"{differ:,} of 3,610 questions differ" in _text(page)
+    m = re.search(r'<b id="total">([\d,]+)</b>', pair.get("/?change=a-better").text)
+    assert m is not None and int(m.group(1).replace(",", "")) == differ
+    assert pair.get("/?change=b-better").text.count("<tr data-key") == 0
+    # every change is one question of 3,610 going from right to wrong
+    deltas = re.findall(r'<td class="v delta">([^<]*)</td>', page)
+    assert deltas and all(d == f"{-1 / 3610:+.5f}" for d in deltas)
+
+
+def test_side_by_side_question_page_shows_both(pair: TestClient) -> None:
+    keys = _keys(pair.get("/?q=oppo+is+sponsor").text)
+    assert len(keys) == 1
+    page = pair.get(f"/item/{keys[0]}").text
+    assert page.count('class="side side-') == 2
+    # A (first_answer) is right with the first gold answer; B (mixed) is wrong under orqa
+    sides = re.split(r'<div class="side side-', page)[1:]
+    assert "the Indian national cricket team" in sides[0] and \
+        '<span class="oc oc-correct">correct</span>' in sides[0].split("</h2>")[1]
+    assert '<span class="oc oc-wrong">wrong</span>' in sides[1].split("</h2>")[1]
+
+
+# ------------------------------------------------------------------------- security
+
+HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
+
+
+@pytest.fixture(scope="module")
+def hostile_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("hostile-open")
+    gold = d / "gold.jsonl"
+    a, b = d / "a.jsonl", d / "b.jsonl"
+    questions = [f"what is {HOSTILE} number {i}" for i in range(40)]
+    gold.write_text("".join(json.dumps({"question": q, "answer": [HOSTILE, f"<b>{i}</b>"]})
+                            + "\n" for i, q in enumerate(questions)), encoding="utf-8")
+    a.write_text("".join(json.dumps({"question": q, "prediction": HOSTILE}) + "\n"
+                         for q in questions), encoding="utf-8")
+    b.write_text("".join(json.dumps({"question": q, "prediction": f"<b>{i}</b>"}) + "\n"
+                         for i, q in enumerate(questions) if i % 2), encoding="utf-8")
+    return {"gold": gold, "a": a, "b": b}
+
+
+def test_markup_in_questions_answers_predictions_is_text(hostile_files: dict[str, Path]
+                                                         ) -> None:
+    from argparse import Namespace
+
+    from nqkit.commands.browse import load_open
+
+    for preds in ([hostile_files["a"]], [hostile_files["a"], hostile_files["b"]]):
+        view = load_open("nq-open", hostile_files["gold"], [str(p) for p in preds],
+                         Namespace(answer_field="answer"), resamples=TESTS[0],
+                         trials=TESTS[1])
+        client = TestClient(create_open_app(view), base_url=BASE)
+        for url in ("/", "/?q=script", "/item/1", "/item/2", "/item/3?q=pwned"):
+            r = client.get(url)
+            assert r.status_code == 200, url
+            assert "<script>window" not in r.text and "<img" not in r.text, url
+            assert "<b>1</b>" not in r.text and "<b>2</b>" not in r.text, url
+            assert re.findall(r"<script[^>]*>", r.text) == \
+                ['<script src="/static/app.js" defer>'], url
+            assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in r.text, url
+
+
+def test_host_guard_csp_and_head_on_every_new_route(nq_open: TestClient,
+                                                    nq_open_view: OpenView,
+                                                    pair_view: PairView) -> None:
+    from nqkit.browser.app import APP_CSP
+
+    urls = ("/", "/?verdict=wrong", "/item/1", "/item/1?verdict=wrong", "/static/app.js",
+            "/item/999999")
+    for view in (nq_open_view, pair_view):
+        app = create_open_app(view)
+        good = TestClient(app, base_url=BASE)
+        for url in urls:
+            get, head = good.get(url), good.head(url)
+            assert get.headers["content-security-policy"] == APP_CSP, url
+            assert head.status_code == get.status_code and head.content == b"", url
+            assert head.headers["content-type"] == get.headers["content-type"], url
+        for base in ("http://evil.example:8080", "http://127.0.0.1:9999",
+                     "http://localhost"):
+            for url in urls:
+                r = TestClient(app, base_url=base).get(url)
+                assert r.status_code == 400 and "oppo" not in r.text, (base, url)
+        assert good.post("/").status_code == 405
+    allowed = create_open_app(nq_open_view, host="0.0.0.0", port=8123,
+                              allow_hosts=["qa-box.lan"])
+    assert TestClient(allowed, base_url="http://qa-box.lan:8123").get("/").status_code == 200
+    assert TestClient(allowed, base_url="http://other.lan:8123").get("/").status_code == 400
+
+
+# ------------------------------------------------------------------------- the command line
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--gold", "{open}"],
+     "{open}: this looks like NQ-open gold, not Natural Questions (original or simplified) "
+     "— add --task nq-open"),
+    (["--gold", "{ambig}", "--task", "nq-open", "--predictions", "x.jsonl"],
+     "{ambig}: this looks like AmbigNQ gold, not NQ-open — add --task ambigqa"),
+    (["--gold", "{nq}", "--task", "nq-open", "--predictions", "x.jsonl"],
+     "{nq}: this looks like Natural Questions (original or simplified) gold, not NQ-open — "
+     "drop --task (nq is the default)"),
+    (["--gold", "{nq}", "--predictions", "a.json", "b.json"],
+     "nqkit browse --task nq shows one predictions file — give one --predictions file "
+     "(side by side: --task nq-open, ambigqa)"),
+    (["--gold", "{open}", "--task", "nq-open", "--predictions", "a", "b", "c"],
+     "--predictions takes one file, or two to compare, found 3 — give one or two "
+     "prediction files"),
+    (["--gold", "{open}", "--task", "nq-open"],
+     "nqkit browse --task nq-open needs --predictions — give one predictions file, or two "
+     "to compare"),
+    (["--gold", "{open}", "--task", "retrieval", "--predictions", "{mixed}"],
+     "nqkit browse --task retrieval is not available yet — evaluate with nqkit eval "
+     "retrieval meanwhile"),
+])
+def test_cli_errors_are_one_line(argv: list[str], message: str, tmp_path: Path,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    files = {"open": str(shared_file("data", "nq-open", "NQ-open.dev.jsonl")),
+             "ambig": str(shared_file("data", "ambignq", "dev_light.json")),
+             "nq": str(shared_file("data", "nq", "nq-dev-sample10.jsonl.gz")),
+             "mixed": str(shared_file("golden", "nq-open", "mixed.predictions.jsonl"))}
+    code, out, err = _cli(capsys, "browse", *[a.format(**files) for a in argv],
+                          "--index-only", "--cache-dir", str(tmp_path / "c"))
+    assert code == 2 and out == ""
+    assert err.splitlines() == ["nqkit: error: " + message.format(**files)]
+
