@@ -28,6 +28,8 @@ from nqkit.text.dpr_tokenize import (
     tokenize_answer,
 )
 
+from conftest import require
+
 
 def _eval_table(capsys: pytest.CaptureFixture[str], args: list[str]) -> list[str]:
     capsys.readouterr()
@@ -193,3 +195,222 @@ def test_bad_input_is_the_command_error(real_bm25_runs: dict[str, Path],
     assert main(["eval", "retrieval", "--predictions", str(real_bm25_runs["trec"]),
                  "--gold", str(real_bm25_runs["qa"])]) == 2
     assert e.value.message in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------- the pages
+
+BASE = "http://127.0.0.1:8080"
+TESTS = (200, 1000)  # resamples and trials of the paired tests (the command line says so)
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    capsys.readouterr()
+    assert main(list(argv)) == 0
+    return capsys.readouterr().out
+
+
+def _options(r: dict[str, Path]) -> Any:
+    from argparse import Namespace
+
+    return Namespace(passages=str(r["passages"]), qrels=str(r["qrels"]), first_qid=0,
+                     topk=[1, 5, 20, 100], answer_field="answer")
+
+
+@pytest.fixture(scope="module")
+def client(real_bm25_runs: dict[str, Path]) -> Any:
+    require("fastapi")
+    require("httpx")
+    from fastapi.testclient import TestClient
+
+    from nqkit.browser.open_app import create_open_app
+    from nqkit.commands.browse import load_open
+
+    view = load_open("retrieval", str(real_bm25_runs["qa"]), [str(real_bm25_runs["trec"])],
+                     _options(real_bm25_runs))
+    return TestClient(create_open_app(view), base_url=BASE)
+
+
+@pytest.fixture(scope="module")
+def pair(real_bm25_runs: dict[str, Path]) -> Any:
+    require("fastapi")
+    require("httpx")
+    from fastapi.testclient import TestClient
+
+    from nqkit.browser.open_app import create_open_app
+    from nqkit.commands.browse import load_open
+
+    r = real_bm25_runs
+    view = load_open("retrieval", str(r["qa"]), [str(r["trec"]), str(r["trec2"])],
+                     _options(r), resamples=TESTS[0], trials=TESTS[1])
+    return TestClient(create_open_app(view), base_url=BASE)
+
+
+def _total(client: Any, query: str) -> int:
+    m = re.search(r'<b id="total">([\d,]+)</b>', client.get("/?" + query).text)
+    assert m is not None, query
+    return int(m.group(1).replace(",", ""))
+
+
+def test_index_is_what_eval_prints(client: Any, real_bm25_runs: dict[str, Path],
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from test_browser_open import _cli_table, _page_table, _signature, _text
+
+    r = real_bm25_runs
+    page = client.get("/").text
+    args = ["--gold", str(r["qa"]), "--predictions", str(r["trec"]), "--passages",
+            str(r["passages"]), "--qrels", str(r["qrels"])]
+    out = _cli(capsys, "eval", "retrieval", *args)
+    table = _cli_table(out, "Top-k answer recall")
+    assert _page_table(page, "metrics") == table[:5]  # the header and top-1 .. top-100
+    assert table[5:] == [[note] for note in re.findall(r'<p class="dim small">(questions: '
+                                                       r'[^<]*)</p>', page)]
+    assert re.findall(r'<span class="sig" id="signature">([^<]*)</span>', page) == \
+        [_signature(out)]
+    assert _text(re.search(r'<code id="evalcmd">(.*?)</code>', page).group(1)) == \
+        "nqkit eval retrieval " + " ".join(args)
+    # the filters add up to the command's numbers (its JSON)
+    got = json.loads(_cli(capsys, "eval", "retrieval", *args, "--format", "json"))
+    n = got["num_questions"]
+    assert _total(client, "") == n == 200
+    for k in (1, 5, 20, 100):
+        assert _total(client, f"top{k}=hit") == round(got["answer_recall"][str(k)] * n)
+        assert _total(client, f"top{k}=hit") + _total(client, f"top{k}=miss") == n
+    split = got["hits"]["100"]
+    assert _total(client, "kind=gold+passage") == split["gold"]
+    assert _total(client, "kind=coincidence") == split["coincidence"]
+    assert _total(client, "kind=gold+unknown") == split["gold_unknown"]
+    known = got["gold_known"]
+    assert _total(client, "gold=found") == round(got["gold_passage_recall"]["100"] * known)
+    assert _total(client, "gold=unknown") == n - known
+    # the first-hit buckets partition the hits within each k
+    assert _total(client, "first=1") == _total(client, "top1=hit")
+    assert _total(client, "first=2-5") == _total(client, "top5=hit") - \
+        _total(client, "top1=hit")
+    assert _total(client, "first=none") == _total(client, "top100=miss")
+    assert _total(client, "first=bogus") == n  # unknown values are ignored
+
+
+def test_question_page_marks_what_the_run_file_flags(client: Any,
+                                                     real_bm25_runs: dict[str, Path]) -> None:
+    """Per question, the passages with marks are those the results file (written by
+    ``nqkit retrieve``) flags has_answer, in its order; each mark is an answer's text up to
+    case and accents; gold passages are the qrels'."""
+    import html
+
+    raw = json.loads(real_bm25_runs["json"].read_text(encoding="utf-8"))
+    gold: dict[int, set[str]] = {}
+    for line in real_bm25_runs["qrels"].read_text().splitlines():
+        qid, _, pid, _ = line.split()
+        gold.setdefault(int(qid), set()).add(pid)
+    seen = 0
+    for i in (*range(0, 200, 10), 199):
+        page = client.get(f"/item/{i + 1}").text
+        items = re.findall(r'<li class="psg([^"]*)" id="r(\d+)" data-rank="\d+">(.*?)</li>',
+                           page, re.S)
+        ctxs = raw[i]["ctxs"]
+        assert [int(rank) for _, rank, _ in items] == list(range(1, len(ctxs) + 1))
+        for (cls, _, body), c in zip(items, ctxs, strict=True):
+            marks = re.findall(r'<mark class="hl">(.*?)</mark>', body, re.S)
+            assert bool(marks) == c["has_answer"] == ("has" in cls.split())
+            assert ("gold" in cls.split()) == (c["id"] in gold.get(i, ()))
+            folded = [simple_tokenize(a) for a in raw[i]["answers"]]
+            for m in marks:
+                assert simple_tokenize(html.unescape(m)) in folded or any(
+                    _contains(simple_tokenize(html.unescape(m)), f) for f in folded)
+            seen += len(marks)
+        first = next((k + 1 for k, c in enumerate(ctxs) if c["has_answer"]), None)
+        badges = [int(rank) for _, rank, body in items if "oc-firsthit" in body]
+        assert badges == ([] if first is None else [first])
+        assert (f"rank <b>{first}</b>" in page) == (first is not None)
+    assert seen > 20
+
+
+def _contains(words: list[str], run: list[str]) -> bool:
+    return any(words[i:i + len(run)] == run for i in range(len(words)))
+
+
+def test_side_by_side_is_what_compare_prints(pair: Any, real_bm25_runs: dict[str, Path],
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from test_browser_open import _cli_table, _page_table, _signature, _text
+
+    r = real_bm25_runs
+    page = pair.get("/").text
+    args = ["--gold", str(r["qa"]), "--passages", str(r["passages"]), "--qrels",
+            str(r["qrels"]), "--resamples", str(TESTS[0]), "--trials", str(TESTS[1]),
+            str(r["trec"]), str(r["trec2"])]
+    out = _cli(capsys, "compare", "retrieval", *args)
+    assert _text(re.search(r'<code id="cmpcmd">(.*?)</code>', page).group(1)) == \
+        "nqkit compare retrieval " + " ".join(args)
+    title = next(line for line in out.splitlines() if line.startswith("retrieval: B = "))
+    assert _page_table(page, "cmptable") == _cli_table(out, title)
+    assert re.findall(r'<span class="sig" id="cmpsignature">([^<]*)</span>', page) == \
+        [_signature(out)]
+    # the questions first: those whose hits differ at some k (from the two runs, here)
+    a = load_run(r["trec"], gold=str(r["qa"]), passages=str(r["passages"]))
+    b = load_run(r["trec2"], gold=str(r["qa"]), passages=str(r["passages"]))
+    differ = [qa.position + 1 for qa, qb in zip(a.questions, b.questions, strict=True)
+              if any(qa.hit_within(k) != qb.hit_within(k) for k in (1, 5, 20, 100))]
+    assert 0 < len(differ) < 200
+    assert _total(pair, "change=differ") == len(differ)
+    keys = [int(k) for k in re.findall(r'<tr data-key="(\d+)">', page)]
+    assert sorted(keys[:len(differ)]) == differ
+    item = pair.get(f"/item/{keys[0]}").text
+    assert item.count('class="side side-') == 2
+
+
+HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
+
+
+def hostile_run(d: Path, payload: str = HOSTILE) -> dict[str, Path]:
+    """A DPR results file (and its gold) whose questions, answers, titles and passage texts
+    carry ``payload``; the answers occur in the texts, so the marks cut through the markup
+    (the answer ``<script>`` is the tokens < script >)."""
+    questions = [f"what is {payload} number {i}" for i in range(12)]
+    results = []
+    for i, q in enumerate(questions):
+        ctxs = [{"id": f"p{i}-{j}", "title": f"{payload} title {j}",
+                 "text": f"text {j} of {i}: {payload} <u>{i}</u> and <script> too",
+                 "score": 10.0 - j} for j in range(3)]
+        results.append({"question": q, "answers": ["<script>", f"<u>{i}</u>"],
+                        "ctxs": ctxs})
+    d.mkdir(parents=True, exist_ok=True)
+    gold, run = d / "gold.jsonl", d / "results.json"
+    gold.write_text("".join(json.dumps({"question": r["question"], "answer": r["answers"]})
+                            + "\n" for r in results), encoding="utf-8")
+    run.write_text(json.dumps(results, indent=2), encoding="utf-8")
+    return {"gold": gold, "run": run}
+
+
+def test_markup_in_questions_answers_and_passages_is_text(tmp_path: Path) -> None:
+    require("fastapi")
+    require("httpx")
+    from fastapi.testclient import TestClient
+
+    from nqkit.browser.app import APP_CSP
+    from nqkit.browser.open_app import create_open_app
+    from nqkit.commands.browse import load_open
+
+    files = hostile_run(tmp_path)
+    opts = _options({"passages": Path(""), "qrels": Path("")})
+    opts.passages = opts.qrels = None
+    for preds in ([files["run"]], [files["run"], files["run"]]):
+        view = load_open("retrieval", str(files["gold"]), [str(p) for p in preds], opts,
+                         resamples=TESTS[0], trials=TESTS[1])
+        client = TestClient(create_open_app(view), base_url=BASE)
+        for url in ("/", "/?q=script", "/item/1", "/item/2?q=pwned", "/item/12"):
+            r = client.get(url)
+            assert r.status_code == 200, url
+            assert r.headers["content-security-policy"] == APP_CSP
+            assert "<script>window" not in r.text and "<img" not in r.text, url
+            assert "<u>" not in r.text, url
+            assert re.findall(r"<script[^>]*>", r.text) == \
+                ['<script src="/static/app.js" defer>'], url
+            assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in r.text, url
+            assert set(re.findall(r"<mark[^>]*>", r.text)) <= {'<mark class="hl">'}, url
+        page = client.get("/item/2").text
+        # every passage has both answers: "<script>" twice (in the payload and at the
+        # end) and "<u>1</u>", each marked as escaped text; the answers list marks both
+        assert page.count('<mark class="hl">&lt;script&gt;</mark>') == 7 * len(preds)
+        assert page.count('<mark class="hl">&lt;u&gt;1&lt;/u&gt;</mark>') == 4 * len(preds)
+        assert TestClient(create_open_app(view), base_url="http://evil.example:8080").get(
+            "/item/1").status_code == 400
