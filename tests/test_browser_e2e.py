@@ -40,10 +40,12 @@ TIMEOUT_S = 120
 
 
 @contextlib.contextmanager
-def _serving(ds):
-    """The browser app on a free port of 127.0.0.1 in a thread, for the block's duration."""
+def _serving(ds, create_app=None):
+    """The browser app on a free port of 127.0.0.1 in a thread, for the block's duration
+    (``create_app``: the app factory, by default the NQ browser's)."""
     uvicorn = require("uvicorn")
-    from nqkit.browser.app import create_app
+    if create_app is None:
+        from nqkit.browser.app import create_app
 
     # The socket is bound here (port 0) and handed to uvicorn, as `nqkit browse` does:
     # finding a free port, closing it and binding it again would let another process take
@@ -81,6 +83,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
+    with chromium() as b:
+        yield b
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[object]:
+    """Headless Chromium under Playwright, for the block's duration (skipped, or failed
+    under CI, without it)."""
     sync_api = require("playwright.sync_api")
     if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
         msg = f"Chromium not found at {CHROMIUM} (apt-get install chromium)"

@@ -125,6 +125,8 @@ def load_retrieval_view(gold: Any, predictions: str, *, passages: str | None = N
                 "gold_known": None if not run.has_qrels else q.gold is not None,
                 "num_gold": len(q.gold or ()), "passages": shown, "depth": run.depth,
                 "with_answer": sum(1 for p in shown if p["has_answer"] and p["counted"]),
+                "answer_ranks": [p["rank"] for p in shown if p["has_answer"]],
+                "gold_ranks": [p["rank"] for p in shown if p["is_gold"]],
                 "signature": run.signature}
 
     metric = headline_metric(ks)
