@@ -1,16 +1,29 @@
 """Benchmark: ``nqkit browse`` under concurrent load, through a real server and real sockets.
 
-Starts ``python -m nqkit browse`` (uvicorn, one process) on a free port of 127.0.0.1 over
-the real dev sample (``../shared/data/nq/nq-dev-sample10.jsonl.gz``) with the annotator-0
-predictions, then sends ``--requests`` GETs, ``--concurrency`` at a time (one thread and
-one keep-alive connection each), cycling through a fixed mix of every route: the index
-(plain, searched, filtered), every example page, every full-page document (the largest is
-about 0.3 MB of HTML), the page wrapper and a static file. Prints latency percentiles,
-errors and throughput.
+Starts ``python -m nqkit browse`` (uvicorn, one process) on a free port of 127.0.0.1 and
+sends ``--requests`` GETs, ``--concurrency`` at a time (one thread and one keep-alive
+connection each), cycling through a fixed mix of the view's routes. Prints latency
+percentiles, errors and throughput, one table row per view.
 
-    python benchmarks/bench_browse_load.py [--requests 500] [--concurrency 20] [--cold]
+Views (``--views``, comma-separated, run one after the other in one session):
 
-With ``--requests 34 --cold`` every URL is asked once, all rendered from nothing.
+* ``nq`` (default) — the real NQ dev sample (``nq-dev-sample10.jsonl.gz``) with the
+  annotator-0 predictions: the index (plain, searched, filtered), every example page,
+  every full-page document (the largest about 0.3 MB of HTML), the page wrapper and a
+  static file;
+* ``nq-open`` — NQ-open dev (3,610 questions) with the golden ``mixed`` predictions;
+* ``ambigqa`` — AmbigNQ dev (2,002 questions) with the golden ``qa_edited`` predictions
+  (question-answer pairs);
+* ``pair`` — two NQ-open systems side by side (``first_answer`` and ``mixed``);
+
+for the open views: the index (plain, searched, filtered, sorted, a later page), a static
+file, and 100 question pages spread over the set, half of them within a filter (their
+next/previous follow it).
+
+    python benchmarks/bench_browse_load.py [--views nq,nq-open,ambigqa,pair]
+        [--requests 500] [--concurrency 20] [--cold]
+
+With ``--cold`` no warm-up pass: the first request of each URL renders it.
 """
 
 from __future__ import annotations
@@ -49,6 +62,50 @@ def _urls(gold: Path) -> list[str]:
     return urls
 
 
+def _open_urls(index: list[str], keys: list[str], within: str) -> list[str]:
+    """The index URLs, a static file and 100 question pages spread over ``keys``, every
+    other one within the filter ``within``."""
+    step = max(1, len(keys) // 100)
+    items = [f"/item/{k}" + (f"?{within}" if n % 2 else "")
+             for n, k in enumerate(keys[::step][:100])]
+    return [*index, "/static/style.css", *items]
+
+
+def _view(name: str) -> tuple[list[str], list[str], str]:
+    """``nqkit browse`` arguments, URLs and a description of one view."""
+    data, golden = SHARED / "data", SHARED / "golden"
+    if name == "nq":
+        gold = data / "nq" / "nq-dev-sample10.jsonl.gz"
+        preds = golden / "nq-eval" / "annotator0.predictions.json"
+        return (["--gold", str(gold), "--predictions", str(preds)], _urls(gold),
+                "NQ, real dev sample, 10 examples")
+    if name in ("nq-open", "pair"):
+        gold = data / "nq-open" / "NQ-open.dev.jsonl"
+        keys = [str(k + 1) for k in range(3610)]
+        if name == "nq-open":
+            args = ["--predictions", str(golden / "nq-open" / "mixed.predictions.jsonl")]
+            index = ["/", "/?q=who", "/?verdict=wrong", "/?conventions=disagree",
+                     "/?sort=prediction&desc=1", "/?page=37"]
+            within, what = "verdict=wrong", "NQ-open dev, 3,610 questions"
+        else:
+            args = ["--predictions", str(golden / "nq-open" / "first_answer.predictions.jsonl"),
+                    str(golden / "nq-open" / "mixed.predictions.jsonl")]
+            index = ["/", "/?q=who", "/?change=a-better", "/?sort=position", "/?page=30",
+                     "/?a_verdict=correct&b_verdict=wrong"]
+            within, what = "change=a-better", "NQ-open dev side by side, 3,610 questions"
+        return (["--task", "nq-open", "--gold", str(gold), *args],
+                _open_urls(index, keys, within), what)
+    if name == "ambigqa":
+        gold = data / "ambignq" / "dev_light.json"
+        keys = [ex["id"] for ex in json.loads(gold.read_text(encoding="utf-8"))]
+        preds = golden / "ambigqa" / "qa_edited.predictions.json"
+        index = ["/", "/?q=who", "/?kind=multi&f1=partial", "/?sort=F1+bleu4&desc=1",
+                 "/?page=20"]
+        return (["--task", "ambigqa", "--gold", str(gold), "--predictions", str(preds)],
+                _open_urls(index, keys, "kind=multi"), "AmbigNQ dev, 2,002 questions")
+    raise SystemExit(f"unknown view {name!r}: choose from nq, nq-open, ambigqa, pair")
+
+
 def _pct(s: list[float], p: float) -> float:
     return s[min(len(s) - 1, max(0, round(p / 100 * len(s)) - 1))]
 
@@ -59,29 +116,45 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, default=20)
     ap.add_argument("--cold", action="store_true",
                     help="no warm-up pass: the first request of each URL renders it")
+    ap.add_argument("--views", default="nq",
+                    help="comma-separated: nq, nq-open, ambigqa, pair (default nq)")
     args = ap.parse_args()
+    print(f"{args.requests} requests per view, {args.concurrency} at a time, one uvicorn "
+          "process" + (", cold (no warm-up)" if args.cold else ""))
+    print("| view | URLs | start s | median ms | p90 ms | p99 ms | max ms | errors | "
+          "requests/s |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name in args.views.split(","):
+        _run(name.strip(), args)
+    return 0
 
-    gold = SHARED / "data" / "nq" / "nq-dev-sample10.jsonl.gz"
-    preds = SHARED / "golden" / "nq-eval" / "annotator0.predictions.json"
-    urls = _urls(gold)
+
+def _run(name: str, args: argparse.Namespace) -> None:
+    browse_args, urls, what = _view(name)
     port = _free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     with tempfile.TemporaryDirectory(prefix="nqkit-bench-load-") as cache:
+        start = time.perf_counter()
         proc = subprocess.Popen(
-            [sys.executable, "-m", "nqkit", "browse", "--gold", str(gold), "--predictions",
-             str(preds), "--port", str(port), "--cache-dir", cache],
+            [sys.executable, "-m", "nqkit", "browse", *browse_args, "--port", str(port),
+             "--cache-dir", cache],
             env=env, stderr=subprocess.PIPE, text=True)
         try:
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + 300
             while True:
                 try:
                     socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+                    conn.request("HEAD", "/")  # answered once the view is loaded
+                    conn.getresponse().read()
+                    conn.close()
                     break
                 except OSError:
                     if proc.poll() is not None or time.monotonic() > deadline:
                         raise SystemExit("server did not start: "
                                          + (proc.stderr.read() if proc.stderr else "")) from None
                     time.sleep(0.1)
+            started = time.perf_counter() - start
             jobs: queue.Queue[str] = queue.Queue()
             for k in range(args.requests):
                 jobs.put(urls[k % len(urls)])
@@ -132,16 +205,11 @@ def main() -> int:
             proc.wait(timeout=30)
 
     s = sorted(times)
-    print(f"{len(s)} requests, {args.concurrency} at a time, {len(urls)} distinct URLs "
-          f"(real dev sample, 10 examples), one uvicorn process"
-          + (", cold (no warm-up)" if args.cold else ""))
-    print("| median ms | p90 ms | p99 ms | max ms | errors | requests/s |")
-    print("|---:|---:|---:|---:|---:|---:|")
-    print(f"| {statistics.median(s):.0f} | {_pct(s, 90):.0f} | {_pct(s, 99):.0f} | "
-          f"{s[-1]:.0f} | {len(errors)} | {len(s) / wall:.0f} |")
+    print(f"| {name} ({what}) | {len(urls)} | {started:.1f} | {statistics.median(s):.0f} | "
+          f"{_pct(s, 90):.0f} | {_pct(s, 99):.0f} | {s[-1]:.0f} | {len(errors)} | "
+          f"{len(s) / wall:.0f} |", flush=True)
     for e in errors[:3]:
         print("error:", e)
-    return 0
 
 
 if __name__ == "__main__":

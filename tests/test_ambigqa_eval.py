@@ -327,3 +327,32 @@ def test_cli_jsonl_format(tmp_path, capsys):
     row = json.loads(captured.out)
     assert row == {"id": "1", "is_multi": False, "F1 answer": pytest.approx(2 / 3)}
     assert "signature: ambigqa|" in captured.err
+
+
+@pytest.mark.parametrize("name", ["answers_noisy", "qa_edited"])
+def test_explained_example_scores_are_the_official_ones(dev, name):
+    # explain_example traces one question through the scoring's own code (what the
+    # browser shows); its scores must be the official per-example ones, and its matches
+    # must account for them: F1_ans from the number of matched answers, F1_f from the
+    # question scores of the pairs the matching took.
+    from nqkit.metrics.ambigqa import explain_example
+
+    preds = read_ambigqa_predictions(shared_file("golden", "ambigqa",
+                                                 f"{name}.predictions.json"))
+    official = json.loads(shared_file("golden", "ambigqa", f"{name}.official.json")
+                          .read_text())["per_example"]
+    with_questions = name.startswith("qa")
+    for ex in dev[:150]:
+        scores, traces = explain_example(ex, preds[ex.id], with_questions=with_questions)
+        for metric, value in official[ex.id].items():
+            assert scores[metric] == pytest.approx(value, abs=1e-9), (ex.id, metric)
+        n_pred = len(preds[ex.id].answers)
+        for ann, tr in zip(ex.annotations, traces, strict=True):
+            n_gold = 1 if isinstance(ann, SingleAnswer) else len(ann.qa_pairs)
+            k = len(tr.answer_matches)
+            f1 = 0.0 if k == 0 else 2 * (k / n_gold) * (k / n_pred) / (k / n_gold + k / n_pred)
+            assert tr.scores["F1 answer"] == pytest.approx(f1, abs=1e-12)
+            for metric, chosen in tr.chosen.items():
+                assert tr.scores[metric] == pytest.approx(
+                    2 * sum(s for _, _, s in chosen) / (n_gold + n_pred), abs=1e-12)
+        assert scores["F1 answer"] == max(tr.scores["F1 answer"] for tr in traces)

@@ -40,12 +40,18 @@ TIMEOUT_S = 120
 
 
 @contextlib.contextmanager
-def _serving(ds, create_app=None):
-    """The browser app on a free port of 127.0.0.1 in a thread, for the block's duration
-    (``create_app``: the app factory, by default the NQ browser's)."""
+def _serving(ds):
+    """The browser app on a free port of 127.0.0.1 in a thread, for the block's duration."""
+    from nqkit.browser.app import create_app
+
+    with _serving_app(lambda port: create_app(ds, port=port)) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def _serving_app(make_app):
+    """The app ``make_app(port)`` builds, served as :func:`_serving` serves the NQ app."""
     uvicorn = require("uvicorn")
-    if create_app is None:
-        from nqkit.browser.app import create_app
 
     # The socket is bound here (port 0) and handed to uvicorn, as `nqkit browse` does:
     # finding a free port, closing it and binding it again would let another process take
@@ -53,7 +59,7 @@ def _serving(ds, create_app=None):
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = int(sock.getsockname()[1])
-    srv = uvicorn.Server(uvicorn.Config(create_app(ds, port=port), log_level="warning"))
+    srv = uvicorn.Server(uvicorn.Config(make_app(port), log_level="warning"))
     thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + TIMEOUT_S
@@ -453,3 +459,217 @@ def test_hostile_page_runs_nothing_loads_nothing_navigates_nowhere(
         [u for u in requests if not u.startswith(app + "/")]
     assert navigations and all(u.startswith(app + "/") or u == "about:blank"
                                for u in navigations), navigations
+
+
+# ------------------------------------------------------------------- open-domain views
+
+# Screenshots of the open-domain views for docs/browser.md (1280 CSS pixels wide) are
+# written into docs/ when this is set; otherwise under artifacts/browser/ like the rest.
+DOCS_SHOTS = os.environ.get("NQKIT_WRITE_DOCS_SHOTS", "") not in ("", "0")
+JEOPARDY = "-6301642079833452476"
+PAIR_TESTS = (200, 1000)  # resamples and trials of the side-by-side paired tests
+
+
+def _doc_shot(page, name: str) -> Path:  # type: ignore[no-untyped-def]
+    path = _shot(page, name)
+    if DOCS_SHOTS:
+        shutil.copyfile(path, ROOT / "docs" / f"{name}.png")
+    return path
+
+
+def _open_app(task: str, gold: Path, predictions: list[Path]):  # type: ignore[no-untyped-def]
+    from argparse import Namespace
+
+    from nqkit.browser.open_app import create_open_app
+    from nqkit.commands.browse import load_open
+
+    view = load_open(task, gold, [str(p) for p in predictions], Namespace(answer_field="answer"),
+                     resamples=PAIR_TESTS[0], trials=PAIR_TESTS[1])
+    return lambda port: create_open_app(view, port=port)
+
+
+@pytest.fixture(scope="module")
+def open_servers() -> Iterator[dict[str, str]]:
+    """NQ-open dev with the `mixed` predictions, AmbigNQ dev with `qa_edited`, and two
+    NQ-open systems side by side, each served on its own port."""
+    nq_open = shared_file("data", "nq-open", "NQ-open.dev.jsonl")
+    golden = shared_file("golden", "nq-open", "mixed.predictions.jsonl").parent
+    apps = {
+        "nq-open": _open_app("nq-open", nq_open, [golden / "mixed.predictions.jsonl"]),
+        "ambigqa": _open_app("ambigqa", shared_file("data", "ambignq", "dev_light.json"),
+                             [shared_file("golden", "ambigqa", "qa_edited.predictions.json")]),
+        "pair": _open_app("nq-open", nq_open, [golden / "first_answer.predictions.jsonl",
+                                               golden / "last_answer_perturbed.predictions.jsonl"]),
+    }
+    with contextlib.ExitStack() as stack:
+        yield {k: stack.enter_context(_serving_app(make)) for k, make in apps.items()}
+
+
+def _cli_out(*argv: str) -> str:
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from nqkit.cli import main
+
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(io.StringIO()):
+        assert main(list(argv)) == 0
+    return out.getvalue()
+
+
+def _table_lines(page, selector: str) -> list[str]:  # type: ignore[no-untyped-def]
+    """The rows of a table on the page, each as its cells joined by single spaces."""
+    return [" ".join(c.strip() for c in tr.locator("th, td").all_inner_texts())
+            for tr in page.locator(f"{selector} tr").all()]
+
+
+def _cli_lines(out: str, title: str) -> list[str]:
+    lines = out.splitlines()
+    i = lines.index(title)
+    rows = []
+    for line in lines[i + 1:]:
+        if not line.strip() or line.startswith(("signature:", "(")):
+            break
+        if set(line.replace(" ", "")) != {"-"}:
+            rows.append(" ".join(c for c in line.split("  ") if c.strip()).strip())
+    return [" ".join(r.split()) for r in rows]
+
+
+def test_open_views_show_what_eval_and_compare_print(
+        open_servers: dict[str, str], browser) -> None:  # type: ignore[no-untyped-def]
+    ctx = _context(browser, viewport={"width": 1280, "height": 900})
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    gold = shared_file("data", "nq-open", "NQ-open.dev.jsonl")
+    golden = shared_file("golden", "nq-open", "mixed.predictions.jsonl").parent
+    try:
+        # NQ-open: the summary is what `nqkit eval nq-open --explain --allow-missing`
+        # prints, and its accuracy the official script's (golden/)
+        page.goto(open_servers["nq-open"] + "/")
+        out = _cli_out("eval", "nq-open", "--gold", str(gold), "--predictions",
+                       str(golden / "mixed.predictions.jsonl"), "--allow-missing",
+                       "--explain")
+        assert [" ".join(r.split()) for r in _table_lines(page, "#metrics")] == \
+            _cli_lines(out, "NQ-open exact match")
+        official = json.loads((golden / "mixed.official.json").read_text())
+        assert f"exact match {official['accuracy']:.4f}" in _table_lines(page, "#metrics")
+        assert "signature: " + page.locator("#signature").inner_text() in out.splitlines()
+        _doc_shot(page, "browse-nq-open")
+        # the filter submits itself; the 3 questions where the conventions disagree
+        page.select_option("select[name=conventions]", "disagree")
+        page.wait_for_url("**/?*conventions=disagree*")
+        rows = page.locator("table.examples tbody tr")
+        assert rows.count() == 3
+        with page.expect_navigation():
+            rows.first.locator("td.q a").click()
+        assert page.locator("tr.conv-containment .oc").inner_text() == "correct"
+        assert page.locator("tr.conv-orqa .oc").inner_text() == "wrong"
+        assert "Why they disagree" in page.locator("p.why").inner_text()
+        _doc_shot(page, "browse-nq-open-question")
+        first = page.locator("h1.question").inner_text()
+        with page.expect_navigation():
+            page.keyboard.press("j")  # next within the filter
+        assert page.locator("h1.question").inner_text() != first
+        assert "2 of 3 (filtered)" in page.locator(".crumbs .pos").inner_text()
+
+        # AmbigQA: the means are the official script's (golden/), to the 4 digits shown
+        page.goto(open_servers["ambigqa"] + "/")
+        metrics = json.loads(shared_file("golden", "ambigqa", "qa_edited.official.json")
+                             .read_text())["metrics"]
+        shown = _table_lines(page, "#metrics")
+        for name, v in metrics.items():
+            assert f"{name} {v['all']:.4f} {v['multi']:.4f}" in shown, name
+        page.goto(open_servers["ambigqa"] + f"/item/{JEOPARDY}")
+        assert page.locator("#score-F1-answer").inner_text() == "0.6667"
+        assert page.locator("#ann-2 table.pairs").is_visible()
+        _doc_shot(page, "browse-ambigqa")
+
+        # Side by side: the paired test is what `nqkit compare` prints
+        page.goto(open_servers["pair"] + "/")
+        out = _cli_out("compare", "nq-open", "--gold", str(gold), "--resamples",
+                       str(PAIR_TESTS[0]), "--trials", str(PAIR_TESTS[1]),
+                       str(golden / "first_answer.predictions.jsonl"),
+                       str(golden / "last_answer_perturbed.predictions.jsonl"))
+        title = page.locator("#cmptitle").inner_text()
+        assert [" ".join(r.split()) for r in _table_lines(page, "#cmptable")] == \
+            _cli_lines(out, title)
+        assert "signature: " + page.locator("#cmpsignature").inner_text() in out.splitlines()
+        _doc_shot(page, "browse-side-by-side")
+        with page.expect_navigation():
+            page.locator("table.examples tbody tr td.q a").first.click()
+        assert page.locator(".side").count() == 2
+        _shot(page, "browse-side-by-side-question")
+    finally:
+        ctx.close()
+    assert not errors, errors
+
+
+def _hostile_open_files(d: Path, canary: str) -> dict[str, Path]:
+    """NQ-open and AmbigNQ gold and predictions whose questions, answers, predicted answers
+    and predicted questions are the hostile payload."""
+    payload = _hostile_payload(canary)
+    qs = [f"who wrote {payload} part {i}" for i in range(6)]
+    files = {"open": d / "open.jsonl", "a": d / "a.jsonl", "b": d / "b.jsonl",
+             "ambig": d / "ambig.json", "ambig_pred": d / "ambig_pred.json"}
+    files["open"].write_text("".join(json.dumps({"question": q, "answer": [payload, "x"]})
+                                     + "\n" for q in qs), encoding="utf-8")
+    files["a"].write_text("".join(json.dumps({"question": q, "prediction": payload}) + "\n"
+                                  for q in qs), encoding="utf-8")
+    files["b"].write_text("".join(json.dumps({"question": q, "prediction": "x"}) + "\n"
+                                  for q in qs), encoding="utf-8")
+    ambig = [{"id": str(i), "question": q, "annotations": [
+        {"type": "multipleQAs", "qaPairs": [{"question": payload, "answer": [payload]},
+                                            {"question": q, "answer": ["x"]}]},
+        {"type": "singleAnswer", "answer": [payload]}]} for i, q in enumerate(qs)]
+    files["ambig"].write_text(json.dumps(ambig), encoding="utf-8")
+    files["ambig_pred"].write_text(json.dumps({str(i): [{"question": payload,
+                                                         "answer": payload}]
+                                               for i in range(len(qs))}), encoding="utf-8")
+    return files
+
+
+def test_hostile_data_in_open_views_runs_nothing_loads_nothing(
+        browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # The same payload as the hostile page above, whose control shows that it reaches a
+    # canary when opened as is; here it is the questions, gold answers, predicted answers
+    # and predicted questions of NQ-open, AmbigQA and side-by-side views.
+    with _canary() as canary:
+        f = _hostile_open_files(tmp_path, canary.url)
+        apps = [_open_app("nq-open", f["open"], [f["a"]]),
+                _open_app("ambigqa", f["ambig"], [f["ambig_pred"]]),
+                _open_app("nq-open", f["open"], [f["a"], f["b"]])]
+        for make in apps:
+            with _serving_app(make) as app:
+                ctx = _context(browser, viewport={"width": 1280, "height": 900})
+                requests: list[str] = []
+                ctx.on("request", lambda r, seen=requests: seen.append(r.url))
+                pg = ctx.new_page()
+                try:
+                    for path in ("/", "/?q=script", "/item/1"):
+                        url = app + path
+                        resp = pg.goto(url)
+                        assert resp is not None and resp.status == 200, url
+                        pg.wait_for_load_state("load")
+                        # the payload shows as text, and its link and handlers are inert
+                        assert "<script>window.__pwned=1" in pg.locator("main").inner_text()
+                        # none of its elements exists (the app's pages have none of these,
+                        # one script, from /static, and forms that go to /)
+                        for el in ("img", "iframe", "object", "embed", "svg", "video",
+                                   "audio", "base", "meta[http-equiv]", "style",
+                                   "form:not([action='/'])", "input[type=image]", "button[id]",
+                                   "script:not([src='/static/app.js'])", "[style]"):
+                            assert pg.locator(el).count() == 0, (url, el)
+                        assert pg.locator("[onclick], [onerror], [onload], [onmouseover], "
+                                          "a[href^='javascript']").count() == 0, url
+                        assert pg.locator(f"[src^='{canary.url}'], [href^='{canary.url}'], "
+                                          f"[action^='{canary.url}']").count() == 0, url
+                        assert pg.url == url and pg.title() != "PWNED", url
+                        assert pg.evaluate("window.__pwned") is None, url
+                    pg.wait_for_timeout(300)  # time for a late load or a refresh
+                    assert pg.url == url and pg.evaluate("window.__pwned") is None
+                finally:
+                    ctx.close()
+                assert all(u.startswith(app + "/") for u in requests), \
+                    [u for u in requests if not u.startswith(app + "/")]
+        assert canary.hits == [], canary.hits

@@ -59,8 +59,8 @@ def _cli_table(out: str, title: str) -> list[list[str]]:
     i = next(k for k, line in enumerate(lines) if line.startswith(title))
     rows = []
     for line in lines[i + 1:]:
-        if not line.strip() or line.startswith("signature:"):
-            break
+        if not line.strip() or line.startswith(("signature:", "(")):
+            break  # the end, or a note under the table
         if set(line.replace(" ", "")) == {"-"}:
             continue
         rows.append([c.strip() for c in re.split(r"\s{2,}", line.strip())])
@@ -216,6 +216,108 @@ def test_unknown_item_is_404_with_search(nq_open: TestClient) -> None:
     assert nq_open.get("/nothing/here").status_code == 404
 
 
+# ------------------------------------------------------------------------- AmbigQA
+
+JEOPARDY = "-6301642079833452476"  # "How long do contestants get to answer on jeopardy?"
+AMBIG_SUBSET = 300  # the first questions of AmbigNQ dev (real data, scored in a second)
+
+
+@pytest.fixture(scope="module")
+def ambig_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The first AMBIG_SUBSET questions of AmbigNQ dev and the qa_edited predictions for
+    them (question-answer pairs). A question's scores do not depend on the others, so the
+    official per-example scores of golden/ambigqa hold for them."""
+    d = tmp_path_factory.mktemp("ambig")
+    gold = json.loads(shared_file("data", "ambignq", "dev_light.json").read_text())
+    preds = json.loads(shared_file("golden", "ambigqa", "qa_edited.predictions.json")
+                       .read_text())
+    sub = gold[:AMBIG_SUBSET]
+    (d / "dev.json").write_text(json.dumps(sub), encoding="utf-8")
+    (d / "preds.json").write_text(json.dumps({ex["id"]: preds[ex["id"]] for ex in sub}),
+                                  encoding="utf-8")
+    return d / "dev.json", d / "preds.json"
+
+
+@pytest.fixture(scope="module")
+def ambig_view(ambig_files: tuple[Path, Path]) -> OpenView:
+    from nqkit.browser.open_views import load_view
+
+    return load_view("ambigqa", *ambig_files)
+
+
+@pytest.fixture(scope="module")
+def ambig(ambig_view: OpenView) -> TestClient:
+    return TestClient(create_open_app(ambig_view), base_url=BASE)
+
+
+def test_ambigqa_summary_is_what_eval_prints(ambig: TestClient,
+                                             ambig_files: tuple[Path, Path],
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    page = ambig.get("/").text
+    code, out, _ = _cli(capsys, "eval", "ambigqa", "--gold", str(ambig_files[0]),
+                        "--predictions", str(ambig_files[1]))
+    assert code == 0
+    assert _page_table(page, "metrics") == _cli_table(out, "AmbigQA")
+    note = "(the paper reports F1_BLEU = F1 bleu4 and F1_EDIT-F1 on multi only)"
+    assert note in out.splitlines() and html.escape(note) in page
+    assert re.findall(r'<span class="sig" id="signature">([^<]*)</span>', page) == \
+        [_signature(out)]
+    assert _text(re.search(r'<code id="evalcmd">(.*?)</code>', page).group(1)) == \
+        "nqkit eval ambigqa"
+
+
+def test_ambigqa_per_question_scores_are_the_official_ones(ambig_view: OpenView) -> None:
+    official = json.loads(shared_file("golden", "ambigqa", "qa_edited.official.json")
+                          .read_text())["per_example"]
+    assert len(ambig_view.rows) == AMBIG_SUBSET
+    for row in ambig_view.rows:
+        for m in ("F1 answer", "F1 bleu4", "F1 edit-f1"):
+            assert row.values[m] == pytest.approx(official[row.key][m], abs=1e-9), \
+                (row.key, m)
+
+
+def test_ambigqa_question_page_by_hand(ambig: TestClient) -> None:
+    page = ambig.get(f"/item/{JEOPARDY}").text
+    # The prediction: one pair, "5 seconds" for "long do contestants have to answer during
+    # the first two rounds of Jeopardy!?". Annotation 1 (3 pairs) has no "5 seconds"
+    # ("five seconds" differs after normalization): 0. Annotation 2 (2 pairs) has it as
+    # its first answer: F1_ans = 2 * (1/1 * 1/2) / (1/1 + 1/2) = 2/3.
+    assert _text(re.search(r'id="score-F1-answer">(.*?)<', page).group(1)) == "0.6667"
+    ann1 = page[page.index('id="ann-1"'):page.index('id="ann-2"')]
+    ann2 = page[page.index('id="ann-2"'):]
+    assert "P1:" not in ann1 and "P1:" in ann2
+    rows2 = re.findall(r'<tr class="(matched|unmatched)">', ann2)
+    assert rows2 == ["matched", "unmatched"]
+    # BLEU-4 of the predicted question against the gold one: after normalization (lower
+    # case, punctuation and "the" removed) the prediction is the reference without its
+    # first word "how": 12 of 13 words, every n-gram matching, so the brevity penalty
+    # alone: exp(1 - 13/12) = 0.9200; F1_bleu4 = 2 * 0.9200 / (2 gold + 1 predicted).
+    bleu = [_text(c) for c in re.findall(r'<td class="num">([^<]*)', ann2.split(
+        'class="anns pairs"')[1])]
+    assert bleu[2:6] == ["0.9200"] * 3 + ["0.9200 ✓"]  # taken by the F1_bleu4 matching
+    assert _text(re.search(r'id="score-F1-bleu4">(.*?)<', page).group(1)) == \
+        f"{2 * 0.92004 / 3:.4f}"
+
+
+def test_ambigqa_filters(ambig: TestClient, ambig_view: OpenView) -> None:
+    gold = json.loads(shared_file("data", "ambignq", "dev_light.json").read_text())
+    multi = sum(1 for ex in gold[:AMBIG_SUBSET]
+                if all(a["type"] == "multipleQAs" for a in ex["annotations"]))
+
+    def total(query: str) -> int:
+        m = re.search(r'<b id="total">([\d,]+)</b>', ambig.get("/?" + query).text)
+        assert m is not None, query
+        return int(m.group(1).replace(",", ""))
+
+    assert total("kind=multi") == multi and total("kind=single") == AMBIG_SUBSET - multi
+    official = json.loads(shared_file("golden", "ambigqa", "qa_edited.official.json")
+                          .read_text())["per_example"]
+    ones = sum(1 for ex in gold[:AMBIG_SUBSET] if official[ex["id"]]["F1 answer"] == 1)
+    assert total("f1=1") == ones
+    assert ambig.get(f"/?q={JEOPARDY}", follow_redirects=False).headers["location"] == \
+        f"/item/{JEOPARDY}"
+
+
 # ------------------------------------------------------------------------- side by side
 
 def test_side_by_side_is_what_compare_prints(pair: TestClient, open_gold: Path,
@@ -257,6 +359,49 @@ def test_side_by_side_question_page_shows_both(pair: TestClient) -> None:
     assert "the Indian national cricket team" in sides[0] and \
         '<span class="oc oc-correct">correct</span>' in sides[0].split("</h2>")[1]
     assert '<span class="oc oc-wrong">wrong</span>' in sides[1].split("</h2>")[1]
+
+
+def test_ambigqa_side_by_side_is_what_compare_prints(ambig_files: tuple[Path, Path],
+                                                     tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
+    from argparse import Namespace
+
+    from nqkit.commands.browse import load_open
+
+    gold, edited = ambig_files
+    copy = json.loads(shared_file("golden", "ambigqa", "qa_prompt_copy.predictions.json")
+                      .read_text())
+    prompt = tmp_path / "prompt_copy.json"
+    prompt.write_text(json.dumps({k: copy[k] for k in json.loads(edited.read_text())}),
+                      encoding="utf-8")
+    view = load_open("ambigqa", gold, [str(prompt), str(edited)], Namespace(),
+                     resamples=TESTS[0], trials=TESTS[1])
+    client = TestClient(create_open_app(view), base_url=BASE)
+    page = client.get("/").text
+    code, out, _ = _cli(capsys, "compare", "ambigqa", "--gold", str(gold), "--resamples",
+                        str(TESTS[0]), "--trials", str(TESTS[1]), str(prompt), str(edited))
+    assert code == 0
+    title = next(line for line in out.splitlines() if line.startswith("ambigqa: B = "))
+    assert _page_table(page, "cmptable") == _cli_table(out, title)
+    assert re.findall(r'<span class="sig" id="cmpsignature">([^<]*)</span>', page) == \
+        [_signature(out)]
+    # every headline metric of nqkit compare gets its own order of the questions
+    assert isinstance(view, PairView)
+    assert view.metrics == ["F1 answer (all)", "F1 answer (multi)", "F1 bleu4 (multi)",
+                            "F1 edit-f1 (multi)"]
+    for k, m in enumerate(view.metrics):
+        sort = f"change{k}" if k else ""
+        shown = client.get(f"/?sort={sort}").text
+        assert f"change of {m}" in shown, m
+        deltas = [abs(float(d)) for d in re.findall(r'<td class="v delta">([-+.\d]+)</td>',
+                                                    shown)]
+        assert deltas == sorted(deltas, reverse=True) and deltas[0] > 0, m
+    # the prompt copy answers with the gold answers: F1_ans 1 everywhere, so B (edited)
+    # is never better on it, and its questions change the question metrics
+    assert client.get("/?change=b-better").text.count("<tr data-key") == 0
+    row = view.rows[0]
+    assert row.values["a|F1 answer (all)"] == 1.0
 
 
 # ------------------------------------------------------------------------- security

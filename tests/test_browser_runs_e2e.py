@@ -16,7 +16,14 @@ from typing import Any
 import pytest
 
 from nqkit.cli import main
-from test_browser_e2e import _canary, _context, _hostile_payload, _serving, _shot, chromium
+from test_browser_e2e import (
+    _canary,
+    _context,
+    _hostile_payload,
+    _serving_app,
+    _shot,
+    chromium,
+)
 from test_browser_runs import TESTS, hostile_run
 
 from conftest import require
@@ -49,7 +56,8 @@ def servers(real_bm25_runs: dict[str, Path]) -> Iterator[dict[str, str]]:
     r = real_bm25_runs
     one = _view(r, [r["trec"]])
     two = _view(r, [r["trec"], r["trec2"]], resamples=TESTS[0], trials=TESTS[1])
-    with _serving(one, create_open_app) as url1, _serving(two, create_open_app) as url2:
+    with _serving_app(lambda port: create_open_app(one, port=port)) as url1, \
+            _serving_app(lambda port: create_open_app(two, port=port)) as url2:
         yield {"one": url1, "two": url2}
 
 
@@ -149,7 +157,7 @@ def test_hostile_run_runs_nothing_loads_nothing(browser: Any, tmp_path: Path) ->
         options = Namespace(passages=None, qrels=None, first_qid=0, topk=[1, 5, 20, 100],
                             answer_field="answer")
         view = load_open("retrieval", str(files["gold"]), [str(files["run"])], options)
-        with _serving(view, create_open_app) as app:
+        with _serving_app(lambda port: create_open_app(view, port=port)) as app:
             ctx = _context(browser, viewport={"width": 1280, "height": 900})
             requests: list[str] = []
             ctx.on("request", lambda q: requests.append(q.url))

@@ -116,10 +116,10 @@ class OpenView:
 
     ``detail(row)`` gives the context of the row's question page; the page includes the
     template ``template`` with that context as ``d`` (and the view as ``view``).
-    ``headline`` names the per-item value (a key of ``row.values``) that the side-by-side
-    view compares; ``headline_stats`` gives its per-item statistics
-    (:class:`nqkit.stats.ItemStats`, rows in the order of ``rows``) for the change each
-    item makes to the metric.
+    ``headline`` names the per-item value (a key of ``row.values``) the index shows;
+    ``headline_stats`` gives the task Result's per-item statistics of its headline
+    metrics (name -> :class:`nqkit.stats.ItemStats`, rows in the order of ``rows``), which
+    the side-by-side view compares, ``metric`` first.
     """
 
     task: str  # the task name of `nqkit eval TASK`
@@ -257,17 +257,21 @@ class Comparison:
 class PairView:
     """Two views of one task over the same gold items, side by side.
 
-    Each row carries both systems' values; ``delta`` is the change of A's headline metric
-    when this item's statistics are B's instead of A's (for a mean, ``(b_i - a_i) / n``),
-    so the rows sorted by ``|delta|`` put first the items that move the metric most. Rows
-    where the statistics differ come first by default. Filters: how B fares against A,
-    and each view's own filters for A and for B.
+    For every headline metric of the task (the ones ``nqkit compare`` tests) each row
+    carries both systems' per-item values and ``delta``: the change of A's score when
+    this item's statistics are B's instead of A's (for a mean, ``(b_i - a_i) / n``).
+    By default the rows where the systems differ in any headline metric come first,
+    ordered by ``|delta|`` of the first metric, largest first; a sort per metric orders
+    by its own change. Filters: how B fares against A on the first metric, and each
+    view's own filters for A and for B.
     """
 
     item_word = "question"
 
     def __init__(self, a: OpenView, b: OpenView, comparison: Comparison) -> None:
         import numpy as np
+
+        from nqkit.tasks.base import get_task
 
         if [r.key for r in a.rows] != [r.key for r in b.rows]:
             raise InputError(None, "the two prediction files were scored on different gold "
@@ -280,28 +284,43 @@ class PairView:
         self.template = "open_pair_item.html"
         self.search_hint = a.search_hint
         sa, sb = a.headline_stats(), b.headline_stats()
-        total = sa.rows.sum(axis=0)
-        base = float(sa.compute(total))
-        swapped = sa.compute(total[None, :] - sa.rows + sb.rows)
-        deltas = np.asarray(swapped, dtype=float) - base
-        differs = np.any(sa.rows != sb.rows, axis=1)
+        # the metrics nqkit compare tests, in its order, the view's own first
+        names = [m for m in get_task(a.task).headline if m in sa and m in sb]
+        self.metrics = [m for m in names if m == a.metric] + \
+            [m for m in names if m != a.metric]
+        n = len(a.rows)
+        deltas, values_a, values_b = {}, {}, {}
+        differs = np.zeros(n, dtype=bool)
+        for m in self.metrics:
+            ia, ib = sa[m], sb[m]
+            total = ia.rows.sum(axis=0)
+            swapped = np.asarray(ia.compute(total[None, :] - ia.rows + ib.rows), dtype=float)
+            diff = np.any(ia.rows != ib.rows, axis=1)
+            differs |= diff
+            deltas[m] = np.where(diff, swapped - float(ia.compute(total)), 0.0)
+            values_a[m], values_b[m] = _item_values(ia), _item_values(ib)
+        first = self.metrics[0]
         self.rows: list[OpenRow] = []
         for i, (ra, rb) in enumerate(zip(a.rows, b.rows, strict=True)):
-            d = float(deltas[i]) if differs[i] else 0.0
+            d = float(deltas[first][i])
             change = ("same" if not differs[i] else "b-better" if d > 0
                       else "a-better" if d < 0 else "differ")
             tags = {"change": change, **{f"a_{k}": v for k, v in ra.tags.items()},
                     **{f"b_{k}": v for k, v in rb.tags.items()}}
+            values: dict[str, float | None] = {}
+            for m in self.metrics:
+                values[f"a|{m}"] = values_a[m][i]
+                values[f"b|{m}"] = values_b[m][i]
+                values[f"d|{m}"] = float(deltas[m][i])
             self.rows.append(OpenRow(
-                key=ra.key, position=ra.position, question=ra.question,
-                values={"a": ra.values.get(a.headline), "b": rb.values.get(b.headline),
-                        "delta": d, "abs": abs(d)},
+                key=ra.key, position=ra.position, question=ra.question, values=values,
                 tags=tags, search=ra.search + "\n" + rb.search,
                 cells={"differs": "1" if differs[i] else ""}))
         self.by_key = {r.key: r for r in self.rows}
-        self.filters = (CHANGE_FILTER,
-                        *(Filter(f"a_{f.name}", f"A {f.label}", f.options) for f in a.filters),
-                        *(Filter(f"b_{f.name}", f"B {f.label}", f.options) for f in b.filters))
+        self.filters = (
+            Filter("change", f"B against A ({first})", CHANGE_FILTER.options),
+            *(Filter(f"a_{f.name}", f"A {f.label}", f.options) for f in a.filters),
+            *(Filter(f"b_{f.name}", f"B {f.label}", f.options) for f in b.filters))
         self.num_differ = int(differs.sum())
 
     # base.html reads these three
@@ -318,8 +337,18 @@ class PairView:
         return self.predictions_name
 
     def sorts(self) -> dict[str, str]:
-        return {"": "largest change first", "position": "gold order",
-                "question": "question", "a": "A", "b": "B", "delta": "B - A"}
+        out = {"": f"largest change of {self.metrics[0]} first"}
+        out.update((f"change{k}", f"largest change of {m} first")
+                   for k, m in enumerate(self.metrics[1:], 1))
+        out.update({"position": "gold order", "question": "question", "a": "A", "b": "B",
+                    "delta": "B - A"})
+        return out
+
+    def shown_metric(self, q: OpenQuery) -> str:
+        """The metric whose values the index shows: the one sorted by, else the first."""
+        if q.sort.startswith("change") and q.sort[6:].isdigit():
+            return self.metrics[int(q.sort[6:])]
+        return self.metrics[0]
 
     def select(self, q: OpenQuery) -> list[OpenRow]:
         rows = self.rows
@@ -332,13 +361,17 @@ class PairView:
                 rows = [r for r in rows if r.cells["differs"]]
             else:
                 rows = [r for r in rows if r.tags.get(name) == value]
+        m = self.shown_metric(q)
+        if q.sort in ("", *(f"change{k}" for k in range(1, len(self.metrics)))):
+            return sorted(rows, key=lambda r: (not r.cells["differs"],
+                                               -abs(_num(r.values[f"d|{m}"])), r.position),
+                          reverse=q.desc)
         keys: dict[str, Callable[[OpenRow], Any]] = {
-            "": lambda r: (not r.cells["differs"], -_num(r.values["abs"]), r.position),
             "position": lambda r: r.position,
             "question": lambda r: (r.question.lower(), r.position),
-            "a": lambda r: (_num(r.values["a"]), r.position),
-            "b": lambda r: (_num(r.values["b"]), r.position),
-            "delta": lambda r: (_num(r.values["delta"]), r.position),
+            "a": lambda r: (_num(r.values[f"a|{m}"]), r.position),
+            "b": lambda r: (_num(r.values[f"b|{m}"]), r.position),
+            "delta": lambda r: (_num(r.values[f"d|{m}"]), r.position),
         }
         return sorted(rows, key=keys[q.sort], reverse=q.desc)
 
@@ -346,6 +379,18 @@ class PairView:
         return {"a": self.a.detail(self.a.by_key[row.key]),
                 "b": self.b.detail(self.b.by_key[row.key]),
                 "row_a": self.a.by_key[row.key], "row_b": self.b.by_key[row.key]}
+
+
+def _item_values(stats: Any) -> list[float | None]:
+    """Each item's own value of a mean metric (rows ``[score, weight]``: score / weight;
+    None where the item does not count, weight 0, e.g. a single-answer question in a
+    multi-only mean); None for every item of any other kind of metric."""
+    from nqkit.stats import mean_score
+
+    rows = stats.rows
+    if stats.compute is not mean_score or rows.shape[1] != 2:
+        return [None] * len(rows)
+    return [float(s / w) if w else None for s, w in rows.tolist()]
 
 
 def neighbours(rows: Sequence[OpenRow], row: OpenRow) -> tuple[int | None, OpenRow | None,

@@ -197,9 +197,6 @@ def load_nq_open_view(gold: PathsLike, predictions: str, *, answer_field: str = 
                                                              it["conventions"]),
                 "signature": result.signature}
 
-    def headline_stats() -> Any:
-        return result.headline_stats()["exact match"]
-
     return OpenView(
         task="nq-open", title="EfficientQA" if "efficientqa" in str(gold).lower()
         else "NQ-open", name=Path(predictions).name, rows=rows, summary=summary,
@@ -211,8 +208,121 @@ def load_nq_open_view(gold: PathsLike, predictions: str, *, answer_field: str = 
         columns=(Column("prediction", "prediction", "cell"),
                  Column("gold", "gold answers", "cell", sortable=False),
                  Column("verdict", "verdict", "verdict")),
-        headline="em", metric="exact match", headline_stats=headline_stats, result=result,
+        headline="em", metric="exact match", headline_stats=result.headline_stats,
+        result=result,
         allow_missing=allowed)
+
+
+# ---------------------------------------------------------------------------- AmbigQA
+
+AMBIG_KINDS = (("multi", "multiple answers"), ("single", "single answer"))
+AMBIG_F1 = (("1", "F1 answer = 1"), ("partial", "0 < F1 answer < 1"), ("0", "F1 answer = 0"))
+AMBIG_PREDICTED = (("answers", "answers"), ("empty", "empty list"),
+                   ("missing", "no prediction"))
+
+
+def load_ambigqa_view(gold: PathsLike, predictions: str, *,
+                      allow_missing: bool | None = None) -> OpenView:
+    """AmbigQA predictions against AmbigNQ: per question the gold annotations (one answer,
+    or question-answer pairs), the predicted answers aligned to them as the metric aligns
+    them, F1_ans, and for question-answer predictions the BLEU / EDIT-F1 contributions.
+    Scores come from ``nqkit eval ambigqa``'s code; a question page re-traces its one
+    question through the same code (:func:`nqkit.metrics.ambigqa.explain_example`) and
+    checks it gets the same scores."""
+    from nqkit.formats.ambignq import (
+        AmbigQaPrediction,
+        SingleAnswer,
+        read_ambignq,
+        read_ambigqa_predictions,
+    )
+    from nqkit.metrics.ambigqa import AnnotationTrace, explain_example
+
+    result, allowed = run_task("ambigqa", allow_missing, gold=gold, predictions=predictions)
+    references = [ex for f in expand_paths(gold, what="gold") for ex in read_ambignq(f)]
+    preds = read_ambigqa_predictions(predictions)
+    per_item = {it["id"]: it for it in result.item_list()}
+    with_questions = any(p.questions is not None for p in preds.values())
+    metrics = ["F1 answer", *(("F1 bleu4", "F1 edit-f1") if with_questions else ())]
+    flags = " --allow-missing" if allowed else ""
+    summary = summary_of(result, f"nqkit eval ambigqa{flags}")
+    rows: list[OpenRow] = []
+    by_id = {}
+    for i, ex in enumerate(references):
+        by_id[ex.id] = ex
+        it = per_item[ex.id]
+        pred = preds.get(ex.id)
+        f1 = it["F1 answer"]
+        golds = [a for ann in ex.annotations
+                 for a in (ann.answers if isinstance(ann, SingleAnswer) else
+                           [x for qa in ann.qa_pairs for x in qa.answers])]
+        rows.append(OpenRow(
+            key=ex.id, position=i, question=ex.question,
+            values={m: it[m] for m in metrics},
+            tags={"kind": "multi" if it["is_multi"] else "single",
+                  "f1": "1" if f1 == 1 else "0" if f1 == 0 else "partial",
+                  "predicted": "missing" if pred is None else "answers" if pred.answers
+                  else "empty"},
+            search="\n".join([ex.question, *golds, *(pred.answers if pred else ()),
+                              *((pred.questions or ()) if pred else ())]).lower(),
+            cells={"prediction": " | ".join(pred.answers) if pred else "",
+                   "kind": "multiple answers" if it["is_multi"] else "single answer"}))
+
+    def detail(row: OpenRow) -> dict[str, Any]:
+        ex = by_id[row.key]
+        pred = preds.get(ex.id) or AmbigQaPrediction((), () if with_questions else None)
+        scores, traces = explain_example(ex, pred, with_questions=with_questions)
+        for m in metrics:  # the trace is the scoring's own code: the same numbers
+            if scores[m] != per_item[ex.id][m]:
+                raise InputError(f"id {ex.id}", f"the trace of {m} gives {scores[m]!r}, the "
+                                 f"scoring {per_item[ex.id][m]!r}", "report this")
+        anns: list[dict[str, Any]] = []
+        ann_scores: list[dict[str, float]] = []
+        none: list[AnnotationTrace | None] = [None] * len(ex.annotations)
+        for ann, tr in zip(ex.annotations, traces or none, strict=True):
+            single = isinstance(ann, SingleAnswer)
+            golds = ([{"question": "", "answers": list(ann.answers)}]
+                     if isinstance(ann, SingleAnswer) else
+                     [{"question": qa.question, "answers": list(qa.answers)}
+                      for qa in ann.qa_pairs])
+            gold_of_pred: dict[int, int] = {}
+            pairs = []
+            if tr is not None:
+                gold_of_pred = {j: i for i, j in tr.answer_matches}
+                chosen = {m: {(i, j) for i, j, _ in tr.chosen.get(m, ())} for m in
+                          ("F1 bleu4", "F1 edit-f1")}
+                for i, j, qs in tr.pair_scores:
+                    pairs.append({"gold": i + 1, "pred": j + 1,
+                                  "gold_question": golds[i]["question"],
+                                  "pred_question": (pred.questions or ("",))[j],
+                                  "bleu": qs[:4], "edit": qs[4],
+                                  "bleu4_chosen": (i, j) in chosen["F1 bleu4"],
+                                  "edit_chosen": (i, j) in chosen["F1 edit-f1"]})
+            matched_golds = set(gold_of_pred.values())
+            ann_scores.append(tr.scores if tr is not None else {})
+            anns.append({"single": single, "golds": golds, "matched_golds": matched_golds,
+                         "gold_of_pred": gold_of_pred, "pairs": pairs,
+                         "scores": ann_scores[-1]})
+        # the annotation that gives each metric its maximum (the first of equal ones)
+        best: dict[str, int] = {}
+        for m in metrics if traces else ():
+            values = [sc.get(m, 0.0) for sc in ann_scores]
+            best[m] = values.index(max(values))
+        return {"annotations": anns, "answers": list(pred.answers),
+                "questions": list(pred.questions) if pred.questions is not None else None,
+                "missing": ex.id not in preds, "scores": {m: scores[m] for m in metrics},
+                "metrics": metrics, "best": best, "is_multi": ex.is_multi,
+                "with_questions": with_questions}
+
+    return OpenView(
+        task="ambigqa", title="AmbigNQ", name=Path(predictions).name, rows=rows,
+        summary=summary, detail=detail, template="open_ambigqa.html",
+        filters=(Filter("kind", "gold", AMBIG_KINDS), Filter("f1", "F1 answer", AMBIG_F1),
+                 Filter("predicted", "prediction", AMBIG_PREDICTED)),
+        columns=(Column("prediction", "predicted answers", "cell", sortable=False),
+                 Column("kind", "gold", "cell"),
+                 *(Column(m, m) for m in metrics)),
+        headline="F1 answer", metric="F1 answer (all)", headline_stats=result.headline_stats,
+        result=result, allow_missing=allowed, search_hint="Search questions, answers or an id")
 
 
 # ---------------------------------------------------------------------------- dispatch
@@ -232,6 +342,7 @@ def _load_retrieval_view(*args: Any, **kwargs: Any) -> OpenView:
 
 LOADERS: dict[str, Callable[..., OpenView]] = {
     "nq-open": load_nq_open_view,
+    "ambigqa": load_ambigqa_view,
     "retrieval": _load_retrieval_view,
 }
 

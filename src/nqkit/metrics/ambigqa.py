@@ -51,8 +51,10 @@ __all__ = [
     "ANSWER_METRICS",
     "QUESTION_METRICS",
     "AmbigQaResult",
+    "AnnotationTrace",
     "bleu_scores",
     "edit_f1",
+    "explain_example",
     "max_weight_matching",
     "score_ambigqa",
 ]
@@ -212,7 +214,8 @@ def max_weight_matching(weights: Sequence[Sequence[float]]) -> float:
     return total
 
 
-def _answer_f1_greedy(gold: Sequence[frozenset[str]], pred: Sequence[str]) -> float:
+def _answer_f1_greedy(gold: Sequence[frozenset[str]], pred: Sequence[str],
+                      matched: list[tuple[int, int]] | None = None) -> float:
     used_gold = [False] * len(gold)
     used_pred = [False] * len(pred)
     for i, aliases in enumerate(gold):
@@ -221,18 +224,22 @@ def _answer_f1_greedy(gold: Sequence[frozenset[str]], pred: Sequence[str]) -> fl
                 continue
             if p in aliases:
                 used_gold[i] = used_pred[j] = True
+                if matched is not None:
+                    matched.append((i, j))
     k = sum(used_gold)
     a, b = k / len(gold), k / len(pred)
     return 0.0 if a + b == 0 else 2 * a * b / (a + b)
 
 
-def _answer_f1_optimal(gold: Sequence[frozenset[str]], pred: Sequence[str]) -> float:
+def _answer_f1_optimal(gold: Sequence[frozenset[str]], pred: Sequence[str],
+                       matched: list[tuple[int, int]] | None = None) -> float:
     k = max_weight_matching([[1.0 if p in aliases else 0.0 for p in pred] for aliases in gold])
     a, b = k / len(gold), k / len(pred)
     return 0.0 if a + b == 0 else 2 * a * b / (a + b)
 
 
-def _pairs_f1_greedy(pairs: list[tuple[int, int, float]], n_gold: int, n_pred: int) -> float:
+def _pairs_f1_greedy(pairs: list[tuple[int, int, float]], n_gold: int, n_pred: int,
+                     chosen: list[tuple[int, int, float]] | None = None) -> float:
     used_gold = [False] * n_gold
     used_pred = [False] * n_pred
     total = 0.0
@@ -242,10 +249,13 @@ def _pairs_f1_greedy(pairs: list[tuple[int, int, float]], n_gold: int, n_pred: i
             continue
         used_gold[i] = used_pred[j] = True
         total += s
+        if chosen is not None:
+            chosen.append((i, j, s))
     return 2 * total / (n_gold + n_pred)
 
 
-def _pairs_f1_optimal(pairs: list[tuple[int, int, float]], n_gold: int, n_pred: int) -> float:
+def _pairs_f1_optimal(pairs: list[tuple[int, int, float]], n_gold: int, n_pred: int,
+                      chosen: list[tuple[int, int, float]] | None = None) -> float:
     w = [[0.0] * n_pred for _ in range(n_gold)]
     for i, j, s in pairs:
         w[i][j] = s
@@ -353,45 +363,13 @@ def score_ambigqa(
     for ex in references:
         pred = predictions.get(ex.id, AmbigQaPrediction((), () if with_questions else None))
         is_multi[ex.id] = ex.is_multi
-        scores = dict.fromkeys(names, 0.0)
         if not pred.answers:
             empty += 1
-            per_example[ex.id] = scores
-            continue
-        pred_norm = [normalize_answer(a) for a in pred.answers]
-        if "" in pred_norm and any("" in _gold_norms(ann) for ann in ex.annotations):
+        elif "" in [normalize_answer(a) for a in pred.answers] and any(
+                "" in _gold_norms(ann) for ann in ex.annotations):
             empty_matches.append(ex.id)
-        gen_norm = ([norm_q(q.replace("\n", " ")) for q in pred.questions]
-                    if with_questions and pred.questions is not None else None)
-        prompt_norm = norm_q(ex.question.replace("\n", " ")) if gen_norm is not None else ""
-        for ann in ex.annotations:
-            if isinstance(ann, SingleAnswer):
-                f1 = ans_f1([frozenset(normalize_answer(a) for a in ann.answers)], pred_norm)
-                for name in names:
-                    scores[name] = max(scores[name], f1)
-                continue
-            gold = [frozenset(normalize_answer(a) for a in qa.answers) for qa in ann.qa_pairs]
-            scores["F1 answer"] = max(scores["F1 answer"], ans_f1(gold, pred_norm))
-            if gen_norm is None:
-                continue
-            matched: list[tuple[int, int, list[float]]] = []
-            for i, qa in enumerate(ann.qa_pairs):
-                refs_norm: list[str] | None = None
-                for j, p in enumerate(pred_norm):
-                    if p not in gold[i]:
-                        continue
-                    if refs_norm is None:
-                        refs_norm = [norm_q(s.replace("\n", " ")) for s in qa.phrasings]
-                    if not refs_norm:
-                        raise InputError(f"id {ex.id}", "a gold rewrite has no phrasing",
-                                         "check the references")
-                    qs = bleu_scores(gen_norm[j], refs_norm)
-                    qs.append(edit_f1(prompt_norm, refs_norm, gen_norm[j]))
-                    matched.append((i, j, qs))
-            for m, name in enumerate(QUESTION_METRICS):
-                f = pair_f1([(i, j, s[m]) for i, j, s in matched], len(gold), len(pred_norm))
-                scores[name] = max(scores[name], f)
-        per_example[ex.id] = scores
+        per_example[ex.id] = _score_example(ex, pred, names, norm_q, ans_f1, pair_f1,
+                                            with_questions)
 
     warnings: list[ResultWarning] = []
     predicted = len(references) - len(absent)
@@ -433,6 +411,97 @@ def score_ambigqa(
         empty_predictions=empty,
         warnings=tuple(warnings),
     )
+
+
+@dataclass
+class AnnotationTrace:
+    """How one annotation scored one prediction (:func:`explain_example`).
+
+    ``answer_matches``: the (gold answer, predicted answer) index pairs the F1_ans
+    matching took; ``pair_scores``: for a multiple-answer annotation and a prediction with
+    questions, every (gold pair, predicted pair, [BLEU-1..4, EDIT-F1]) whose answers
+    match; ``chosen``: for each question metric, the pairs its matching took with their
+    scores; ``scores``: the annotation's score per metric (the example's score is the
+    maximum over annotations).
+    """
+
+    answer_matches: list[tuple[int, int]] = field(default_factory=list)
+    pair_scores: list[tuple[int, int, list[float]]] = field(default_factory=list)
+    chosen: dict[str, list[tuple[int, int, float]]] = field(default_factory=dict)
+    scores: dict[str, float] = field(default_factory=dict)
+
+
+def _score_example(ex: AmbigNqExample, pred: AmbigQaPrediction, names: tuple[str, ...],
+                   norm_q: Callable[[str], str], ans_f1: Callable[..., float],
+                   pair_f1: Callable[..., float], with_questions: bool,
+                   traces: list[AnnotationTrace] | None = None) -> dict[str, float]:
+    """One example's score per metric: the maximum over its annotations. With
+    ``traces``, one :class:`AnnotationTrace` per annotation is appended to it."""
+    scores = dict.fromkeys(names, 0.0)
+    if not pred.answers:
+        return scores
+    pred_norm = [normalize_answer(a) for a in pred.answers]
+    gen_norm = ([norm_q(q.replace("\n", " ")) for q in pred.questions]
+                if with_questions and pred.questions is not None else None)
+    prompt_norm = norm_q(ex.question.replace("\n", " ")) if gen_norm is not None else ""
+    for ann in ex.annotations:
+        trace = AnnotationTrace() if traces is not None else None
+        if traces is not None and trace is not None:
+            traces.append(trace)
+        if isinstance(ann, SingleAnswer):
+            f1 = ans_f1([frozenset(normalize_answer(a) for a in ann.answers)], pred_norm,
+                        trace.answer_matches if trace else None)
+            for name in names:
+                scores[name] = max(scores[name], f1)
+            if trace is not None:
+                trace.scores = dict.fromkeys(names, f1)
+            continue
+        gold = [frozenset(normalize_answer(a) for a in qa.answers) for qa in ann.qa_pairs]
+        f1 = ans_f1(gold, pred_norm, trace.answer_matches if trace else None)
+        scores["F1 answer"] = max(scores["F1 answer"], f1)
+        if trace is not None:
+            trace.scores["F1 answer"] = f1
+        if gen_norm is None:
+            continue
+        matched: list[tuple[int, int, list[float]]] = []
+        for i, qa in enumerate(ann.qa_pairs):
+            refs_norm: list[str] | None = None
+            for j, p in enumerate(pred_norm):
+                if p not in gold[i]:
+                    continue
+                if refs_norm is None:
+                    refs_norm = [norm_q(s.replace("\n", " ")) for s in qa.phrasings]
+                if not refs_norm:
+                    raise InputError(f"id {ex.id}", "a gold rewrite has no phrasing",
+                                     "check the references")
+                qs = bleu_scores(gen_norm[j], refs_norm)
+                qs.append(edit_f1(prompt_norm, refs_norm, gen_norm[j]))
+                matched.append((i, j, qs))
+        if trace is not None:
+            trace.pair_scores = matched
+        for m, name in enumerate(QUESTION_METRICS):
+            chosen: list[tuple[int, int, float]] | None = [] if trace is not None else None
+            f = pair_f1([(i, j, s[m]) for i, j, s in matched], len(gold), len(pred_norm),
+                        chosen)
+            scores[name] = max(scores[name], f)
+            if trace is not None and chosen is not None:
+                trace.chosen[name] = chosen
+                trace.scores[name] = f
+    return scores
+
+
+def explain_example(ex: AmbigNqExample, pred: AmbigQaPrediction, *, with_questions: bool,
+                    tokenizer: str = "ptb") -> tuple[dict[str, float], list[AnnotationTrace]]:
+    """One example scored as :func:`score_ambigqa` scores it with the official greedy
+    matching (the same code), and how: the scores per metric and one
+    :class:`AnnotationTrace` per annotation. ``with_questions``: the run's predictions
+    carry questions (then the question metrics are scored, as for the whole file)."""
+    names = ANSWER_METRICS + (QUESTION_METRICS if with_questions else ())
+    norm_q = _question_normalizer(tokenizer) if with_questions else _whitespace_question
+    traces: list[AnnotationTrace] = []
+    scores = _score_example(ex, pred, names, norm_q, _answer_f1_greedy, _pairs_f1_greedy,
+                            with_questions, traces)
+    return scores, traces
 
 
 def _gold_norms(ann: SingleAnswer | MultipleQAs) -> set[str]:
