@@ -45,6 +45,51 @@ def headline_metric(ks: tuple[int, ...]) -> str:
     return "top-20" if 20 in ks else f"top-{ks[-1]}"
 
 
+class _PassageList:
+    """The ranked passages of one question as HTML, built once per page prefix of their
+    anchors ("" alone, "a" / "b" side by side) and kept with the question's details: a
+    list of 100 passages costs a few milliseconds to build, a cached one nothing.
+
+    Every string of the run is escaped here (titles and ids by :func:`html.escape`, texts
+    by :func:`~nqkit.browser.render.mark_spans`, whose only markup is its own marks); the
+    rest is the fixed markup of the page.
+    """
+
+    def __init__(self, shown: list[dict[str, Any]], depth: int) -> None:
+        self.shown, self.depth = shown, depth
+        self.built: dict[str, Markup] = {}
+
+    def __call__(self, side: str = "") -> Markup:
+        if side not in ("", "a", "b"):
+            raise ValueError(f"not a side of the page: {side!r}")
+        out = self.built.get(side)
+        if out is None:
+            out = self.built[side] = Markup("".join(self._item(p, side) for p in self.shown))
+        return out
+
+    def _item(self, p: dict[str, Any], side: str) -> str:
+        from html import escape
+
+        cls = "".join(c for c, on in ((" has", p["has_answer"]), (" gold", p["is_gold"]),
+                                      (" beyond", not p["counted"])) if on)
+        badges = []
+        if p["first"]:
+            badges.append('<span class="oc oc-firsthit">first hit</span>')
+        if p["is_gold"]:
+            badges.append('<span class="oc oc-gold-passage">gold passage</span>')
+        if p["has_answer"] and not p["first"]:
+            badges.append('<span class="oc oc-answer">answer</span>')
+        if not p["counted"]:
+            badges.append(f'<span class="dim small">beyond top {self.depth}: not counted'
+                          "</span>")
+        score = "" if p["score"] is None else f' <span class="score">{p["score"]:.4f}</span>'
+        return (f'<li class="psg{cls}" id="{side}r{p["rank"]}" data-rank="{p["rank"]}">'
+                f'<div class="phead"><span class="rank">{p["rank"]}</span> '
+                f'<span class="ptitle">{escape(p["title"])}</span> {" ".join(badges)} '
+                f'<span class="pid id">{escape(p["id"])}</span>{score}</div>'
+                f'<div class="ptext">{p["html"]}</div></li>')
+
+
 def _load(predictions: str, allow_missing: bool | None, **settings: Any) -> RetrievalRun:
     """The run scored as ``nqkit eval retrieval`` scores it; ``allow_missing=None``: without
     ``--allow-missing`` first, so that when every question has results the policy, and so
@@ -105,7 +150,7 @@ def load_retrieval_view(gold: Any, predictions: str, *, passages: str | None = N
                 "with_answer": sum(1 for p in shown if p["has_answer"] and p["counted"]),
                 "answer_ranks": [p["rank"] for p in shown if p["has_answer"]],
                 "gold_ranks": [p["rank"] for p in shown if p["is_gold"]],
-                "signature": run.signature}
+                "signature": run.signature, "passage_list": _PassageList(shown, run.depth)}
 
     metric = headline_metric(ks)
 
