@@ -19,6 +19,7 @@ from nqkit.cli import main
 from test_browser_e2e import (
     _canary,
     _context,
+    _doc_shot,
     _hostile_payload,
     _serving_app,
     _shot,
@@ -90,7 +91,7 @@ def test_run_index_filters_and_question(servers: dict[str, str], browser: Any,
         assert _cells(page, "metrics") == printed
         rows = page.locator("table.examples tbody tr")
         assert page.locator("#total").inner_text() == "200"
-        _shot(page, "runs-01-index")
+        _doc_shot(page, "browse-retrieval-index")
         # a filter applies as soon as it is chosen (app.js): no answer in the top 20
         misses = 200 - round(float(printed[3][1]) * 200)
         page.select_option("select[name=top20]", "miss")
@@ -115,6 +116,15 @@ def test_run_index_filters_and_question(servers: dict[str, str], browser: Any,
         assert "gold" not in (marked.first.get_attribute("class") or "").split()
         assert page.locator("li.psg").count() == 100
         _shot(page, "runs-02-question")
+        # by hand from the run file: "what was the city of beijing previously known as"
+        # has the answer at ranks 2 and 3; its gold passage (the qrels') is rank 3, so
+        # rank 2, the first hit, is a coincidence
+        page.goto(servers["one"] + "/item/48")
+        assert page.locator("li.psg.has").evaluate_all(
+            "els => els.slice(0, 2).map(e => e.dataset.rank)") == ["2", "3"]
+        assert page.locator("li.psg.gold").first.get_attribute("data-rank") == "3"
+        assert page.locator("td.firsthit .oc").inner_text() == "coincidence"
+        _doc_shot(page, "browse-retrieval")
         assert not errors, errors
     finally:
         ctx.close()
@@ -139,7 +149,8 @@ def test_two_runs_side_by_side(servers: dict[str, str], browser: Any,
         assert page.locator(".side").count() == 2
         assert page.locator(".side-a li.psg").count() >= 1
         assert page.locator(".side-b li.psg").count() >= 1
-        _shot(page, "runs-04-pair-question")
+        page.evaluate("window.scrollTo(0, document.querySelector('.pair').offsetTop - 60)")
+        _doc_shot(page, "browse-retrieval-side-by-side")
     finally:
         ctx.close()
 
