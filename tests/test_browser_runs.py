@@ -414,3 +414,50 @@ def test_markup_in_questions_answers_and_passages_is_text(tmp_path: Path) -> Non
         assert page.count('<mark class="hl">&lt;u&gt;1&lt;/u&gt;</mark>') == 4 * len(preds)
         assert TestClient(create_open_app(view), base_url="http://evil.example:8080").get(
             "/item/1").status_code == 400
+
+
+def _tiny(tmp_path: Path) -> dict[str, str]:
+    """Three gold questions; results for the first two only (by hand: q0 has its answer
+    at rank 2, q1 at rank 1; q2, missing, counts as not found)."""
+    gold = tmp_path / "qa.tsv"
+    gold.write_text("capital of france\t['Paris']\nlargest planet\t['Jupiter']\n"
+                    "who wrote hamlet\t['Shakespeare']\n", encoding="utf-8")
+    ctx = [{"id": "p1", "title": "t", "text": "Lyon is large", "score": 2.0},
+           {"id": "p2", "title": "t", "text": "Paris is the capital", "score": 1.0}]
+    results = [{"question": "capital of france", "answers": ["Paris"], "ctxs": ctx},
+               {"question": "largest planet", "answers": ["Jupiter"],
+                "ctxs": [{"id": "p3", "title": "t", "text": "Jupiter", "score": 3.0}]}]
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps(results), encoding="utf-8")
+    return {"gold": str(gold), "run": str(run)}
+
+
+def test_missing_questions_are_scored_as_eval_does_with_allow_missing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from nqkit.browser.open_views import load_view
+
+    f = _tiny(tmp_path)
+    view = load_view("retrieval", f["gold"], f["run"], topk=[1, 2])
+    assert view.summary.command == (f"nqkit eval retrieval --gold {f['gold']} --predictions "
+                                    f"{f['run']} --topk 1 2 --allow-missing")
+    # the command refuses the files without the flag, and prints these numbers with it
+    assert main(["eval", "retrieval", "--gold", f["gold"], "--predictions", f["run"],
+                 "--topk", "1", "2"]) == 2
+    out = _cli(capsys, "eval", "retrieval", "--gold", f["gold"], "--predictions", f["run"],
+               "--topk", "1", "2", "--allow-missing")
+    assert [ln.split() for ln in out.splitlines() if re.match(r"top-\d", ln)] == \
+        [list(r) for r in view.summary.rows] == [["top-1", "0.3333"], ["top-2", "0.6667"]]
+    assert [(r.key, r.values["first_hit"], r.tags["first"]) for r in view.rows] == \
+        [("1", 2, "2"), ("2", 1, "1"), ("3", None, "none")]
+
+
+def test_two_runs_need_a_cut_off_compare_tests(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    f = _tiny(tmp_path)
+    capsys.readouterr()
+    assert main(["browse", "--task", "retrieval", "--gold", f["gold"], "--predictions",
+                 f["run"], f["run"], "--topk", "2", "3", "--index-only"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["nqkit: error: nqkit compare retrieval tests none of the metrics of these "
+                   "settings (top-2, top-3) — use settings that give one of top-1, top-5, "
+                   "top-20, top-100"]

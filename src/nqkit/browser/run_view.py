@@ -154,9 +154,6 @@ def load_retrieval_view(gold: Any, predictions: str, *, passages: str | None = N
 
     metric = headline_metric(ks)
 
-    def headline_stats() -> Any:
-        return run.result.headline_stats()
-
     filters = [Filter(f"top{k}", f"top-{k}", (("hit", "answer found"),
                                                ("miss", "no answer")))
                for k in ks]
@@ -175,6 +172,7 @@ def load_retrieval_view(gold: Any, predictions: str, *, passages: str | None = N
         task="retrieval", title="retrieval run", name=Path(predictions).name, rows=rows,
         summary=summary_of(run.result, run.eval_command), detail=detail,
         template="open_retrieval.html", filters=tuple(filters), columns=tuple(columns),
-        headline=metric, metric=metric, headline_stats=headline_stats, result=run.result,
+        headline=metric, metric=metric, headline_stats=run.result.headline_stats,
+        result=run.result,
         allow_missing="--allow-missing" in run.eval_args,
         search_hint="Search questions or answers")
