@@ -125,7 +125,7 @@ def _view(name: str) -> tuple[list[str], list[str], str]:
                     str(r["passages"]), "--qrels", str(r["qrels"])]
             index = ["/", "/?q=who", "/?change=a-better", "/?sort=position", "/?page=30",
                      "/?a_top20=miss&b_top20=hit"]
-            within, what = "change=differ", "two BM25 TREC runs side by side, with qrels"
+            within, what = "differs=differ", "two BM25 TREC runs side by side, with qrels"
         return (["--task", "retrieval", "--gold", str(r["qa"]), *args],
                 _open_urls(index, keys, within), what)
     raise SystemExit(f"unknown view {name!r}: choose from nq, nq-open, ambigqa, pair, "

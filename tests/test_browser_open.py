@@ -187,7 +187,10 @@ def test_nq_open_question_page_by_hand(nq_open: TestClient) -> None:
         assert row is not None and f'<span class="oc oc-{verdict}">' in row.group(1), name
     golds = [_text(g) for g in re.findall(r'<mark class="gs">(.*?)</mark>', page)]
     assert golds == ["the Indian national cricket team", "India"]
-    assert "Why they disagree:" in page and "containment accepts" in _text(page)
+    assert ("Why they disagree: containment accepts: the gold answer “India”, normalized "
+            "“india”, is contained in the prediction normalized by its rule, “indian "
+            "national cricket tea”; orqa rejects: no gold answer, normalized by its rule, "
+            "equals “indian national cricket tea”") in _text(page)
 
 
 def test_nq_open_search_sort_pages_and_shared_links(nq_open: TestClient) -> None:
@@ -209,11 +212,120 @@ def test_nq_open_search_sort_pages_and_shared_links(nq_open: TestClient) -> None
     assert r.status_code == 303 and r.headers["location"] == f"/item/{wrong[0]}"
 
 
+def test_efficientqa_and_its_answer_field(tmp_path: Path) -> None:
+    from nqkit.browser.open_views import load_view
+
+    # EfficientQA dev, each question predicted by its first gold answer: all correct
+    gold = shared_file("data", "nq-open", "NQ-open.efficientqa.dev.1.1.jsonl")
+    refs = [json.loads(x) for x in gold.read_text(encoding="utf-8").splitlines()]
+    preds = tmp_path / "first.jsonl"
+    preds.write_text("".join(json.dumps({"question": r["question"], "prediction":
+                                         r["answer"][0]}) + "\n" for r in refs),
+                     encoding="utf-8")
+    view = load_view("nq-open", gold, preds)
+    assert view.title == "EfficientQA" and len(view.rows) == len(refs) == 1800
+    assert all(r.tags["verdict"] == "correct" for r in view.rows)
+    # the EfficientQA test's field of rated answers: --answer-field reads it, and says so
+    test = tmp_path / "test.jsonl"
+    test.write_text(json.dumps({"question": "who wrote <i>it</i>", "answer": ["King"],
+                                "answer_and_def_correct_predictions": ["King",
+                                                                       "Stephen King"]})
+                    + "\n", encoding="utf-8")
+    pred = tmp_path / "p.jsonl"
+    pred.write_text(json.dumps({"question": "who wrote <i>it</i>",
+                                "prediction": "Stephen King"}) + "\n", encoding="utf-8")
+    plain = load_view("nq-open", test, pred)
+    rated = load_view("nq-open", test, pred,
+                      answer_field="answer_and_def_correct_predictions")
+    assert plain.rows[0].tags["verdict"] == "wrong"
+    assert rated.rows[0].tags["verdict"] == "correct"
+    assert rated.summary.command == ("nqkit eval nq-open --explain --answer-field "
+                                     "answer_and_def_correct_predictions")
+    assert "|answer-field:answer_and_def_correct_predictions|" in rated.summary.signature
+
+
 def test_unknown_item_is_404_with_search(nq_open: TestClient) -> None:
     r = nq_open.get("/item/999999")
     assert r.status_code == 404
     assert 'class="bigsearch"' in r.text and "Back to all questions" in r.text
     assert nq_open.get("/nothing/here").status_code == 404
+
+
+def test_overlap_groups_are_what_overlap_score_prints(open_gold: Path, mixed: Path,
+                                                      tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    from argparse import Namespace
+
+    from nqkit.commands.browse import load_open
+
+    # the first 800 questions of NQ-open dev against the first 1,500 of DPR's NQ dev
+    # (NQ-open training questions held out by DPR): real lines, scored in a second
+    gold, train = tmp_path / "dev800.jsonl", tmp_path / "train.qa.tsv"
+    gold.write_text("".join(open_gold.read_text(encoding="utf-8").splitlines(keepends=True)
+                            [:800]), encoding="utf-8")
+    lines = shared_file("data", "dpr", "nq-dev.qa.tsv").read_text(encoding="utf-8")
+    train.write_text("".join(lines.splitlines(keepends=True)[:1500]), encoding="utf-8")
+    view = load_open("nq-open", gold, [str(mixed)],
+                     Namespace(answer_field="answer", overlap=[str(train)], overlap_rows=None))
+    client = TestClient(create_open_app(view), base_url=BASE)
+    page = client.get("/").text
+    code, out, _ = _cli(capsys, "overlap", "score", "--test", str(gold), "--train",
+                        str(train), "--predictions", str(mixed), "--allow-missing")
+    assert code == 0
+    m = re.search(r'<h2 class="sub">scores \(%\) by test-train overlap group</h2>\s*'
+                  r"(<table.*?</table>)", page, re.S)
+    assert m is not None
+    cells = [[_text(c) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r, re.S)]
+             for r in re.findall(r"<tr>(.*?)</tr>", m.group(1), re.S)]
+    assert cells == _cli_table(out, "scores (%) by test-train overlap group")
+    assert html.escape(_signature(out)) in page
+    # the filter's groups hold as many questions as the command's table says
+    sizes = {row[0]: int(row[1].replace(",", "")) for row in cells[1:]}
+
+    def total(query: str) -> int:
+        m = re.search(r'<b id="total">([\d,]+)</b>', client.get("/?" + query).text)
+        assert m is not None, query
+        return int(m.group(1).replace(",", ""))
+
+    for group in ("question_overlap", "answer_overlap_only", "no_overlap"):
+        assert total(f"overlap={group}") == sizes[group], group
+    # by hand: dev question 672 "when did the astros change from the national league to
+    # the american league" (gold 2013) and training line 789 "when did the houston
+    # astros change from the national league to the american league" (['2013'])
+    assert "when did the houston astros change from the national league to the american " \
+        "league\t['2013']" in lines.splitlines()[:1500]
+    item = _text(client.get("/item/672").text)
+    assert "when did the astros change from the national league to the american league" \
+        in item
+    assert "groups: question_overlap answer_overlap" in item
+    assert "gold answers also among the training answers: 2013" in item
+    assert ("nearest training question: “ when did the houston astros change from the "
+            "national league to the american league ”") in item
+
+
+def test_overlap_annotation_file(open_gold: Path, mixed: Path, tmp_path: Path) -> None:
+    from argparse import Namespace
+
+    from nqkit.commands.browse import load_open
+
+    gold = tmp_path / "dev40.jsonl"
+    gold.write_text("".join(open_gold.read_text(encoding="utf-8").splitlines(keepends=True)
+                            [:40]), encoding="utf-8")
+    labels = tmp_path / "labels.jsonl"
+    # rows 0-9 question overlap, 10-19 answer overlap only, the rest no overlap
+    labels.write_text("".join(json.dumps({"id": i, "labels": ["total", *(
+        ["question_overlap", "answer_overlap"] if i < 10 else
+        ["no_question_overlap", "answer_overlap", "answer_overlap_only"] if i < 20 else
+        ["no_question_overlap", "no_answer_overlap"])]}) + "\n" for i in range(40)),
+        encoding="utf-8")
+    view = load_open("nq-open", gold, [str(mixed)],
+                     Namespace(answer_field="answer", overlap=[str(labels)], overlap_rows=None))
+    counts = {g: sum(1 for r in view.rows if r.tags["overlap"] == g)
+              for g in ("question_overlap", "answer_overlap_only", "no_overlap")}
+    assert counts == {"question_overlap": 10, "answer_overlap_only": 10, "no_overlap": 20}
+    assert [r.tags["overlap"] for r in view.rows[9:11]] == ["question_overlap",
+                                                             "answer_overlap_only"]
 
 
 # ------------------------------------------------------------------------- AmbigQA
@@ -344,6 +456,8 @@ def test_side_by_side_is_what_compare_prints(pair: TestClient, open_gold: Path,
     m = re.search(r'<b id="total">([\d,]+)</b>', pair.get("/?change=a-better").text)
     assert m is not None and int(m.group(1).replace(",", "")) == differ
     assert pair.get("/?change=b-better").text.count("<tr data-key") == 0
+    m = re.search(r'<b id="total">([\d,]+)</b>', pair.get("/?differs=differ").text)
+    assert m is not None and int(m.group(1).replace(",", "")) == differ
     # every change is one question of 3,610 going from right to wrong
     deltas = re.findall(r'<td class="v delta">([^<]*)</td>', page)
     assert deltas and all(d == f"{-1 / 3610:+.5f}" for d in deltas)
@@ -492,6 +606,10 @@ def test_host_guard_csp_and_head_on_every_new_route(nq_open: TestClient,
     (["--gold", "{open}", "--task", "nq-open"],
      "nqkit browse --task nq-open needs --predictions — give one predictions file, or two "
      "to compare"),
+    (["--gold", "{ambig}", "--task", "ambigqa", "--predictions", "x.json", "--overlap",
+      "{open}"],
+     "--overlap is for --task nq-open — score the overlap groups of other predictions with "
+     "nqkit overlap score"),
     # not a retrieval run: nqkit eval retrieval's own error
     (["--gold", "{open}", "--task", "retrieval", "--predictions", "{mixed}"],
      "{mixed}: malformed JSON (unexpected content after document: line 2 column 1 (char "

@@ -351,7 +351,7 @@ def test_side_by_side_is_what_compare_prints(pair: Any, real_bm25_runs: dict[str
     differ = [qa.position + 1 for qa, qb in zip(a.questions, b.questions, strict=True)
               if any(qa.hit_within(k) != qb.hit_within(k) for k in (1, 5, 20, 100))]
     assert 0 < len(differ) < 200
-    assert _total(pair, "change=differ") == len(differ)
+    assert _total(pair, "differs=differ") == len(differ)
     keys = [int(k) for k in re.findall(r'<tr data-key="(\d+)">', page)]
     assert sorted(keys[:len(differ)]) == differ
     item = pair.get(f"/item/{keys[0]}").text

@@ -160,13 +160,7 @@ class OpenView:
 
     def select(self, q: OpenQuery) -> list[OpenRow]:
         """The rows matching the query's search and filters, in its sort order."""
-        rows = self.rows
-        if q.q:
-            exact = [r for r in rows if r.key == q.q]
-            needle = q.q.lower()
-            rows = exact or [r for r in rows if needle in r.search]
-        for name, value in q.filters.items():
-            rows = [r for r in rows if r.tags.get(name) == value]
+        rows = _matching(self.rows, q)
         if q.sort:
             rows = sorted(rows, key=self._sort_key(q.sort), reverse=q.desc)
         elif q.desc:
@@ -182,6 +176,18 @@ class OpenView:
         if col is not None and col.kind == "verdict":
             return lambda r: (r.tags.get(key, ""), r.position)
         return lambda r: (r.cells.get(key, ""), r.position)
+
+
+def _matching(rows: list[OpenRow], q: OpenQuery) -> list[OpenRow]:
+    """The rows the query's search and filters keep, in their order: a search that is a
+    row's key finds that row; otherwise the rows whose search text contains it."""
+    if q.q:
+        exact = [r for r in rows if r.key == q.q]
+        needle = q.q.lower()
+        rows = exact or [r for r in rows if needle in r.search]
+    for name, value in q.filters.items():
+        rows = [r for r in rows if r.tags.get(name) == value]
+    return rows
 
 
 def _num(v: float | None) -> float:
@@ -236,9 +242,10 @@ class OpenQuery:
 # ------------------------------------------------------------------- side by side
 
 CHANGE_FILTER = Filter("change", "B against A", (
-    ("differ", "B and A differ"), ("b-better", "B better"), ("a-better", "A better"),
+    ("b-better", "B better"), ("a-better", "A better"), ("differ", "differ, no change"),
     ("same", "same"),
 ))
+DIFFERS_FILTER = Filter("differs", "systems", (("differ", "differ"), ("same", "the same")))
 
 
 @dataclass
@@ -309,7 +316,8 @@ class PairView:
             d = float(deltas[first][i])
             change = ("same" if not differs[i] else "b-better" if d > 0
                       else "a-better" if d < 0 else "differ")
-            tags = {"change": change, **{f"a_{k}": v for k, v in ra.tags.items()},
+            tags = {"change": change, "differs": "differ" if differs[i] else "same",
+                    **{f"a_{k}": v for k, v in ra.tags.items()},
                     **{f"b_{k}": v for k, v in rb.tags.items()}}
             values: dict[str, float | None] = {}
             for m in self.metrics:
@@ -322,6 +330,7 @@ class PairView:
                 cells={"differs": "1" if differs[i] else ""}))
         self.by_key = {r.key: r for r in self.rows}
         self.filters = (
+            DIFFERS_FILTER,
             Filter("change", f"B against A ({first})", CHANGE_FILTER.options),
             *(Filter(f"a_{f.name}", f"A {f.label}", f.options) for f in a.filters),
             *(Filter(f"b_{f.name}", f"B {f.label}", f.options) for f in b.filters))
@@ -355,16 +364,7 @@ class PairView:
         return self.metrics[0]
 
     def select(self, q: OpenQuery) -> list[OpenRow]:
-        rows = self.rows
-        if q.q:
-            exact = [r for r in rows if r.key == q.q]
-            needle = q.q.lower()
-            rows = exact or [r for r in rows if needle in r.search]
-        for name, value in q.filters.items():
-            if name == "change" and value == "differ":
-                rows = [r for r in rows if r.cells["differs"]]
-            else:
-                rows = [r for r in rows if r.tags.get(name) == value]
+        rows = _matching(self.rows, q)
         m = self.shown_metric(q)
         if q.sort in ("", *(f"change{k}" for k in range(1, len(self.metrics)))):
             return sorted(rows, key=lambda r: (not r.cells["differs"],

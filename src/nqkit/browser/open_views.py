@@ -107,7 +107,8 @@ def _rule_text(name: str) -> str:
 
 def _disagreement(prediction: str, answers: tuple[str, ...],
                   verdicts: dict[str, bool]) -> str:
-    """Which rule makes the conventions disagree on one question, in words."""
+    """Which rule makes the conventions disagree on one question, in words: for each
+    convention that accepts, the gold answer it met and how; then the ones that reject."""
     from nqkit.metrics.em_conventions import get_convention
 
     yes = [n for n, ok in verdicts.items() if ok]
@@ -118,19 +119,17 @@ def _disagreement(prediction: str, answers: tuple[str, ...],
     for n in yes:
         c = get_convention(n)
         gold = c.match(prediction, answers) or ""
-        if c.contains and all(not get_convention(m).contains for m in no):
-            parts.append(f"{n} accepts because the gold answer “{gold}” (normalized "
-                         f"“{c.normalize(gold)}”) is contained in the prediction "
-                         f"(normalized “{c.normalize(prediction)}”); "
-                         f"{', '.join(no)} require equality")
-        else:
-            parts.append(f"{n} accepts: normalized by its rule the prediction "
-                         f"“{c.normalize(prediction)}” meets the gold answer “{gold}” "
-                         f"(“{c.normalize(gold)}”)")
+        how = "is contained in" if c.contains else "equals"
+        parts.append(f"{n} accepts: the gold answer “{gold}”, normalized “{c.normalize(gold)}”, "
+                     f"{how} the prediction normalized by its rule, "
+                     f"“{c.normalize(prediction)}”")
+    rejects = []
     for n in no:
         c = get_convention(n)
-        parts.append(f"{n} rejects: its normalized prediction is “{c.normalize(prediction)}”")
-    return "; ".join(parts)
+        how = "is contained in" if c.contains else "equals"
+        rejects.append(f"{n} rejects: no gold answer, normalized by its rule, {how} "
+                       f"“{c.normalize(prediction)}”")
+    return "; ".join(parts + rejects)
 
 
 NQ_OPEN_VERDICTS = (("correct", "correct"), ("wrong", "wrong"),
@@ -198,7 +197,7 @@ def load_nq_open_view(gold: PathsLike, predictions: str, *, answer_field: str = 
                 "signature": result.signature}
 
     return OpenView(
-        task="nq-open", title="EfficientQA" if "efficientqa" in str(gold).lower()
+        task="nq-open", title="EfficientQA" if "|split:efficientqa/" in result.signature
         else "NQ-open", name=Path(predictions).name, rows=rows, summary=summary,
         detail=detail, template="open_nq_open.html",
         filters=(Filter("verdict", "verdict", NQ_OPEN_VERDICTS),
@@ -211,6 +210,68 @@ def load_nq_open_view(gold: PathsLike, predictions: str, *, answer_field: str = 
         headline="em", metric="exact match", headline_stats=result.headline_stats,
         result=result,
         allow_missing=allowed)
+
+
+# ---------------------------------------------------------------------------- overlap
+
+OVERLAP_GROUPS = (("question_overlap", "question overlap"),
+                  ("answer_overlap_only", "answer overlap only"),
+                  ("no_overlap", "no overlap"), ("unlabelled", "not labelled"))
+
+
+def is_overlap_annotations(path: str | os.PathLike[str]) -> bool:
+    """The file is an annotation file in the official QA-Overlap format (its first line
+    an object with an integer ``id`` and a list of ``labels``), not a training set."""
+    import orjson
+
+    from nqkit.io import open_binary
+
+    try:
+        first = expand_paths(path, what="overlap")[0]
+        with open_binary(first) as f:
+            line = f.readline(1 << 16)
+        obj = orjson.loads(line)
+    except (InputError, OSError, EOFError, orjson.JSONDecodeError):
+        return False
+    return isinstance(obj, dict) and isinstance(obj.get("id"), int) and \
+        isinstance(obj.get("labels"), list)
+
+
+def add_overlap(view: OpenView, analysis: Any, table: tuple[str, tuple[str, ...],
+                                                           list[tuple[str, ...]]],
+                signature: str, command: str) -> None:
+    """Each question's test-train overlap labels (an
+    :class:`~nqkit.analysis.overlap.OverlapAnalysis` of the gold, joined by question) as a
+    filter, a cell and a card of its page; the scores by group (``table``, as ``nqkit
+    overlap score`` prints it, with its ``signature`` and ``command``) in the summary."""
+    by_question = {it.question: it for it in analysis.items}
+    items: dict[str, Any] = {}
+    for row in view.rows:
+        it = by_question.get(row.question)
+        items[row.key] = it
+        labels = it.labels if it is not None else ()
+        group = ("question_overlap" if "question_overlap" in labels else
+                 "answer_overlap_only" if "answer_overlap_only" in labels else
+                 "no_overlap" if "no_overlap" in labels else "unlabelled")
+        row.tags["overlap"] = group
+        row.cells["overlap"] = dict(OVERLAP_GROUPS)[group]
+    view.filters = (*view.filters, Filter("overlap", "overlap group", OVERLAP_GROUPS))
+    view.columns = (*view.columns, Column("overlap", "overlap", "cell"))
+    title, headers, rows = table
+    view.summary.tables.append((title, headers, rows))
+    view.summary.notes.append(f"Overlap groups from the code of {command}: {signature}")
+    detail = view.detail
+    source = ", ".join(f"{k}:{v}" for k, v in analysis.source.items())
+
+    def with_overlap(row: OpenRow) -> dict[str, Any]:
+        it = items[row.key]
+        info = None if it is None else {
+            "labels": [x for x in it.labels if x != "total"],
+            "shared": list(it.shared_answers), "nearest": it.nearest_question,
+            "similarity": it.similarity, "source": source}
+        return {**detail(row), "overlap": info}
+
+    view.detail = with_overlap
 
 
 # ---------------------------------------------------------------------------- AmbigQA

@@ -54,6 +54,13 @@ def run(args: argparse.Namespace) -> int:
     if given and task != "retrieval":
         raise InputError(None, f"{' '.join(given)}: for --task retrieval only",
                          f"drop {' '.join(given)}, or add --task retrieval")
+    if (args.overlap or args.overlap_rows) and task != "nq-open":
+        raise InputError(None, "--overlap is for --task nq-open",
+                         "score the overlap groups of other predictions with nqkit overlap "
+                         "score")
+    if args.overlap_rows and not args.overlap:
+        raise InputError(None, "--overlap-rows needs --overlap (the annotation file)",
+                         "give --overlap nq-annotations.jsonl --overlap-rows dpr/nq-test.qa")
     check_gold_kind(task, args.gold)
 
     if not 0 <= args.port < 65536:
@@ -121,15 +128,59 @@ def load_open(task: str, gold: Any, predictions: list[str], args: Any, *,
                                      ("first_qid", args.first_qid), ("topk", args.topk))
                    if v not in (None, 0, [1, 5, 20, 100])}
     views = [load_view(task, gold, p, **options) for p in predictions]
-    if len(views) == 1:
-        return views[0]
-    if views[0].allow_missing != views[1].allow_missing:
+    if len(views) == 2 and views[0].allow_missing != views[1].allow_missing:
         # `nqkit compare --allow-missing` scores both systems so: one policy, one signature
         views = [v if v.allow_missing else load_view(task, gold, p, allow_missing=True,
                                                      **options)
                  for v, p in zip(views, predictions, strict=True)]
+    if getattr(args, "overlap", None):
+        add_overlap_groups(views, gold, predictions, args.overlap,
+                           getattr(args, "overlap_rows", None))
+    if len(views) == 1:
+        return views[0]
     return PairView(views[0], views[1], comparison_of(task, gold, views, predictions,
                                                       options, resamples, trials))
+
+
+def add_overlap_groups(views: list[Any], gold: Any, predictions: list[str],
+                       overlap: list[str], rows: list[str] | None) -> None:
+    """Each question's test-train overlap group (Lewis et al. 2021) in the views, and each
+    system's scores by group as ``nqkit overlap score`` prints them, from that command's
+    code: the labels computed against a training set (its default settings), or read
+    from an annotation file in the official format whose ids are rows of the gold, or of
+    ``rows`` (``--overlap-rows``, ``nqkit overlap score --annotated-test``)."""
+    from argparse import Namespace
+
+    from nqkit.analysis.overlap import load_qa_set, nq_open_item_scores, score_groups
+    from nqkit.browser.open_views import add_overlap, is_overlap_annotations
+    from nqkit.commands.overlap import ANSWER_NORM, SCOPE, THRESHOLD, _analysis, scores_rows
+
+    test = load_qa_set(gold, what="test")
+    annotations = rows is not None or is_overlap_annotations(overlap[0])
+    if annotations and len(overlap) > 1:
+        from nqkit.errors import InputError
+
+        raise InputError(None, "--overlap takes one annotation file",
+                         "give one annotation file, or training files")
+    golds = [os.fspath(gold)] if isinstance(gold, str | os.PathLike) else list(gold)
+    settings = Namespace(train=None if annotations else overlap,
+                         annotations=overlap[0] if annotations else None,
+                         annotated_test=(rows or golds) if annotations else None,
+                         answer_norm=ANSWER_NORM.default, threshold=THRESHOLD.default,
+                         scope=SCOPE.default)
+    analysis = _analysis(settings, test)
+    source = (f"--annotations {overlap[0]} --annotated-test "
+              f"{' '.join(map(str, settings.annotated_test))}" if annotations
+              else "--train " + " ".join(overlap))
+    for view, path in zip(views, predictions, strict=True):
+        per_item, fields, warnings = nq_open_item_scores(
+            test, path, allow_missing=view.allow_missing)
+        r = score_groups(analysis, per_item, settings=fields, warnings=warnings)
+        headers, table = scores_rows(r)
+        command = (f"nqkit overlap score --test {' '.join(golds)} {source} --predictions {path}"
+                   + (" --allow-missing" if view.allow_missing else ""))
+        add_overlap(view, analysis, ("scores (%) by test-train overlap group", headers,
+                                     table), r.signature, command)
 
 
 def comparison_of(task_name: str, gold: Any, views: list[Any], predictions: list[str],
@@ -226,6 +277,14 @@ COMMANDS = (Command(
               "a TREC run and in --qrels (default 0)", default=0, type=int_in(0)),
         Param("topk", "--topk", "retrieval: the cut-offs k (default: 1 5 20 100)",
               default=[1, 5, 20, 100], type=positive_int, nargs="+", metavar="K"),
+        Param("overlap", "--overlap", "nq-open: show each question's test-train overlap "
+              "group and the scores by group (nqkit overlap score): the training set the "
+              "model saw (files as nqkit overlap --train takes them), or an annotation file "
+              "in the official format (as nqkit overlap labels writes it)", nargs="+",
+              metavar="FILE"),
+        Param("overlap_rows", "--overlap-rows", "the test file whose rows the ids of the "
+              "--overlap annotation file are (default: the gold; for QA-Overlap's "
+              "nq-annotations: dpr/nq-test.qa)", nargs="+", metavar="FILE"),
         Param("answer_field", "--answer-field", "nq-open: gold field holding the answers "
               "(default: answer; EfficientQA test: answer_and_def_correct_predictions)",
               default="answer", metavar="FIELD"),

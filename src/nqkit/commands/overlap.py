@@ -86,11 +86,10 @@ def _cell(score: float | None, low: float | None, high: float | None) -> str:
         f"{text} [{100 * low:.2f}, {100 * high:.2f}]")
 
 
-def scores_table(r: Any) -> str:
-    """The groups table, the differences table and the signature of an
-    :class:`~nqkit.analysis.overlap.OverlapScores`."""
+def scores_rows(r: Any) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+    """The headers and rows of the groups table of an
+    :class:`~nqkit.analysis.overlap.OverlapScores`, as ``nqkit overlap score`` prints it."""
     from nqkit.analysis.overlap import GROUPS
-    from nqkit.report import format_table
 
     total = r.score("total", r.metrics[0]).n
     rows = []
@@ -100,8 +99,17 @@ def scores_table(r: Any) -> str:
                      *(_cell(s.score, s.low, s.high)
                        for s in (r.score(g, m) for m in r.metrics))))
     ci = " [95% CI]" if r.resamples else ""
-    parts = [format_table(("group", "n", "% of test", *(f"{m}{ci}" for m in r.metrics)), rows,
-                          title="scores (%) by test-train overlap group")]
+    return ("group", "n", "% of test", *(f"{m}{ci}" for m in r.metrics)), rows
+
+
+def scores_table(r: Any) -> str:
+    """The groups table, the differences table and the signature of an
+    :class:`~nqkit.analysis.overlap.OverlapScores`."""
+    from nqkit.report import format_table
+
+    headers, rows = scores_rows(r)
+    ci = " [95% CI]" if r.resamples else ""
+    parts = [format_table(headers, rows, title="scores (%) by test-train overlap group")]
     if r.differences:
         drows = [(f"{d.group} - {d.minus}", d.metric, _cell(d.difference, d.low, d.high))
                  for d in r.differences]
