@@ -287,3 +287,24 @@ def real_bm25_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     assert main(["convert", "qrels", "--oracle", str(oracle), "--questions", str(out["qa"]),
                  "--passages", str(out["passages"]), "-o", str(out["qrels"])]) == 0
     return out
+
+
+RUN_PAIR_TESTS = (200, 1000)  # resamples and trials of the retrieval runs' paired test
+
+
+@pytest.fixture(scope="session")
+def real_bm25_views(real_bm25_runs: dict[str, Path]) -> dict[str, Any]:
+    """The browser's views of ``real_bm25_runs`` (TREC runs with the passages and qrels):
+    ``one`` the first run, ``pair`` both side by side (the paired test with
+    RUN_PAIR_TESTS resamples and trials); loaded once for the page and e2e tests."""
+    from argparse import Namespace
+
+    from nqkit.commands.browse import load_open
+
+    r = real_bm25_runs
+    options = Namespace(passages=str(r["passages"]), qrels=str(r["qrels"]), first_qid=0,
+                        topk=[1, 5, 20, 100], answer_field="answer")
+    return {"one": load_open("retrieval", str(r["qa"]), [str(r["trec"])], options),
+            "pair": load_open("retrieval", str(r["qa"]), [str(r["trec"]), str(r["trec2"])],
+                              options, resamples=RUN_PAIR_TESTS[0],
+                              trials=RUN_PAIR_TESTS[1])}

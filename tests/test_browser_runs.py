@@ -28,7 +28,7 @@ from nqkit.text.dpr_tokenize import (
     tokenize_answer,
 )
 
-from conftest import require
+from conftest import RUN_PAIR_TESTS, require
 
 
 def _eval_table(capsys: pytest.CaptureFixture[str], args: list[str]) -> list[str]:
@@ -200,7 +200,7 @@ def test_bad_input_is_the_command_error(real_bm25_runs: dict[str, Path],
 # ------------------------------------------------------------------------- the pages
 
 BASE = "http://127.0.0.1:8080"
-TESTS = (200, 1000)  # resamples and trials of the paired tests (the command line says so)
+TESTS = RUN_PAIR_TESTS  # resamples and trials of the paired tests (the command line says so)
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
@@ -217,32 +217,25 @@ def _options(r: dict[str, Path]) -> Any:
 
 
 @pytest.fixture(scope="module")
-def client(real_bm25_runs: dict[str, Path]) -> Any:
+def client(real_bm25_views: dict[str, Any]) -> Any:
     require("fastapi")
     require("httpx")
     from fastapi.testclient import TestClient
 
     from nqkit.browser.open_app import create_open_app
-    from nqkit.commands.browse import load_open
 
-    view = load_open("retrieval", str(real_bm25_runs["qa"]), [str(real_bm25_runs["trec"])],
-                     _options(real_bm25_runs))
-    return TestClient(create_open_app(view), base_url=BASE)
+    return TestClient(create_open_app(real_bm25_views["one"]), base_url=BASE)
 
 
 @pytest.fixture(scope="module")
-def pair(real_bm25_runs: dict[str, Path]) -> Any:
+def pair(real_bm25_views: dict[str, Any]) -> Any:
     require("fastapi")
     require("httpx")
     from fastapi.testclient import TestClient
 
     from nqkit.browser.open_app import create_open_app
-    from nqkit.commands.browse import load_open
 
-    r = real_bm25_runs
-    view = load_open("retrieval", str(r["qa"]), [str(r["trec"]), str(r["trec2"])],
-                     _options(r), resamples=TESTS[0], trials=TESTS[1])
-    return TestClient(create_open_app(view), base_url=BASE)
+    return TestClient(create_open_app(real_bm25_views["pair"]), base_url=BASE)
 
 
 def _total(client: Any, query: str) -> int:

@@ -38,25 +38,13 @@ def browser() -> Iterator[Any]:
         yield b
 
 
-def _view(r: dict[str, Path], runs: list[Path], **tests: int) -> Any:
-    from argparse import Namespace
-
-    from nqkit.commands.browse import load_open
-
-    options = Namespace(passages=str(r["passages"]), qrels=str(r["qrels"]), first_qid=0,
-                        topk=[1, 5, 20, 100], answer_field="answer")
-    return load_open("retrieval", str(r["qa"]), [str(p) for p in runs], options, **tests)
-
-
 @pytest.fixture(scope="module")
-def servers(real_bm25_runs: dict[str, Path]) -> Iterator[dict[str, str]]:
+def servers(real_bm25_views: dict[str, Any]) -> Iterator[dict[str, str]]:
     """One server over the run, one over the two runs side by side."""
     require("uvicorn")
     from nqkit.browser.open_app import create_open_app
 
-    r = real_bm25_runs
-    one = _view(r, [r["trec"]])
-    two = _view(r, [r["trec"], r["trec2"]], resamples=TESTS[0], trials=TESTS[1])
+    one, two = real_bm25_views["one"], real_bm25_views["pair"]
     with _serving_app(lambda port: create_open_app(one, port=port)) as url1, \
             _serving_app(lambda port: create_open_app(two, port=port)) as url2:
         yield {"one": url1, "two": url2}
