@@ -124,10 +124,11 @@ def create_open_app(view: OpenView | PairView, *, host: str = "127.0.0.1", port:
         if d is None:
             d = view.detail(row)
             details.put(row.key, d)
-        position, prev, nxt = neighbours(select(q), row)
+        rows = select(q)
+        position, prev, nxt = neighbours(rows, row)
         here = q.params(page="")
         return page("open_item.html", row=row, d=d, query=q, position=position,
-                    total=len(select(q)),
+                    total=len(rows),
                     prev=item_url(prev, here) if prev else None,
                     next=item_url(nxt, here) if nxt else None,
                     back=q.link(), elapsed_ms=(time.perf_counter() - t0) * 1000)

@@ -31,9 +31,12 @@ def sniff_gold(gold: PathsLike) -> str | None:
     import orjson
 
     from nqkit.io import open_binary
+    from nqkit.io.paths import is_regular_file
 
     try:
         first = expand_paths(gold, what="gold")[0]
+        if not is_regular_file(first):  # a pipe is read once, by the task's own reader
+            return None
         with open_binary(first) as f:
             head = f.read(1 << 16)
     except (InputError, OSError, EOFError):
@@ -225,9 +228,12 @@ def is_overlap_annotations(path: str | os.PathLike[str]) -> bool:
     import orjson
 
     from nqkit.io import open_binary
+    from nqkit.io.paths import is_regular_file
 
     try:
         first = expand_paths(path, what="overlap")[0]
+        if not is_regular_file(first):
+            return False
         with open_binary(first) as f:
             line = f.readline(1 << 16)
         obj = orjson.loads(line)

@@ -413,7 +413,7 @@ def score_ambigqa(
     )
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class AnnotationTrace:
     """How one annotation scored one prediction (:func:`explain_example`).
 
@@ -454,7 +454,7 @@ def _score_example(ex: AmbigNqExample, pred: AmbigQaPrediction, names: tuple[str
             for name in names:
                 scores[name] = max(scores[name], f1)
             if trace is not None:
-                trace.scores = dict.fromkeys(names, f1)
+                trace.scores.update(dict.fromkeys(names, f1))
             continue
         gold = [frozenset(normalize_answer(a) for a in qa.answers) for qa in ann.qa_pairs]
         f1 = ans_f1(gold, pred_norm, trace.answer_matches if trace else None)
@@ -478,7 +478,7 @@ def _score_example(ex: AmbigNqExample, pred: AmbigQaPrediction, names: tuple[str
                 qs.append(edit_f1(prompt_norm, refs_norm, gen_norm[j]))
                 matched.append((i, j, qs))
         if trace is not None:
-            trace.pair_scores = matched
+            trace.pair_scores.extend(matched)
         for m, name in enumerate(QUESTION_METRICS):
             chosen: list[tuple[int, int, float]] | None = [] if trace is not None else None
             f = pair_f1([(i, j, s[m]) for i, j, s in matched], len(gold), len(pred_norm),
