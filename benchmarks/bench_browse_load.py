@@ -15,12 +15,21 @@ Views (``--views``, comma-separated, run one after the other in one session):
 * ``ambigqa`` — AmbigNQ dev (2,002 questions) with the golden ``qa_edited`` predictions
   (question-answer pairs);
 * ``pair`` — two NQ-open systems side by side (``first_answer`` and ``mixed``);
+* ``retrieval`` — a BM25 run of the 3,610 NQ-open dev questions (``dpr/nq-test.qa.tsv``)
+  over the 3,349 real passages, 100 passages each, as DPR results JSON (232 MB);
+* ``retrieval-pair`` — that run and a second BM25 run (k1 1.5, b 0.75) side by side, as
+  TREC runs with the passages and the gold passages of the NQ-open oracle file (qrels);
 
 for the open views: the index (plain, searched, filtered, sorted, a later page), a static
 file, and 100 question pages spread over the set, half of them within a filter (their
 next/previous follow it).
 
-    python benchmarks/bench_browse_load.py [--views nq,nq-open,ambigqa,pair]
+The retrieval runs are made first, in a temporary directory, by the project's own
+commands (``make_passages.py``, ``nqkit index build``, ``nqkit retrieve``, ``nqkit convert
+qrels``; about 30 s).
+
+    python benchmarks/bench_browse_load.py
+        [--views nq,nq-open,ambigqa,pair,retrieval,retrieval-pair]
         [--requests 500] [--concurrency 20] [--cold]
 
 With ``--cold`` no warm-up pass: the first request of each URL renders it.
@@ -103,7 +112,61 @@ def _view(name: str) -> tuple[list[str], list[str], str]:
                  "/?page=20"]
         return (["--task", "ambigqa", "--gold", str(gold), "--predictions", str(preds)],
                 _open_urls(index, keys, "kind=multi"), "AmbigNQ dev, 2,002 questions")
-    raise SystemExit(f"unknown view {name!r}: choose from nq, nq-open, ambigqa, pair")
+    if name in ("retrieval", "retrieval-pair"):
+        r = _retrieval_runs()
+        keys = [str(k + 1) for k in range(3610)]
+        if name == "retrieval":
+            args = ["--predictions", str(r["json"])]
+            index = ["/", "/?q=who", "/?top20=miss", "/?first=2-5",
+                     "/?sort=first_hit&desc=1", "/?page=37"]
+            within, what = "top20=hit", "BM25 run, DPR JSON, 3,610 questions x 100 passages"
+        else:
+            args = ["--predictions", str(r["trec"]), str(r["trec2"]), "--passages",
+                    str(r["passages"]), "--qrels", str(r["qrels"])]
+            index = ["/", "/?q=who", "/?change=a-better", "/?sort=position", "/?page=30",
+                     "/?a_top20=miss&b_top20=hit"]
+            within, what = "differs=differ", "two BM25 TREC runs side by side, with qrels"
+        return (["--task", "retrieval", "--gold", str(r["qa"]), *args],
+                _open_urls(index, keys, within), what)
+    raise SystemExit(f"unknown view {name!r}: choose from nq, nq-open, ambigqa, pair, "
+                     "retrieval, retrieval-pair")
+
+
+_RUNS: dict[str, Path] = {}
+
+
+def _retrieval_runs() -> dict[str, Path]:
+    """Two BM25 runs of NQ-open dev over the real passages, made once per invocation."""
+    if _RUNS:
+        return _RUNS
+    import atexit
+    import shutil
+
+    d = Path(tempfile.mkdtemp(prefix="nqkit-bench-runs-"))
+    atexit.register(shutil.rmtree, d, True)
+    qa = SHARED / "data" / "dpr" / "nq-test.qa.tsv"
+    r = {"qa": qa, "passages": d / "real.tsv", "json": d / "bm25.json",
+         "trec": d / "bm25.trec", "trec2": d / "bm25-k1.5-b0.75.trec",
+         "qrels": d / "oracle.qrels"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+
+    def run(*argv: str) -> None:
+        subprocess.run([sys.executable, *argv], env=env, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    run(str(ROOT / "benchmarks" / "make_passages.py"), "-o", str(r["passages"]))
+    for idx, k1b, outs in ((d / "idx", ("0.9", "0.4"), ["-o", str(r["json"]), "--trec",
+                                                         str(r["trec"])]),
+                           (d / "idx2", ("1.5", "0.75"), ["--trec", str(r["trec2"])])):
+        run("-m", "nqkit", "index", "build", "--corpus", str(r["passages"]), "--retriever",
+            "bm25", "-o", str(idx), "--cluster", "none", "--k1", k1b[0], "--b", k1b[1])
+        run("-m", "nqkit", "retrieve", "--index", str(idx), "--questions", str(qa),
+            *outs, "--cluster", "none")
+    run("-m", "nqkit", "convert", "qrels", "--oracle",
+        str(SHARED / "data" / "nq-open" / "nq-open-oracle.jsonl.gz"), "--questions", str(qa),
+        "--passages", str(r["passages"]), "-o", str(r["qrels"]))
+    _RUNS.update(r)
+    return _RUNS
 
 
 def _pct(s: list[float], p: float) -> float:
@@ -117,7 +180,8 @@ def main() -> int:
     ap.add_argument("--cold", action="store_true",
                     help="no warm-up pass: the first request of each URL renders it")
     ap.add_argument("--views", default="nq",
-                    help="comma-separated: nq, nq-open, ambigqa, pair (default nq)")
+                    help="comma-separated: nq, nq-open, ambigqa, pair, retrieval, "
+                    "retrieval-pair (default nq)")
     args = ap.parse_args()
     print(f"{args.requests} requests per view, {args.concurrency} at a time, one uvicorn "
           "process" + (", cold (no warm-up)" if args.cold else ""))

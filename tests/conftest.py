@@ -254,3 +254,57 @@ def pyserini_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             "stats": oracle.index_stats(tmp / "index"),
             "lucene": oracle.raw_lucene(tmp / "index", questions, 100),
             "pyserini": oracle.batch_search(tmp / "index", questions, 100)}
+
+
+@pytest.fixture(scope="session")
+def real_bm25_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Two real BM25 runs over the 3,349 real passages, made by the project's own
+    commands, for the first 200 questions of nq-test.qa.tsv (NQ-open dev): ``json`` (DPR
+    results, k1 0.9 b 0.4) and ``trec`` (the same run as TREC), ``trec2`` (TREC, k1 1.5
+    b 0.75); with ``passages``, ``qa`` (the 200 questions) and ``qrels`` (their gold
+    passages from the NQ-open oracle file, ``nqkit convert qrels``). Built once per
+    session (about 5 s) for the browser's tests of retrieval runs."""
+    require("bm25s")
+    from nqkit.cli import main
+
+    oracle = shared_file("data", "nq-open", "nq-open-oracle.jsonl.gz")
+    qa = shared_file("data", "dpr", "nq-test.qa.tsv")
+    d = tmp_path_factory.mktemp("bm25-runs")
+    module = make_passages_module()
+    out = {"passages": d / "real.tsv", "qa": d / "qa200.tsv", "json": d / "run.json",
+           "trec": d / "run.trec", "trec2": d / "run2.trec", "qrels": d / "gold.qrels"}
+    module.write_passages(out["passages"], module.real_passages(SHARED))
+    out["qa"].write_text("".join(qa.read_text(encoding="utf-8").splitlines(keepends=True)
+                                 [:200]), encoding="utf-8")
+    for idx, run, more, k1b in (("idx", out["json"], ["--trec", str(out["trec"])],
+                                 ["--k1", "0.9", "--b", "0.4"]),
+                                ("idx2", None, ["--trec", str(out["trec2"])],
+                                 ["--k1", "1.5", "--b", "0.75"])):
+        assert main(["index", "build", "--corpus", str(out["passages"]), "--retriever",
+                     "bm25", "-o", str(d / idx), "--cluster", "none", *k1b]) == 0
+        assert main(["retrieve", "--index", str(d / idx), "--questions", str(out["qa"]),
+                     *(["-o", str(run)] if run else []), *more, "--cluster", "none"]) == 0
+    assert main(["convert", "qrels", "--oracle", str(oracle), "--questions", str(out["qa"]),
+                 "--passages", str(out["passages"]), "-o", str(out["qrels"])]) == 0
+    return out
+
+
+RUN_PAIR_TESTS = (200, 1000)  # resamples and trials of the retrieval runs' paired test
+
+
+@pytest.fixture(scope="session")
+def real_bm25_views(real_bm25_runs: dict[str, Path]) -> dict[str, Any]:
+    """The browser's views of ``real_bm25_runs`` (TREC runs with the passages and qrels):
+    ``one`` the first run, ``pair`` both side by side (the paired test with
+    RUN_PAIR_TESTS resamples and trials); loaded once for the page and e2e tests."""
+    from argparse import Namespace
+
+    from nqkit.commands.browse import load_open
+
+    r = real_bm25_runs
+    options = Namespace(passages=str(r["passages"]), qrels=str(r["qrels"]), first_qid=0,
+                        topk=[1, 5, 20, 100], answer_field="answer")
+    return {"one": load_open("retrieval", str(r["qa"]), [str(r["trec"])], options),
+            "pair": load_open("retrieval", str(r["qa"]), [str(r["trec"]), str(r["trec2"])],
+                              options, resamples=RUN_PAIR_TESTS[0],
+                              trials=RUN_PAIR_TESTS[1])}

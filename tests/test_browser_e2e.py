@@ -89,6 +89,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
+    with chromium() as b:
+        yield b
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[object]:
+    """Headless Chromium under Playwright, for the block's duration (skipped, or failed
+    under CI, without it)."""
     sync_api = require("playwright.sync_api")
     if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
         msg = f"Chromium not found at {CHROMIUM} (apt-get install chromium)"

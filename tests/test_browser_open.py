@@ -610,9 +610,14 @@ def test_host_guard_csp_and_head_on_every_new_route(nq_open: TestClient,
       "{open}"],
      "--overlap is for --task nq-open — score the overlap groups of other predictions with "
      "nqkit overlap score"),
+    # not a retrieval run: nqkit eval retrieval's own error
     (["--gold", "{open}", "--task", "retrieval", "--predictions", "{mixed}"],
-     "nqkit browse --task retrieval is not available yet — evaluate with nqkit eval "
-     "retrieval meanwhile"),
+     "{mixed}: malformed JSON (unexpected content after document: line 2 column 1 (char "
+     "85)) — check that the file is complete JSON"),
+    (["--gold", "{open}", "--task", "nq-open", "--predictions", "x", "--qrels", "q",
+      "--topk", "5"],
+     "--qrels --topk: for --task retrieval only — drop --qrels --topk, or add --task "
+     "retrieval"),
 ])
 def test_cli_errors_are_one_line(argv: list[str], message: str, tmp_path: Path,
                                  capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,7 +13,14 @@ from hypothesis import strategies as st
 from nqkit.formats.ambignq import AmbigNqExample, AmbigQaPrediction, MultipleQAs, QaPair
 from nqkit.metrics.ambigqa import edit_f1, max_weight_matching, score_ambigqa
 from nqkit.metrics.answer_recall import passage_has_answer
-from nqkit.text.dpr_tokenize import simple_tokenize
+from nqkit.text.dpr_tokenize import (
+    answer_char_spans,
+    fold,
+    has_answer,
+    simple_token_offsets,
+    simple_tokenize,
+    tokenize_answer,
+)
 from nqkit.text.normalize import normalize_answer, normalize_answer_nfd
 
 from conftest import require, shared_file
@@ -109,6 +116,46 @@ def test_any_token_run_of_a_passage_is_found(text, data):
     answer = " ".join(tokens[i:j])
     if simple_tokenize(answer) == tokens[i:j]:
         assert passage_has_answer([answer], text)
+
+
+TEXTS = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=60)
+# letters with accents, precomposed or not, marks in and out of canonical order, symbols
+# that decompose into a symbol and a mark (U+2260), casing that changes length (U+0130)
+TRICKY = st.text(alphabet=st.sampled_from(
+    [*"aAeE oO,.-", "\u00e9", "\u0301", "\u0316", "\u0308", "\u0130", "\u2260", "\u01c5",
+     "\u0344", "\u1fb2", "\u03a3", "\u00f6", "\u0345"]),
+    max_size=30)
+
+
+@given(st.one_of(TEXTS, TRICKY))
+@settings(max_examples=200, deadline=None)
+def test_token_offsets_are_the_tokens_and_cover_their_source(text):
+    words, starts, ends = simple_token_offsets(text)
+    assert words == simple_tokenize(text)
+    assert starts == sorted(starts) and ends == sorted(ends)
+    for w, a, b in zip(words, starts, ends, strict=True):
+        assert 0 <= a < b <= len(text)
+        assert fold(w) in fold(text[a:b])
+        if text.isascii():
+            assert text[a:b].lower() == w
+
+
+@given(st.one_of(TEXTS, TRICKY), st.lists(st.one_of(TEXTS, TRICKY), max_size=3), st.data())
+@settings(max_examples=150, deadline=None)
+def test_answer_spans_exactly_when_has_answer(text, answers, data):
+    tokens = simple_tokenize(text)
+    if tokens:  # often an answer that is there: a run of the text's own tokens
+        i = data.draw(st.integers(0, len(tokens) - 1))
+        j = data.draw(st.integers(i + 1, min(len(tokens), i + 4)))
+        answers = [*answers, " ".join(tokens[i:j])]
+    runs = [tokenize_answer(a) for a in answers]
+    spans = answer_char_spans(runs, text)
+    assert bool(spans) == has_answer(runs, tokens)
+    for (a, b), nxt in zip(spans, [*spans[1:], (len(text) + 1, 0)], strict=False):
+        assert 0 <= a < b <= len(text) and b < nxt[0]  # sorted, apart
+        words = simple_tokenize(text[a:b])
+        assert any(words[k:k + len(r)] == list(r) for r in runs if r
+                   for k in range(len(words)))
 
 
 def test_dpr_tokenizer_agrees_with_regex_module():

@@ -401,10 +401,16 @@ def _not_yet(task: str) -> Callable[..., OpenView]:
     return load
 
 
+def _load_retrieval_view(*args: Any, **kwargs: Any) -> OpenView:
+    from nqkit.browser.run_view import load_retrieval_view
+
+    return load_retrieval_view(*args, **kwargs)
+
+
 LOADERS: dict[str, Callable[..., OpenView]] = {
     "nq-open": load_nq_open_view,
     "ambigqa": load_ambigqa_view,
-    "retrieval": _not_yet("retrieval"),
+    "retrieval": _load_retrieval_view,
 }
 
 

@@ -377,3 +377,24 @@ def _first_words(tokens: Iterable[str], n: int) -> Iterator[str]:
             n -= 1
             if n <= 0:
                 return
+
+
+def mark_spans(text: str, spans: Iterable[tuple[int, int]], cls: str = "hl") -> str:
+    """Plain ``text`` (third-party data) as HTML: every character escaped, and the
+    character ``spans`` (sorted, not overlapping, as
+    :func:`nqkit.text.dpr_tokenize.answer_char_spans` gives them) wrapped in
+    ``<mark class="cls">``, the only markup in the result. ``cls`` is one of the
+    browser's own mark classes."""
+    if cls not in MARK_CLASSES:
+        raise ValueError(f"not a mark class of the browser: {cls!r}")
+    out: list[str] = []
+    pos = 0
+    for start, end in spans:
+        start, end = max(start, pos), min(end, len(text))
+        if start >= end:
+            continue
+        out.append(html.escape(text[pos:start]))
+        out.append(f'<mark class="{cls}">{html.escape(text[start:end])}</mark>')
+        pos = end
+    out.append(html.escape(text[pos:]))
+    return "".join(out)

@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from nqkit.commands.base import Command
-from nqkit.settings import Param, int_in
+from nqkit.settings import Param, int_in, positive_int
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,6 +48,12 @@ def run(args: argparse.Namespace) -> int:
     if args.answer_field != "answer" and task != "nq-open":
         raise InputError(None, "--answer-field is for --task nq-open (EfficientQA)",
                          "drop --answer-field")
+    given = [flag for flag, on in (("--passages", args.passages), ("--qrels", args.qrels),
+                                   ("--first-qid", args.first_qid),
+                                   ("--topk", args.topk != [1, 5, 20, 100])) if on]
+    if given and task != "retrieval":
+        raise InputError(None, f"{' '.join(given)}: for --task retrieval only",
+                         f"drop {' '.join(given)}, or add --task retrieval")
     if (args.overlap or args.overlap_rows) and task != "nq-open":
         raise InputError(None, "--overlap is for --task nq-open",
                          "score the overlap groups of other predictions with nqkit overlap "
@@ -114,7 +120,13 @@ def load_open(task: str, gold: Any, predictions: list[str], args: Any, *,
     from nqkit.browser.open_model import PairView
     from nqkit.browser.open_views import load_view
 
-    options = {"answer_field": args.answer_field} if task == "nq-open" else {}
+    options: dict[str, Any] = {}
+    if task == "nq-open":
+        options = {"answer_field": args.answer_field}
+    elif task == "retrieval":
+        options = {k: v for k, v in (("passages", args.passages), ("qrels", args.qrels),
+                                     ("first_qid", args.first_qid), ("topk", args.topk))
+                   if v not in (None, 0, [1, 5, 20, 100])}
     views = [load_view(task, gold, p, **options) for p in predictions]
     if len(views) == 2 and views[0].allow_missing != views[1].allow_missing:
         # `nqkit compare --allow-missing` scores both systems so: one policy, one signature
@@ -189,8 +201,9 @@ def comparison_of(task_name: str, gold: Any, views: list[Any], predictions: list
 
     golds = [gold] if isinstance(gold, str | os.PathLike) else list(gold)
     flags = "".join(f" --gold {os.fspath(g)}" for g in golds)
-    flags += "".join(f" --{k.replace('_', '-')} {v}" for k, v in options.items()
-                     if v != "answer")
+    flags += "".join(f" --{k.replace('_', '-')} "
+                     + (" ".join(map(str, v)) if isinstance(v, list) else str(v))
+                     for k, v in options.items() if v != "answer")
     if views[0].allow_missing:
         flags += " --allow-missing"
     if resamples != 1000:
@@ -240,7 +253,10 @@ COMMANDS = (Command(
     "spans highlighted. The first run over a file builds an on-disk index (once, with a "
     "progress bar); later runs start in seconds. With --task nq-open or ambigqa: "
     "open-domain predictions against their gold, per question, with the numbers of nqkit "
-    "eval; two prediction files side by side with the paired test of nqkit compare.",
+    "eval; two prediction files side by side with the paired test of nqkit compare. With "
+    "--task retrieval: a retrieval run (DPR results JSON, or a TREC run with --passages) "
+    "over the questions of --gold, the ranked passages with the answers highlighted where "
+    "has_answer finds them, and the recall of nqkit eval retrieval.",
     run, params=(
         Param("gold", "--gold", "gold files (globs): NQ files, original or simplified, .jsonl "
               "or .jsonl.gz; with --task, that task's gold (NQ-open JSONL, AmbigNQ JSON)",
@@ -252,6 +268,15 @@ COMMANDS = (Command(
         Param("predictions", "--predictions", "predictions file in the task's format "
               "(optional for nq); two files: the systems side by side, with the paired "
               "test of nqkit compare (not for nq)", nargs="+", metavar="FILE"),
+        Param("passages", "--passages", "retrieval: the passage corpus of a TREC run (DPR "
+              "psgs_w100.tsv format); as in nqkit eval retrieval", metavar="TSV"),
+        Param("qrels", "--qrels", "retrieval: TREC qrels of gold passages (nqkit convert "
+              "qrels): marks them, adds gold-passage recall and the gold / coincidence "
+              "split of the hits; as in nqkit eval retrieval", metavar="FILE"),
+        Param("first_qid", "--first-qid", "retrieval: the query id of the first question in "
+              "a TREC run and in --qrels (default 0)", default=0, type=int_in(0)),
+        Param("topk", "--topk", "retrieval: the cut-offs k (default: 1 5 20 100)",
+              default=[1, 5, 20, 100], type=positive_int, nargs="+", metavar="K"),
         Param("overlap", "--overlap", "nq-open: show each question's test-train overlap "
               "group and the scores by group (nqkit overlap score): the training set the "
               "model saw (files as nqkit overlap --train takes them), or an annotation file "

@@ -10,7 +10,7 @@ JSONL), joined by question. The scoring is
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -168,6 +168,7 @@ class _GoldRanks:
                  depth: int) -> None:
         self.qrels, self.qids, self.first_qid, self.depth = qrels, qids, first_qid, depth
         self.ranks: list[tuple[int, ...] | None] = []
+        self.gold: frozenset[str] | None = None  # the gold passage ids of the last question
         self.scored_qids: set[str] = set()
         self.retrieved_gold = 0  # gold passage ids retrieved, at any depth
         self.with_ids = False  # some context carries a passage id
@@ -180,6 +181,7 @@ class _GoldRanks:
             if qid is not None:
                 self.scored_qids.add(qid)
             gold = self.qrels.gold.get(qid) if qid is not None else None
+            self.gold = gold
             ids = [c.id for c in r.ctxs]
             self.with_ids = self.with_ids or any(ids)
             self.retrieved_gold += sum(1 for pid in ids if pid in gold_ids)
@@ -236,7 +238,23 @@ def _qrels_checks(qr: _Qrels, g: _GoldRanks, qrels_path: str, results_path: str,
     return warnings
 
 
-def score(s: RetrievalSettings) -> Result:
+def _kept(results: Iterable[Any], keep: Callable[[Any, frozenset[str] | None], object],
+          gold_ranks: _GoldRanks | None) -> Iterator[Any]:
+    for r in results:
+        keep(r, gold_ranks.gold if gold_ranks is not None else None)
+        yield r
+
+
+def score(s: RetrievalSettings, *,
+          keep: Callable[[Any, frozenset[str] | None], object] | None = None) -> Result:
+    """``nqkit eval retrieval``'s result for the settings ``s``.
+
+    ``keep`` (for a caller that shows the results, such as ``nqkit browse``) is called
+    with each scored question's :class:`~nqkit.formats.dpr.DprResult` (joined with the
+    gold answers, in the order of the per-item records) and its gold passage ids from
+    ``--qrels`` (None without qrels, or when the qrels know no gold passage for it),
+    while the stream is scored: the results are read once, by the same code.
+    """
     import numpy as np
 
     from nqkit.formats.dpr import read_dpr_results
@@ -288,6 +306,8 @@ def score(s: RetrievalSettings) -> Result:
         gold_ranks = _GoldRanks(qrels, qids, s.first_qid, ks[-1])
         results = gold_ranks(results)
         run_settings = {"recall": s.recall, "qrels": qrels.fingerprint}
+    if keep is not None:
+        results = _kept(results, keep, gold_ranks)
     r = score_answer_recall(_noted(progress(results, desc="answer recall", unit="q"),
                                    scored), ks, where=path, run_settings=run_settings)
     if gold_ranks is not None and qrels is not None:

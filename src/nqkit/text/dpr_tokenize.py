@@ -13,6 +13,7 @@ Unicode version), so no third-party ``regex`` module is needed.
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 import unicodedata
@@ -20,8 +21,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["AnswerCheck", "AnswerTokens", "fold", "has_answer", "simple_tokenize",
-           "tokenize_answer"]
+__all__ = ["AnswerCheck", "AnswerTokens", "TokenOffsets", "answer_char_spans", "fold",
+           "has_answer", "simple_token_offsets", "simple_tokenize", "tokenize_answer"]
 
 MEMO_LIMIT = 50_000  # passage texts whose tokens are kept (about 5.5 KB for 100 words)
 
@@ -67,6 +68,81 @@ def simple_tokenize(text: str) -> list[str]:
     return [t.lower() for t in _token_re().findall(unicodedata.normalize("NFD", text))]
 
 
+TokenOffsets = tuple[list[str], list[int], list[int]]
+
+
+def simple_token_offsets(text: str) -> TokenOffsets:
+    """:func:`simple_tokenize` of ``text`` (the list ``words``), with the character
+    offsets ``starts[i]``, ``ends[i]`` of what token ``i`` was made from in ``text``
+    itself (not in its NFD form).
+
+    The tokens are exactly those of :func:`simple_tokenize` (the same pattern over the
+    same normalized text). NFD may turn one character into several (``é`` into ``e`` and
+    a combining accent, one token) and reorder combining marks; each character of the
+    normalized text is traced back to the character of ``text`` it came from, or, where
+    marks were reordered, to the run of a base character and its marks. So
+    ``text[starts[i]:ends[i]]`` always covers every character token ``i`` came from.
+    """
+    if text.isascii():
+        matches = list(_ASCII_TOKEN.finditer(text.lower()))
+        return ([m.group() for m in matches], [m.start() for m in matches],
+                [m.end() for m in matches])
+    nfd, origin_start, origin_end = _nfd_origins(text)
+    matches = list(_token_re().finditer(nfd))
+    return ([m.group().lower() for m in matches], [origin_start[m.start()] for m in matches],
+            [origin_end[m.end() - 1] for m in matches])
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def _nfd_origins(text: str) -> tuple[str, Sequence[int], Sequence[int]]:
+    """NFD of ``text``, and for each of its characters the start and end offsets in
+    ``text`` of what it came from.
+
+    ASCII characters are their own normal form and starters (combining class 0): no mark
+    moves across them, so each run of other characters is normalized on its own. Within
+    such a run, canonical reordering moves marks only after a character whose
+    decomposition starts with a starter; each stretch from one such character to the
+    next is traced character by character when its characters normalize one by one to
+    the stretch's normal form, and as a whole otherwise.
+    """
+    nfd = unicodedata.normalize("NFD", text)
+    if nfd == text:
+        return nfd, range(len(text)), range(1, len(text) + 1)
+    parts: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    pos = 0
+    for m in _NON_ASCII.finditer(text):
+        a, b = m.span()
+        parts.append(text[pos:a])
+        starts.extend(range(pos, a))
+        ends.extend(range(pos + 1, a + 1))
+        bounds = [i for i in range(a, b) if i == a or (
+            unicodedata.combining(text[i]) == 0
+            and unicodedata.combining(unicodedata.normalize("NFD", text[i])[0]) == 0)]
+        bounds.append(b)
+        for c, d in itertools.pairwise(bounds):
+            run = unicodedata.normalize("NFD", text[c:d])
+            parts.append(run)
+            pieces = [unicodedata.normalize("NFD", ch) for ch in text[c:d]]
+            if "".join(pieces) == run:
+                for i, piece in enumerate(pieces, c):
+                    starts.extend([i] * len(piece))
+                    ends.extend([i + 1] * len(piece))
+            else:
+                starts.extend([c] * len(run))
+                ends.extend([d] * len(run))
+        pos = b
+    parts.append(text[pos:])
+    starts.extend(range(pos, len(text)))
+    ends.extend(range(pos + 1, len(text) + 1))
+    if "".join(parts) != nfd:  # cannot happen by the rule above; never a wrong offset
+        return nfd, [0] * len(nfd), [len(text)] * len(nfd)
+    return nfd, starts, ends
+
+
 def tokenize_answer(answer: str) -> tuple[str, ...]:
     return tuple(simple_tokenize(answer))
 
@@ -86,6 +162,42 @@ def has_answer(answer_tokens: Iterable[Sequence[str]], text_tokens: Sequence[str
             if text_tokens[i] == first and tuple(text_tokens[i:i + k]) == tuple(ans):
                 return True
     return False
+
+
+def answer_char_spans(answer_tokens: Iterable[Sequence[str]], text: str, *,
+                      offsets: TokenOffsets | None = None,
+                      ) -> list[tuple[int, int]]:
+    """Where the (tokenized) answers occur in ``text``, as :func:`has_answer` finds them:
+    the character spans ``(start, end)`` of ``text`` covered by every contiguous token run
+    equal to an answer, sorted, overlapping spans merged.
+
+    Empty exactly when ``has_answer(answer_tokens, simple_tokenize(text))`` is False: the
+    tokens are the same (:func:`simple_token_offsets`), and every occurrence is listed.
+    ``offsets``: ``simple_token_offsets(text)``, when the caller has it already.
+    """
+    words, starts, ends = simple_token_offsets(text) if offsets is None else offsets
+    found: list[tuple[int, int]] = []
+    for ans in answer_tokens:
+        run = list(ans)
+        k = len(run)
+        if k == 0:
+            continue
+        last = len(words) - k  # the last position where the run could start
+        i = -1
+        while True:
+            try:
+                i = words.index(run[0], i + 1, last + 1)
+            except ValueError:
+                break
+            if words[i:i + k] == run:
+                found.append((starts[i], ends[i + k - 1]))
+    merged: list[tuple[int, int]] = []
+    for a, b in sorted(found):
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    return merged
 
 
 def fold(text: str) -> str:
