@@ -55,7 +55,7 @@ from nqkit.retrieval.lucene_bm25 import (
     CountedShard,
     GlobalStats,
     LuceneBM25Settings,
-    anserini_adjust,
+    anserini_adjust_lists,
     avg_field_length,
     clause_scores,
     count_ids,
@@ -359,13 +359,29 @@ def search_lucene(root: Path, shards: tuple[Shard, ...], settings: LuceneBM25Set
                            base.sum_total_term_freq), terms, boosts, offsets, k)
             for s in shards]
     results = cluster.map(_query_job, jobs, desc="BM25 (Lucene) search")
-    hits: list[Hits] = []
-    for i in range(len(questions)):
-        parts = [(r["rows"][a:b], r["scores"][a:b], r["ids"][a:b])
-                 for r in results for a, b in [(int(r["offsets"][i]), int(r["offsets"][i + 1]))]]
-        rows = np.concatenate([p[0] for p in parts])
-        vals = np.concatenate([p[1] for p in parts]).astype(F32)
-        ids = np.concatenate([p[2] for p in parts])
-        order = np.lexsort((ids, -vals.astype(np.float64)))[:k]
-        hits.append((rows[order].astype(np.int64), anserini_adjust(vals[order])))
+    if len(results) == 1:  # one shard: its lists are the lists
+        ranked_rows, ranked_vals = results[0]["rows"], results[0]["scores"]
+        offsets = results[0]["offsets"]
+    else:
+        rows_of: list[np.ndarray] = []
+        vals_of: list[np.ndarray] = []
+        for i in range(len(questions)):
+            parts = [(r["rows"][a:b], r["scores"][a:b], r["ids"][a:b])
+                     for r in results
+                     for a, b in [(int(r["offsets"][i]), int(r["offsets"][i + 1]))]]
+            rows = np.concatenate([p[0] for p in parts])
+            vals = np.concatenate([p[1] for p in parts]).astype(F32)
+            ids = np.concatenate([p[2] for p in parts])
+            order = np.lexsort((ids, -vals.astype(np.float64)))[:k]
+            rows_of.append(rows[order])
+            vals_of.append(vals[order])
+        sizes = [r.shape[0] for r in rows_of]
+        offsets = np.concatenate([np.zeros(1, np.int64), np.cumsum(sizes, dtype=np.int64)])
+        ranked_rows = _cat(rows_of, np.zeros(0, np.int64))
+        ranked_vals = _cat(vals_of, np.zeros(0, F32))
+    adjusted = anserini_adjust_lists(ranked_vals.astype(F32), offsets)
+    ranked_rows = ranked_rows.astype(np.int64)
+    bounds = offsets.tolist()
+    hits: list[Hits] = [(ranked_rows[a:b], adjusted[a:b])
+                        for a, b in itertools.pairwise(bounds)]
     return hits, max(r["peak_rss_mb"] for r in results)
