@@ -46,11 +46,12 @@ take the pattern cut to ASCII classes, texts without astral characters the one c
 BMP. Texts with a character that can start two rules, or a Hebrew letter before a quote
 (WB7a-c, where the longest match needs POSIX leftmost-longest matching), and tokens over
 255 units go through a per-token scan. Terms are cached per raw token form, as bm25s caches
-stems.
+stems. Each pattern is compiled on first use (compiling them all took a second per process).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import ClassVar
@@ -201,32 +202,64 @@ def _emoji_rule(keep: set[int] | None = None) -> str:
 
 _WORD, _SA_RULE, _HAN_RULE, _HIRA_RULE = _rules("*+")
 _RULES = (_WORD, _emoji_rule(), _SA_RULE, _HAN_RULE, _HIRA_RULE)
-# A greedy backtracking pattern: its first match at a position is the longest one of the
-# rule that matches there, and at most one rule can match at a position whose character
-# is not in _CONFLICT. A digit starts both the keycap and the WORD rule, but WORD's match
-# is never shorter (a digit's Extend run covers U+FE0F and U+20E3), and WORD comes first.
-# The standard library's re runs these large classes about 3x faster than regex.
-_FAST = re.compile("|".join(_RULES))
-_SINGLE = [re.compile(r) for r in _RULES]
-# The same rules over ASCII text, where only WORD is left (no ASCII character is Extend,
-# Format, ZWJ, Hebrew, Katakana or an emoji without U+20E3): most passages are ASCII.
-_ASCII = re.compile("|".join(_rules("*+", set(range(128)))))
-# ... and over text without astral characters: re tests a BMP character against a class
-# by a bitmap, but then still walks the class's astral ranges when the test fails
 _BMP_KEEP = set(range(0x10000))
-_BMP = re.compile("|".join([_rules("*+", _BMP_KEEP)[0], _emoji_rule(_BMP_KEEP),
-                            *_rules("*+", _BMP_KEEP)[1:]]))
-# WORD where a Hebrew letter meets a quote needs leftmost-longest (POSIX) matching
-# (WB7a-c: the greedy letter run would take the letter that starts Hebrew_Letter
-# (Single_Quote | Double_Quote Hebrew_Letter))
-_WORD_POSIX = regex.compile("(?p)" + _rules("*")[0], regex.V0)
-_HEBREW_QUOTE = re.compile(_cls(_HL) + _cls(_X) + "*" + _cls(_SQ | _DQ))
-
 _EMOJI_START = _ZWJ | _EMOJI_CHAR | _EMB | _EM | _RI | {ord("#"), ord("*")}
 _STARTS = [_AH | _NUM | _KAT | _ENL, _EMOJI_START, _SA, _HAN, _HIRA]
 _CONFLICT = set().union(*(a & b for i, a in enumerate(_STARTS) for b in _STARTS[i + 1:]))
-_SLOW = re.compile(_cls(_CONFLICT) + "|" + _HEBREW_QUOTE.pattern)
 _CONFLICT_STR = frozenset(map(chr, _CONFLICT))
+
+
+class _Patterns:
+    """The compiled patterns, each compiled on first use: compiling the large classes
+    takes most of a second, and most texts need only the ASCII one (a process that never
+    meets an astral character or a Hebrew quote never compiles theirs)."""
+
+    @functools.cached_property
+    def fast(self) -> re.Pattern[str]:
+        # A greedy backtracking pattern: its first match at a position is the longest one
+        # of the rule that matches there, and at most one rule can match at a position
+        # whose character is not in _CONFLICT. A digit starts both the keycap and the
+        # WORD rule, but WORD's match is never shorter (a digit's Extend run covers U+FE0F
+        # and U+20E3), and WORD comes first. The standard library's re runs these large
+        # classes about 3x faster than regex.
+        return re.compile("|".join(_RULES))
+
+    @functools.cached_property
+    def single(self) -> list[re.Pattern[str]]:
+        return [re.compile(r) for r in _RULES]
+
+    @functools.cached_property
+    def ascii(self) -> re.Pattern[str]:
+        # The same rules over ASCII text, where only WORD is left (no ASCII character is
+        # Extend, Format, ZWJ, Hebrew, Katakana or an emoji without U+20E3): most
+        # passages are ASCII.
+        return re.compile("|".join(_rules("*+", set(range(128)))))
+
+    @functools.cached_property
+    def bmp(self) -> re.Pattern[str]:
+        # ... and over text without astral characters: re tests a BMP character against
+        # a class by a bitmap, but then still walks the class's astral ranges when the
+        # test fails
+        return re.compile("|".join([_rules("*+", _BMP_KEEP)[0], _emoji_rule(_BMP_KEEP),
+                                    *_rules("*+", _BMP_KEEP)[1:]]))
+
+    @functools.cached_property
+    def word_posix(self) -> regex.Pattern[str]:
+        # WORD where a Hebrew letter meets a quote needs leftmost-longest (POSIX)
+        # matching (WB7a-c: the greedy letter run would take the letter that starts
+        # Hebrew_Letter (Single_Quote | Double_Quote Hebrew_Letter))
+        return regex.compile("(?p)" + _rules("*")[0], regex.V0)
+
+    @functools.cached_property
+    def hebrew_quote(self) -> re.Pattern[str]:
+        return re.compile(_cls(_HL) + _cls(_X) + "*" + _cls(_SQ | _DQ))
+
+    @functools.cached_property
+    def slow(self) -> re.Pattern[str]:
+        return re.compile(_cls(_CONFLICT) + "|" + self.hebrew_quote.pattern)
+
+
+_P = _Patterns()
 
 # A character no rule's match can hold: every class a rule reads, and the literals
 # (U+FE0F, U+20E3, the tag characters U+E0020-U+E007F), leave it out.
@@ -259,12 +292,13 @@ def _scan_exact(text: str) -> list[str]:
     out: list[str] = []
     pos = 0
     n = len(text)
-    hebrew = _HEBREW_QUOTE.search(text) is not None
-    rules: list[re.Pattern[str] | regex.Pattern[str]] = list(_SINGLE)
+    hebrew = _P.hebrew_quote.search(text) is not None
+    rules: list[re.Pattern[str] | regex.Pattern[str]] = list(_P.single)
     if hebrew:
-        rules[0] = _WORD_POSIX
+        rules[0] = _P.word_posix
+    fast = _P.fast
     while True:
-        m = _FAST.search(text, pos)
+        m = fast.search(text, pos)
         if m is None:
             return out
         p = m.start()
@@ -287,13 +321,13 @@ def _scan_exact(text: str) -> list[str]:
 def tokenize(text: str) -> list[str]:
     """Lucene StandardTokenizer's tokens of ``text`` (max token length 255), unfiltered."""
     if text.isascii():
-        toks: list[str] = _ASCII.findall(text)
-    elif _SLOW.search(text) is not None:
+        toks: list[str] = _P.ascii.findall(text)
+    elif _P.slow.search(text) is not None:
         return _scan_exact(text)
     elif max(text) <= "\uffff":
-        toks = _BMP.findall(text)
+        toks = _P.bmp.findall(text)
     else:
-        toks = _FAST.findall(text)
+        toks = _P.fast.findall(text)
     # every token within 255 UTF-16 units: the windowed scan gives the same tokens
     if toks and len(max(toks, key=len)) > MAX_TOKEN_LENGTH // 2 and any(
             _u16(t) > MAX_TOKEN_LENGTH for t in toks):
