@@ -71,6 +71,7 @@ __all__ = [
     "avg_field_length",
     "byte4_to_int",
     "clause_scores",
+    "count_docs",
     "count_ids",
     "count_shard",
     "global_stats",
@@ -247,13 +248,20 @@ def count_ids(flat: np.ndarray, lengths: np.ndarray, terms: list[str]) -> Counte
     tokens as indexes into ``terms`` (distinct, in any order), document after document,
     ``lengths`` the number of each document's tokens."""
     n = lengths.shape[0]
+    return count_docs(flat, np.repeat(np.arange(n, dtype=np.int64), lengths), lengths, terms)
+
+
+def count_docs(flat: np.ndarray, docs: np.ndarray, lengths: np.ndarray, terms: list[str]
+               ) -> CountedShard:
+    """:func:`count_ids` with the document of every token given (``docs[i]`` for
+    ``flat[i]``), so the tokens may come in any order; ``lengths`` as there."""
+    n = lengths.shape[0]
     # ids -> sorted-term ids, so a shard's arrays depend on neither id nor token order
     order = sorted(range(len(terms)), key=terms.__getitem__)
     vocab = [terms[i] for i in order]
     rank = np.empty(len(terms), dtype=np.int64)
     rank[order] = np.arange(len(terms), dtype=np.int64)
-    rows = np.repeat(np.arange(n, dtype=np.int64), lengths)
-    keys, freqs = np.unique(rank[flat] * max(n, 1) + rows, return_counts=True)
+    keys, freqs = np.unique(rank[flat] * max(n, 1) + docs, return_counts=True)
     terms_of, rows_of = np.divmod(keys, max(n, 1))
     doc_freq = np.bincount(terms_of, minlength=len(vocab)).astype(np.int64)
     indptr = np.concatenate([np.zeros(1, np.int64), np.cumsum(doc_freq)])

@@ -36,7 +36,8 @@ from nqkit.retrieval.corpus import (
     read_passages,
 )
 
-__all__ = ["PassageStore", "Shard", "StoreInfo", "iter_shard", "write_store"]
+__all__ = ["PassageStore", "Shard", "StoreInfo", "iter_shard", "read_shard", "shard_passage",
+           "write_store"]
 
 STORE_DIR = "passages"
 
@@ -159,6 +160,22 @@ def iter_shard(root: PathLike, shard: Shard) -> Iterator[Passage]:
     finally:
         if isinstance(data, mmap.mmap):
             data.close()
+
+
+def read_shard(root: PathLike, shard: Shard) -> tuple[bytes, np.ndarray]:
+    """The bytes of one shard file and its record offsets (int64, the end last): for
+    shard jobs that read all of a shard at once; :func:`shard_passage` parses a record."""
+    tsv, offs = _shard_paths(Path(root), shard)
+    offsets = np.load(offs)
+    with open(tsv, "rb") as f:
+        return f.read(), offsets
+
+
+def shard_passage(data: bytes, offsets: np.ndarray, j: int, root: PathLike, shard: Shard
+                  ) -> Passage:
+    """Passage ``j`` of a shard read by :func:`read_shard` (as :func:`iter_shard` gives
+    it, with its error for a damaged record)."""
+    return _record(data, offsets, j, Path(root), shard)
 
 
 def _record(data: mmap.mmap | bytes, offsets: Sequence[int] | np.ndarray, j: int,
