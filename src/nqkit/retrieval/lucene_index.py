@@ -39,6 +39,7 @@ Lucene's raw float32 ranking (the adjustment never reorders). Signatures say
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import json
 from array import array
@@ -430,17 +431,18 @@ def query_terms(root: Path, questions: list[str]
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every question's bag-of-words clauses as global term ids and boosts (terms not in
     the index dropped: they match nothing), concatenated, with the offsets."""
+    import orjson
+
     from nqkit.text.lucene import analyze
 
-    with open(root / SUBDIR / "vocab.json", encoding="utf-8") as f:
-        index_of = {t: i for i, t in enumerate(json.load(f))}
+    vocab = orjson.loads((root / SUBDIR / "vocab.json").read_bytes())  # sorted
     terms: list[int] = []
     boosts: list[int] = []
     offsets = [0]
     for q in questions:
         for term, boost in query_clauses(analyze(q)):
-            g = index_of.get(term)
-            if g is not None:
+            g = bisect.bisect_left(vocab, term)  # no dict of a million terms to build
+            if g < len(vocab) and vocab[g] == term:
                 terms.append(g)
                 boosts.append(boost)
         offsets.append(len(terms))

@@ -83,12 +83,12 @@ def write_store(corpus: PathLike, root: PathLike, shard_size: int) -> StoreInfo:
     buf: list[int] = []
     out = None
     offsets: list[int] = []
-    start = 0
+    start = at = 0
 
     def close_shard(stop: int) -> None:
         nonlocal out, offsets
         assert out is not None
-        offsets.append(out.tell())
+        offsets.append(out.tell())  # = at, the sum of the records' lengths
         out.close()
         shard = Shard(len(shards), start, stop)
         np.save(_shard_paths(root, shard)[1], np.asarray(offsets, dtype=np.int64))
@@ -100,11 +100,13 @@ def write_store(corpus: PathLike, root: PathLike, shard_size: int) -> StoreInfo:
         for p in read_passages(corpus):
             assert isinstance(p, Passage)
             if out is None:
-                start = row
+                start, at = row, 0
                 out = open(_shard_paths(root, Shard(len(shards), row, row))[0],  # noqa: SIM115
                            "wb")
-            offsets.append(out.tell())
-            out.write(format_passage_line(p).encode("utf-8"))
+            offsets.append(at)
+            record = format_passage_line(p).encode("utf-8")
+            out.write(record)
+            at += len(record)
             fp.update(p)
             buf.append(hash(p.id))
             if len(buf) >= 1 << 20:
