@@ -10,11 +10,12 @@ this module is their job plumbing, in the three steps of
 :mod:`nqkit.retrieval.bm25_index`, each a list of shard jobs run by :mod:`nqkit.cluster`:
 
 1. *count* (one job per shard): analyze ``title + "\\n" + text`` of every passage, each
-   distinct space-separated chunk once (:func:`nqkit.text.lucene.chunks` says why that
-   gives the terms of the whole text), write the shard's postings with shard-local term
-   ids (:func:`~nqkit.retrieval.lucene_bm25.count_ids`) and the passage ids
-   (``ids-NNNNN.npy``, a fixed-width unicode array: the tie-break needs them at search
-   time);
+   distinct chunk between ASCII whitespace once per process, whatever shard holds it
+   (:func:`nqkit.text.lucene.chunks` says why that gives the terms of the whole text;
+   ``_read_chunks`` how a shard's bytes are read at once), write the shard's postings
+   with shard-local term ids (:func:`~nqkit.retrieval.lucene_bm25.count_docs`) and the
+   passage ids (``ids-NNNNN.npy``, a fixed-width unicode array: the tie-break needs them
+   at search time);
 2. *global statistics* (here): the sorted union of the vocabularies, document frequencies,
    Lucene's ``docCount`` and ``sumTotalTermFreq`` (:func:`~nqkit.retrieval.lucene_bm25.
    global_stats`' rules, without holding the shards' postings in the driver);
