@@ -270,8 +270,15 @@ def test_the_build_analyzes_chunks_as_the_whole_text(tmp_path: Path) -> None:
              ("👩\u200d 👩\u200d👩 a\u0301 \u0301b 1\ufe0f\u20e3", "emoji"), ("the of and", "a"),
              ("צה\"ל a'ב' R&B dog's dogs' ทดสอบภาษาไทย 東京", "mixed"),
              ("U.S.-based e-mail e-mail", "A title"), ("...", "!"),
-             ("a\u202fb (U+202F is ExtendNumLet: one token) c\u00a0d", "other spaces")]
+             ("a\u202fb (U+202F is ExtendNumLet: one token) c\u00a0d", "other spaces"),
+             ('"Quoted" a""b "x y" e-"mail"', '"T" "'),  # quoted fields, read as written
+             ("tab\tline\nbreak\x0bvt\x0cff cr\r\nend\x1c", "ascii whitespace")]
     passages = [Passage(f"p{i}", *texts[i % len(texts)]) for i in range(40)]
+    # the shard read the careful way (one passage at a time) for a quoted Hebrew text
+    # (doubled quotes would change its terms), a NUL byte, a quoted id; 1 and 4 at once
+    passages[3] = Passage("p3", 'צה"ל and "א"ב"', "hebrew quotes")
+    passages[21] = Passage("p21", "nul\x00 byte \x00", "nul")
+    passages[30] = Passage('p"30\t', "a quoted id", "id")
     corpus = tmp_path / "c.tsv"
     write_passages(corpus, passages)
     ix = tmp_path / "ix"
@@ -282,6 +289,9 @@ def test_the_build_analyzes_chunks_as_the_whole_text(tmp_path: Path) -> None:
     assert json.loads((ix / "bm25" / "vocab.json").read_text()) == want.stats.vocab
     assert np.array_equal(np.load(ix / "bm25" / "doc_freq.npy"), want.stats.doc_freq)
     assert len(want.shards) == 5 and "a\u202fb" in want.stats.vocab
+    assert 'צה"ל' in want.stats.vocab and 'א"ב' in want.stats.vocab
+    ids = np.concatenate([np.load(ix / "bm25" / f"ids-{i:05d}.npy") for i in range(5)])
+    assert ids.tolist() == [p.id for p in passages]
     for i, sh in enumerate(want.shards):
         for kind in ("norms", "terms", "indptr", "rows", "freqs", "data"):
             got = np.load(ix / "bm25" / f"{kind}-{i:05d}.npy")

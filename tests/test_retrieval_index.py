@@ -714,3 +714,24 @@ def test_a_store_build_ended_by_a_bad_passage_closes_its_open_shard(tmp_path):
             write_store(corpus, tmp_path / "store", shard_size=10)
         gc.collect()
     assert [w for w in caught if issubclass(w.category, ResourceWarning)] == []
+
+
+def test_store_ids_read_without_parsing_equal_the_passages_ids(tmp_path: Path) -> None:
+    # ids that the writer quotes (a tab, a quote, a line break), a quote in the text only,
+    # non-ASCII: the ids read up to the first tab must be the passages' own, in any order
+    # of rows and across shards
+    from nqkit.retrieval.passage_store import PassageStore, write_store
+
+    passages = [Passage("1", 'He said "hi"', "T"), Passage('a"b', "x", "T"),
+                Passage("c\td", "y\tz", "T"), Passage("é", "line\nbreak", "Ü"),
+                Passage('"q"', "w", '"t"'), Passage("plain", "text", "title"),
+                Passage("e\nf", "v", "T")]
+    corpus = tmp_path / "c.tsv"
+    write_passages(corpus, passages)
+    info = write_store(corpus, tmp_path / "store", shard_size=3)
+    store = PassageStore(tmp_path / "store", info.shards)
+    rows = [0, 1, 2, 3, 4, 5, 6, 5, 0, 6]
+    assert store.ids(rows) == [passages[r].id for r in rows]
+    with pytest.raises(IndexError):
+        store.ids([7])
+    store.close()

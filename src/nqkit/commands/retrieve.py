@@ -220,7 +220,7 @@ def _trec_blocks(questions: list[Any], result: Any, store: Any) -> Iterator[Any]
         rows = [h[0] for h in hits]
         distinct = np.unique(np.concatenate(rows)) if rows else np.empty(0, np.int64)
         yield TrecBlock([q.qid for q in questions[lo:lo + TREC_BLOCK]],
-                        [store.get(r).id for r in distinct.tolist()],
+                        store.ids(distinct.tolist()),
                         [np.searchsorted(distinct, r) for r in rows],
                         [s.astype(dtype) for _, s in hits])
 

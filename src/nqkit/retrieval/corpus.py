@@ -80,12 +80,8 @@ class CorpusFingerprint:
         self.count = 0
 
     def update(self, passage: Passage) -> None:
-        self._h.update(passage.id.encode("utf-8"))
-        self._h.update(b"\x1f")
-        self._h.update(passage.text.encode("utf-8"))
-        self._h.update(b"\x1f")
-        self._h.update(passage.title.encode("utf-8"))
-        self._h.update(b"\x1e")
+        # one update of the concatenation: the digest of the same bytes
+        self._h.update(f"{passage.id}\x1f{passage.text}\x1f{passage.title}\x1e".encode())
         self.count += 1
 
     def hexdigest(self) -> str:

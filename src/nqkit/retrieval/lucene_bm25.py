@@ -48,7 +48,9 @@ so that N shards give the bytes of one: :func:`count_shard`, :func:`global_stats
 
 from __future__ import annotations
 
+import itertools
 import json
+from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -65,9 +67,11 @@ __all__ = [
     "LuceneBM25Settings",
     "ScoredShard",
     "anserini_adjust",
+    "anserini_adjust_lists",
     "avg_field_length",
     "byte4_to_int",
     "clause_scores",
+    "count_docs",
     "count_ids",
     "count_shard",
     "global_stats",
@@ -162,21 +166,44 @@ def anserini_adjust(scores: np.ndarray) -> np.ndarray:
     of Lucene's scores: rounded to 4 decimals, with near-ties pulled apart by ``1e-6``
     steps (module docstring). The order is unchanged.
     """
-    out = np.empty(len(scores), dtype=F32)
-    eps, step = F32(1e-4), F32(1e-6)
-    count = 0
-    for i, s in enumerate(np.asarray(scores, dtype=F32).tolist()):
-        y = float(s) * 10000.0
-        r = np.floor(y)
-        r = r + 1.0 if y - r >= 0.5 else r  # Math.round: nearest, halves up (exact)
-        v = F32(r / 10000.0)
-        if i == 0 or out[i - 1] - v > eps:
-            count = 0
-        else:
-            count += 1
-            v = F32(v - F32(step * F32(count)))
-        out[i] = v
-    return out
+    scores = np.asarray(scores, dtype=F32)
+    return anserini_adjust_lists(scores, np.asarray([0, scores.shape[0]], dtype=np.int64))
+
+
+_EPS, _STEP = float(F32(1e-4)), float(F32(1e-6))
+
+
+def anserini_adjust_lists(scores: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """:func:`anserini_adjust` of the ranked lists ``scores[offsets[i]:offsets[i + 1]]``
+    (float32, concatenated); the adjusted scores, concatenated the same way.
+
+    The rounding is one numpy pass; the running near-tie count is a loop over Python
+    floats that does Java's float arithmetic exactly: each float32 operation is done in
+    double, where it is exact (differences of float32 values between 1e-4 and 2**24 and
+    products of a float32 by a count below 2**29 fit in 53 bits), and rounded to float32
+    once by storing it in an ``array("f")``.
+    """
+    y = np.asarray(scores, dtype=F32).astype(np.float64) * 10000.0
+    r = np.floor(y)
+    r += y - r >= 0.5  # Math.round: nearest, halves up (exact)
+    out = array("f", (r / 10000.0).astype(F32).tobytes())
+    f = array("f", [0.0])  # f[0] = x rounds x to float32
+    bounds = offsets.tolist()
+    for lo, hi in itertools.pairwise(bounds):
+        count = 0
+        prev = out[lo] if hi > lo else 0.0
+        for i in range(lo + 1, hi):
+            x = out[i]
+            f[0] = prev - x
+            if f[0] > _EPS:
+                count = 0
+            else:
+                count += 1
+                f[0] = _STEP * count
+                f[0] = x - f[0]
+                x = out[i] = f[0]
+            prev = x
+    return np.frombuffer(out, dtype=F32).copy()
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,13 +248,20 @@ def count_ids(flat: np.ndarray, lengths: np.ndarray, terms: list[str]) -> Counte
     tokens as indexes into ``terms`` (distinct, in any order), document after document,
     ``lengths`` the number of each document's tokens."""
     n = lengths.shape[0]
+    return count_docs(flat, np.repeat(np.arange(n, dtype=np.int64), lengths), lengths, terms)
+
+
+def count_docs(flat: np.ndarray, docs: np.ndarray, lengths: np.ndarray, terms: list[str]
+               ) -> CountedShard:
+    """:func:`count_ids` with the document of every token given (``docs[i]`` for
+    ``flat[i]``), so the tokens may come in any order; ``lengths`` as there."""
+    n = lengths.shape[0]
     # ids -> sorted-term ids, so a shard's arrays depend on neither id nor token order
     order = sorted(range(len(terms)), key=terms.__getitem__)
     vocab = [terms[i] for i in order]
     rank = np.empty(len(terms), dtype=np.int64)
     rank[order] = np.arange(len(terms), dtype=np.int64)
-    rows = np.repeat(np.arange(n, dtype=np.int64), lengths)
-    keys, freqs = np.unique(rank[flat] * max(n, 1) + rows, return_counts=True)
+    keys, freqs = np.unique(rank[flat] * max(n, 1) + docs, return_counts=True)
     terms_of, rows_of = np.divmod(keys, max(n, 1))
     doc_freq = np.bincount(terms_of, minlength=len(vocab)).astype(np.int64)
     indptr = np.concatenate([np.zeros(1, np.int64), np.cumsum(doc_freq)])

@@ -10,11 +10,12 @@ this module is their job plumbing, in the three steps of
 :mod:`nqkit.retrieval.bm25_index`, each a list of shard jobs run by :mod:`nqkit.cluster`:
 
 1. *count* (one job per shard): analyze ``title + "\\n" + text`` of every passage, each
-   distinct space-separated chunk once (:func:`nqkit.text.lucene.chunks` says why that
-   gives the terms of the whole text), write the shard's postings with shard-local term
-   ids (:func:`~nqkit.retrieval.lucene_bm25.count_ids`) and the passage ids
-   (``ids-NNNNN.npy``, a fixed-width unicode array: the tie-break needs them at search
-   time);
+   distinct chunk between ASCII whitespace once per process, whatever shard holds it
+   (:func:`nqkit.text.lucene.chunks` says why that gives the terms of the whole text;
+   ``_read_chunks`` how a shard's bytes are read at once), write the shard's postings
+   with shard-local term ids (:func:`~nqkit.retrieval.lucene_bm25.count_docs`) and the
+   passage ids (``ids-NNNNN.npy``, a fixed-width unicode array: the tie-break needs them
+   at search time);
 2. *global statistics* (here): the sorted union of the vocabularies, document frequencies,
    Lucene's ``docCount`` and ``sumTotalTermFreq`` (:func:`~nqkit.retrieval.lucene_bm25.
    global_stats`' rules, without holding the shards' postings in the driver);
@@ -39,10 +40,10 @@ Lucene's raw float32 ranking (the adjustment never reorders). Signatures say
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import json
 from array import array
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,16 +56,16 @@ from nqkit.retrieval.lucene_bm25 import (
     CountedShard,
     GlobalStats,
     LuceneBM25Settings,
-    anserini_adjust,
+    anserini_adjust_lists,
     avg_field_length,
     clause_scores,
-    count_ids,
+    count_docs,
     idf,
     norm_cache,
     query_clauses,
     score_shard,
 )
-from nqkit.retrieval.passage_store import Shard, iter_shard
+from nqkit.retrieval.passage_store import Shard, read_shard, shard_passage
 from nqkit.retrieval.topk import Hits
 
 __all__ = ["ANALYZER", "METHOD", "SCORES", "build_lucene", "contents", "search_lucene"]
@@ -102,69 +103,171 @@ class _Job:
     sum_total_term_freq: int = 0
 
 
-class _ChunkIds(dict[str, int]):
-    """Chunk (:func:`nqkit.text.lucene.chunks`) -> its row in a table of shard-local term
-    ids: each distinct chunk of a shard is analyzed once (its terms do not depend on the
-    text around it); row r's ids are ``ids[starts[r]:starts[r + 1]]``."""
+_MARK = b"\x00"  # stands for each passage's id in a shard's bytes (a chunk without terms)
+CHUNK_LIMIT = 1 << 21  # chunks a process keeps (the table starts again when above)
+_BLOCK = 8192  # passages whose chunks are split at once
 
-    def __init__(self, analyze: Callable[[str], list[str]]) -> None:
+
+class _ChunkTable(dict[bytes, int]):
+    """Chunk (UTF-8 bytes, :func:`nqkit.text.lucene.chunks`) -> its row in a table of
+    term ids: each distinct chunk is analyzed once per process (its terms do not depend
+    on the text around it), whatever shards the process counts; row r's ids are
+    ``ids[starts[r]:starts[r + 1]]``, indexes into ``names``."""
+
+    def __init__(self) -> None:
         super().__init__()
+        from nqkit.text.lucene import analyze, quotes_neutral
+
         self.analyze = analyze
-        self.terms: dict[str, int] = {}  # term -> shard-local id, in first-seen order
+        self.quotes_neutral = quotes_neutral
+        self.term_ids: dict[str, int] = {}  # term -> id, in first-seen order
+        self.names: list[str] = []  # id -> term
         self.starts = array("q", [0])
         self.ids = array("i")
+        self.raw = False  # the chunks read are a shard's bytes (quoted fields as written)
+        self.unsafe = False  # ... and one of them may not give the terms of its text
+        self[_MARK] = self._add([])  # row 0, also the chunk's own analysis (no terms)
 
-    def __missing__(self, chunk: str) -> int:
-        local = self.terms
-        self.ids.extend([local.setdefault(t, len(local)) for t in self.analyze(chunk)])
-        row = self[chunk] = len(self.starts) - 1
+    def _add(self, terms: list[str]) -> int:
+        ids, names = self.term_ids, self.names
+        for t in terms:
+            if t not in ids:
+                ids[t] = len(names)
+                names.append(t)
+        self.ids.extend([ids[t] for t in terms])
         self.starts.append(len(self.ids))
+        return len(self.starts) - 2
+
+    def __missing__(self, chunk: bytes) -> int:
+        text = chunk.decode("utf-8")
+        row = self._add(self.analyze(text))
+        if b'"' in chunk and not self.quotes_neutral(text):
+            # a quoted field's doubled quotes can change a Hebrew text's terms: such a
+            # chunk read from a shard's bytes is not its text, so it is never cached, and
+            # its shard is read again the careful way
+            self.unsafe = self.unsafe or self.raw
+            return row
+        self[chunk] = row
         return row
 
 
-def _shard_ids(rows: np.ndarray, chunk_counts: np.ndarray, table: _ChunkIds
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """Every passage's term ids, concatenated, and each passage's number of terms, from
-    the table rows of its chunks (``chunk_counts[i]`` chunks for passage i)."""
-    starts = np.frombuffer(table.starts, dtype=np.int64)
-    sizes = np.diff(starts)[rows]  # terms of each chunk occurrence
-    ends = np.cumsum(sizes)  # ... and where they end in the shard's term list
-    total = int(ends[-1]) if ends.shape[0] else 0
-    # the position in ``table.ids`` of every term of the shard: its chunk's first id
-    # plus its offset inside the chunk
-    at = np.repeat(starts[:-1][rows] - (ends - sizes), sizes) + np.arange(total)
-    flat = np.frombuffer(table.ids, dtype=np.int32)[at]
-    passage_ends = ends[np.cumsum(chunk_counts) - 1] if ends.shape[0] else ends
-    lengths = np.diff(passage_ends, prepend=0)
-    return flat, lengths
+_TABLES: dict[str, _ChunkTable] = {}  # this process's table, kept between shard jobs
+
+
+def _chunk_table() -> _ChunkTable:
+    table = _TABLES.get("chunks")
+    if table is None or len(table) > CHUNK_LIMIT:
+        table = _TABLES["chunks"] = _ChunkTable()
+    return table
+
+
+def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Every index of the ranges ``[lo[i], hi[i])``, concatenated."""
+    sizes = hi - lo
+    return np.repeat(lo - (np.cumsum(sizes) - sizes), sizes) + np.arange(int(sizes.sum()))
+
+
+def _read_chunks(data: bytes, offsets: np.ndarray, careful: np.ndarray, table: _ChunkTable
+                 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The table rows of the chunks of the shard's passages not marked ``careful``, read
+    from the shard's bytes at once, with each chunk's passage and those passages' ids.
+
+    A record is ``id<TAB>text<TAB>title<LF>`` (:mod:`nqkit.retrieval.passage_store`): the
+    id (not quoted: careful passages are those whose id is) is replaced by a chunk of its
+    own, ``_MARK``, and ``bytes.split`` cuts the rest at ASCII whitespace (tabs and line
+    breaks, also inside a quoted field, are whitespace to the analyzer). A quoted field's
+    chunks keep their quotes, doubled and at its ends: the terms of such a chunk are its
+    text's whenever :func:`nqkit.text.lucene.quotes_neutral` says so, else ``table``
+    says ``unsafe``."""
+    fast = np.flatnonzero(~careful)
+    starts = offsets[:-1][fast]
+    u = np.frombuffer(data, dtype=np.uint8)
+    tabs = np.flatnonzero(u == 0x09)
+    id_ends = tabs[np.searchsorted(tabs, starts)]  # an unquoted id ends at the first tab
+    ids = [data[a:b].decode("utf-8") for a, b in zip(starts.tolist(), id_ends.tolist(),
+                                                      strict=True)]
+    buf = bytearray(data)
+    b = np.frombuffer(buf, dtype=np.uint8)
+    b[_ranges(starts, id_ends)] = 0x20
+    b[starts] = _MARK[0]
+    slow = np.flatnonzero(careful)
+    if slow.shape[0]:
+        b[_ranges(offsets[:-1][slow], offsets[1:][slow])] = 0x20
+    del b
+    rows = array("i")
+    get = table.__getitem__
+    table.raw, table.unsafe = True, False
+    try:  # a block of passages at a time: a chunk object is some 40 bytes
+        cuts = [*offsets[::_BLOCK].tolist(), int(offsets[-1])]
+        for lo, hi in itertools.pairwise(dict.fromkeys(cuts)):
+            rows.extend(map(get, bytes(buf[lo:hi]).split()))
+    finally:
+        table.raw = False
+    del buf
+    r = np.frombuffer(rows, dtype=np.int32)
+    marks = r == 0
+    passage = np.cumsum(marks) - 1
+    if passage.shape[0] and passage[-1] != fast.shape[0] - 1:
+        raise RuntimeError("a passage id was not read as one chunk")  # no NUL byte: never
+    return r, fast[passage], ids
 
 
 def _count_job(job: _Job) -> dict[str, Any]:
     """Step 1: analyze one shard; write its local postings and ids; return its counts."""
-    from nqkit.text.lucene import SEPARATOR, analyze
-
     root = Path(job.root)
-    ids: list[str] = []
-    table = _ChunkIds(analyze)
+    table = _chunk_table()
+    data, offsets = read_shard(root, job.shard)
+    n = offsets.shape[0] - 1
+    # careful: read one by one (parsed): a quoted id, or all when a NUL byte would be
+    # taken for a _MARK
+    careful = np.full(n, _MARK in data, dtype=bool)
+    if n and not careful.all():
+        careful |= np.frombuffer(data, dtype=np.uint8)[offsets[:-1]] == 0x22
+    ids: list[str] = [""] * n
+    parts: list[tuple[np.ndarray, np.ndarray]] = []
+    if not careful.all():
+        rows, docs, fast_ids = _read_chunks(data, offsets, careful, table)
+        if table.unsafe:  # a quoted Hebrew text: the whole shard the careful way
+            careful[:] = True
+        else:
+            parts.append((rows, docs))
+            for j, pid in zip(np.flatnonzero(~careful).tolist(), fast_ids, strict=True):
+                ids[j] = pid
+    rows_c = array("i")
+    docs_c = array("q")
     get = table.__getitem__
-    rows = array("i")  # the table row of every chunk of every passage, in order
-    chunk_counts = array("q")
-    for p in iter_shard(root, job.shard):
-        ids.append(p.id)
-        parts = contents(p.title, p.text).split(SEPARATOR)  # lucene.chunks, inlined
-        rows.extend(map(get, parts))
-        chunk_counts.append(len(parts))
-    flat, lengths = _shard_ids(np.frombuffer(rows, dtype=np.int32),
-                               np.frombuffer(chunk_counts, dtype=np.int64), table)
-    del rows, get
-    counted = count_ids(flat, lengths, list(table.terms))
-    del table, flat
+    for j in np.flatnonzero(careful).tolist():
+        p = shard_passage(data, offsets, j, root, job.shard)
+        ids[j] = p.id
+        pieces = contents(p.title, p.text).encode("utf-8").split()
+        rows_c.extend(map(get, pieces))
+        docs_c.extend([j] * len(pieces))
+    parts.append((np.frombuffer(rows_c, dtype=np.int32), np.frombuffer(docs_c, dtype=np.int64)))
+    del data, get
+    rows = np.concatenate([p[0] for p in parts])
+    docs = np.concatenate([p[1] for p in parts])
+    starts = np.frombuffer(table.starts, dtype=np.int64)
+    sizes = np.diff(starts)[rows]  # terms of each chunk occurrence
+    ends = np.cumsum(sizes)  # ... and where they end in the shard's term list
+    # the position in ``table.ids`` of every term of the shard: its chunk's first id
+    # plus its offset inside the chunk
+    at = np.repeat(starts[:-1][rows] - (ends - sizes), sizes) + np.arange(int(sizes.sum()))
+    flat = np.frombuffer(table.ids, dtype=np.int32)[at]
+    term_docs = np.repeat(docs, sizes)
+    del rows, docs, at, sizes, ends
+    lengths = np.bincount(term_docs, minlength=n).astype(np.int64)
+    present = np.flatnonzero(np.bincount(flat, minlength=len(table.names)))
+    local = np.zeros(len(table.names), dtype=np.int64)
+    local[present] = np.arange(present.shape[0])
+    names = table.names
+    counted = count_docs(local[flat], term_docs, lengths, [names[i] for i in present.tolist()])
+    del flat, term_docs
     with open(_counted_path(root, "vocab", job.shard), "w", encoding="utf-8") as f:
         json.dump(counted.vocab, f, ensure_ascii=False)
     for kind in _COUNTED[1:]:
         np.save(_counted_path(root, kind, job.shard), getattr(counted, kind))
     np.save(_path(root, "ids", job.shard), np.asarray(ids, dtype=str))
-    return {"n": len(ids), "docs_with_tokens": int((counted.lengths > 0).sum()),
+    return {"n": n, "docs_with_tokens": int((counted.lengths > 0).sum()),
             "total_len": int(counted.lengths.sum()), "peak_rss_mb": peak_rss_mb()}
 
 
@@ -220,6 +323,7 @@ def build_lucene(root: Path, shards: tuple[Shard, ...], k1: float, b: float,
     np.save(root / SUBDIR / "doc_freq.npy", df)
     with open(root / SUBDIR / "vocab.json", "w", encoding="utf-8") as f:
         json.dump(vocab, f, ensure_ascii=False)
+    _TABLES.clear()  # this process's chunks (one-process builds): not needed any more
     doc_count = sum(c["docs_with_tokens"] for c in counts)
     total = sum(c["total_len"] for c in counts)
     jobs = [_Job(str(root), s, k1, b, doc_count, total) for s in shards]
@@ -243,7 +347,9 @@ class _QueryJob:
 def _top(rows: np.ndarray, vals: np.ndarray, ids: np.ndarray, k: int
          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The k best in Lucene's order: score descending, then the id string ascending
-    (``ids``: the shard's; only the candidates' are compared)."""
+    (``ids``: the shard's; only the candidates' are compared). ``vals``: float32 scores,
+    or the double sums they round from."""
+    vals = vals.astype(F32)
     if rows.shape[0] > k:
         kth = np.partition(vals, rows.shape[0] - k)[rows.shape[0] - k]
         keep = vals >= kth  # every document tied with the k-th competes on its id
@@ -259,7 +365,6 @@ def _query_job(q: _QueryJob) -> dict[str, Any]:
     a = {k: np.asarray(np.load(_path(root, k, shard), mmap_mode="r"))
          for k in ("norms", "terms", "indptr", "rows", "freqs", "data")}
     ids = np.load(_path(root, "ids", shard))
-    acc = np.zeros(shard.size, dtype=np.float64)  # all zeros between questions
     out_rows: list[np.ndarray] = []
     out_vals: list[np.ndarray] = []
     out_ids: list[np.ndarray] = []
@@ -272,36 +377,44 @@ def _query_job(q: _QueryJob) -> dict[str, Any]:
     else:  # a shard of passages without one indexed term
         pos.fill(-1)
     starts, ends = a["indptr"][:-1].tolist(), a["indptr"][1:].tolist()
+    all_rows, all_data, all_freqs, norms = a["rows"], a["data"], a["freqs"], a["norms"]
+    size = shard.size
+    empty = (np.zeros(0, np.int64), np.zeros(0, F32), ids[:0])
     for lo, hi in itertools.pairwise(q.offsets.tolist()):
-        touched: list[np.ndarray] = []
+        row_parts: list[np.ndarray] = []
+        val_parts: list[np.ndarray] = []
         for g, p, boost in zip(q.terms[lo:hi].tolist(), pos[lo:hi].tolist(),
                                q.boosts[lo:hi].tolist(), strict=True):
             if p < 0:
                 continue
             s, e = starts[p], ends[p]
-            rows = a["rows"][s:e]
+            rows = all_rows[s:e]
+            row_parts.append(rows)
             if boost == 1:
-                part = a["data"][s:e]
+                val_parts.append(all_data[s:e])
             else:
                 weight = F32(F32(boost) * stats.idf[g])
-                part = clause_scores(weight, a["freqs"][s:e], stats.cache[a["norms"][rows]])
-            acc[rows] += part  # a row occurs once per term; double sum as Lucene's scorers
-            touched.append(rows)
-        if touched:
-            if sum(t.shape[0] for t in touched) * 64 < shard.size:
-                hit = np.unique(np.concatenate(touched)).astype(np.int64)  # few postings
-                vals = acc[hit].astype(F32)
-                acc[hit] = 0.0
-            else:
-                # many: sequential passes beat sorting the postings. A match scores above
-                # 0 (LuceneBM25.matches says why), so the matches are the positive rows
-                dense = acc.astype(F32)
-                acc.fill(0.0)
-                hit = np.flatnonzero(dense > 0)
-                vals = dense[hit]
-            r, v, i = _top(hit, vals, ids, q.k)
+                val_parts.append(clause_scores(weight, all_freqs[s:e],
+                                               stats.cache[norms[rows]]))
+        if not row_parts:
+            r, v, i = empty
         else:
-            r, v, i = np.zeros(0, np.int64), np.zeros(0, F32), ids[:0]
+            # a row occurs once per term; the clause scores of a row are added in double
+            # (as Lucene's scorers add them), by bincount's weights, in clause order
+            # (bincount is fastest given intp rows and double weights)
+            rows = np.concatenate(row_parts, dtype=np.intp, casting="safe")
+            vals = np.concatenate(val_parts, dtype=np.float64, casting="safe")
+            if rows.shape[0] * 64 < size:  # few postings: no pass over the shard
+                hit, at = np.unique(rows, return_inverse=True)
+                sums = np.bincount(at, weights=vals)
+            else:
+                # many: one pass. A match scores above 0 (LuceneBM25.matches says why),
+                # so the matches are the positive rows (nonzero of a bool array is many
+                # times faster than of a float one)
+                sums = np.bincount(rows, weights=vals, minlength=size)
+                hit = np.flatnonzero(sums > 0)
+                sums = sums[hit]
+            r, v, i = _top(hit.astype(np.int64), sums, ids, q.k)
         out_rows.append(r + shard.start)
         out_vals.append(v)
         out_ids.append(i)
@@ -320,17 +433,18 @@ def query_terms(root: Path, questions: list[str]
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every question's bag-of-words clauses as global term ids and boosts (terms not in
     the index dropped: they match nothing), concatenated, with the offsets."""
+    import orjson
+
     from nqkit.text.lucene import analyze
 
-    with open(root / SUBDIR / "vocab.json", encoding="utf-8") as f:
-        index_of = {t: i for i, t in enumerate(json.load(f))}
+    vocab = orjson.loads((root / SUBDIR / "vocab.json").read_bytes())  # sorted
     terms: list[int] = []
     boosts: list[int] = []
     offsets = [0]
     for q in questions:
         for term, boost in query_clauses(analyze(q)):
-            g = index_of.get(term)
-            if g is not None:
+            g = bisect.bisect_left(vocab, term)  # no dict of a million terms to build
+            if g < len(vocab) and vocab[g] == term:
                 terms.append(g)
                 boosts.append(boost)
         offsets.append(len(terms))
@@ -359,13 +473,29 @@ def search_lucene(root: Path, shards: tuple[Shard, ...], settings: LuceneBM25Set
                            base.sum_total_term_freq), terms, boosts, offsets, k)
             for s in shards]
     results = cluster.map(_query_job, jobs, desc="BM25 (Lucene) search")
-    hits: list[Hits] = []
-    for i in range(len(questions)):
-        parts = [(r["rows"][a:b], r["scores"][a:b], r["ids"][a:b])
-                 for r in results for a, b in [(int(r["offsets"][i]), int(r["offsets"][i + 1]))]]
-        rows = np.concatenate([p[0] for p in parts])
-        vals = np.concatenate([p[1] for p in parts]).astype(F32)
-        ids = np.concatenate([p[2] for p in parts])
-        order = np.lexsort((ids, -vals.astype(np.float64)))[:k]
-        hits.append((rows[order].astype(np.int64), anserini_adjust(vals[order])))
+    if len(results) == 1:  # one shard: its lists are the lists
+        ranked_rows, ranked_vals = results[0]["rows"], results[0]["scores"]
+        offsets = results[0]["offsets"]
+    else:
+        rows_of: list[np.ndarray] = []
+        vals_of: list[np.ndarray] = []
+        for i in range(len(questions)):
+            parts = [(r["rows"][a:b], r["scores"][a:b], r["ids"][a:b])
+                     for r in results
+                     for a, b in [(int(r["offsets"][i]), int(r["offsets"][i + 1]))]]
+            rows = np.concatenate([p[0] for p in parts])
+            vals = np.concatenate([p[1] for p in parts]).astype(F32)
+            ids = np.concatenate([p[2] for p in parts])
+            order = np.lexsort((ids, -vals.astype(np.float64)))[:k]
+            rows_of.append(rows[order])
+            vals_of.append(vals[order])
+        sizes = [r.shape[0] for r in rows_of]
+        offsets = np.concatenate([np.zeros(1, np.int64), np.cumsum(sizes, dtype=np.int64)])
+        ranked_rows = _cat(rows_of, np.zeros(0, np.int64))
+        ranked_vals = _cat(vals_of, np.zeros(0, F32))
+    adjusted = anserini_adjust_lists(ranked_vals.astype(F32), offsets)
+    ranked_rows = ranked_rows.astype(np.int64)
+    bounds = offsets.tolist()
+    hits: list[Hits] = [(ranked_rows[a:b], adjusted[a:b])
+                        for a, b in itertools.pairwise(bounds)]
     return hits, max(r["peak_rss_mb"] for r in results)

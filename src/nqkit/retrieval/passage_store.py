@@ -22,6 +22,7 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +36,8 @@ from nqkit.retrieval.corpus import (
     read_passages,
 )
 
-__all__ = ["PassageStore", "Shard", "StoreInfo", "iter_shard", "write_store"]
+__all__ = ["PassageStore", "Shard", "StoreInfo", "iter_shard", "read_shard", "shard_passage",
+           "write_store"]
 
 STORE_DIR = "passages"
 
@@ -81,12 +83,12 @@ def write_store(corpus: PathLike, root: PathLike, shard_size: int) -> StoreInfo:
     buf: list[int] = []
     out = None
     offsets: list[int] = []
-    start = 0
+    start = at = 0
 
     def close_shard(stop: int) -> None:
         nonlocal out, offsets
         assert out is not None
-        offsets.append(out.tell())
+        offsets.append(out.tell())  # = at, the sum of the records' lengths
         out.close()
         shard = Shard(len(shards), start, stop)
         np.save(_shard_paths(root, shard)[1], np.asarray(offsets, dtype=np.int64))
@@ -98,11 +100,13 @@ def write_store(corpus: PathLike, root: PathLike, shard_size: int) -> StoreInfo:
         for p in read_passages(corpus):
             assert isinstance(p, Passage)
             if out is None:
-                start = row
+                start, at = row, 0
                 out = open(_shard_paths(root, Shard(len(shards), row, row))[0],  # noqa: SIM115
                            "wb")
-            offsets.append(out.tell())
-            out.write(format_passage_line(p).encode("utf-8"))
+            offsets.append(at)
+            record = format_passage_line(p).encode("utf-8")
+            out.write(record)
+            at += len(record)
             fp.update(p)
             buf.append(hash(p.id))
             if len(buf) >= 1 << 20:
@@ -147,20 +151,37 @@ def _check_unique(hashes: np.ndarray, root: Path, shards: list[Shard], corpus: P
 
 def iter_shard(root: PathLike, shard: Shard) -> Iterator[Passage]:
     """The passages of one shard, in order (for shard jobs)."""
-    tsv, offs = _shard_paths(Path(root), shard)
+    root = Path(root)
+    tsv, offs = _shard_paths(root, shard)
     offsets = np.load(offs).tolist()
     with open(tsv, "rb") as f:
         data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if offsets[-1] else b""
     try:
         for j in range(len(offsets) - 1):
-            yield _record(data, offsets, j, tsv)
+            yield _record(data, offsets, j, root, shard)
     finally:
         if isinstance(data, mmap.mmap):
             data.close()
 
 
-def _record(data: mmap.mmap | bytes, offsets: Sequence[int] | np.ndarray, j: int, tsv: Path
-            ) -> Passage:
+def read_shard(root: PathLike, shard: Shard) -> tuple[bytes, np.ndarray]:
+    """The bytes of one shard file and its record offsets (int64, the end last): for
+    shard jobs that read all of a shard at once; :func:`shard_passage` parses a record."""
+    tsv, offs = _shard_paths(Path(root), shard)
+    offsets = np.load(offs)
+    with open(tsv, "rb") as f:
+        return f.read(), offsets
+
+
+def shard_passage(data: bytes, offsets: np.ndarray, j: int, root: PathLike, shard: Shard
+                  ) -> Passage:
+    """Passage ``j`` of a shard read by :func:`read_shard` (as :func:`iter_shard` gives
+    it, with its error for a damaged record)."""
+    return _record(data, offsets, j, Path(root), shard)
+
+
+def _record(data: mmap.mmap | bytes, offsets: Sequence[int] | np.ndarray, j: int,
+            root: Path, shard: Shard) -> Passage:
     """Passage ``j`` of a shard file: the bytes between its offset and the next (one
     record, which spans lines when a quoted field holds a line break)."""
     start = int(offsets[j])
@@ -168,6 +189,7 @@ def _record(data: mmap.mmap | bytes, offsets: Sequence[int] | np.ndarray, j: int
     try:
         return parse_passage_line(raw.decode("utf-8").removesuffix("\n"), None)
     except (InputError, UnicodeDecodeError) as e:  # a damaged store: name the line
+        tsv = _shard_paths(root, shard)[0]
         line = data[:start].count(b"\n") + 1
         raise InputError(f"{tsv}:{line}", f"unreadable passage in the index's passage store "
                          f"({e})", "rebuild the index") from None
@@ -198,8 +220,38 @@ class PassageStore:
         if not 0 <= row - shard.start < shard.size:
             raise IndexError(row)
         m, offsets = self._open(i)
-        return _record(m, offsets, row - shard.start,
-                       _shard_paths(self.root, shard)[0])
+        return _record(m, offsets, row - shard.start, self.root, shard)
+
+    def ids(self, rows: Sequence[int]) -> list[str]:
+        """The ids of the passages at ``rows`` (ascending rows read fastest): each read
+        from the start of its record up to the first tab, and parsed as :meth:`get`
+        parses it only when that field is quoted (it may then hold a tab or a quote)."""
+        out: list[str] = []
+        append = out.append
+        starts = self.starts
+        i, lo, hi = -1, 0, 0
+        m: Any = None
+        offs: Any = None
+        for row in rows:
+            if not lo <= row < hi:
+                i = bisect.bisect_right(starts, row) - 1
+                shard = self.shards[i]
+                lo, hi = shard.start, shard.stop
+                if not lo <= row < hi:
+                    raise IndexError(row)
+                m, offsets = self._open(i)
+                offs = offsets.tolist()  # scalar reads of a memory map are slow
+            j = row - lo
+            start = offs[j]
+            tab = m.find(b"\t", start, offs[j + 1])
+            if tab < 0 or m[start] == 0x22:  # no tab: a damaged store, which get() names
+                append(_record(m, offs, j, self.root, self.shards[i]).id)
+                continue
+            try:
+                append(m[start:tab].decode("utf-8"))
+            except UnicodeDecodeError:
+                append(_record(m, offs, j, self.root, self.shards[i]).id)
+        return out
 
     def close(self) -> None:
         for m, _ in self._maps.values():

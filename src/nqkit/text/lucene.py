@@ -46,11 +46,12 @@ take the pattern cut to ASCII classes, texts without astral characters the one c
 BMP. Texts with a character that can start two rules, or a Hebrew letter before a quote
 (WB7a-c, where the longest match needs POSIX leftmost-longest matching), and tokens over
 255 units go through a per-token scan. Terms are cached per raw token form, as bm25s caches
-stems.
+stems. Each pattern is compiled on first use (compiling them all took a second per process).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import ClassVar
@@ -59,8 +60,8 @@ import regex
 
 from nqkit.text._lucene_unicode import CLASSES
 
-__all__ = ["MAX_TOKEN_LENGTH", "SEPARATOR", "STOP_WORDS", "analyze", "analyze_many",
-           "chunks", "porter_stem", "tokenize"]
+__all__ = ["ASCII_SEPARATORS", "MAX_TOKEN_LENGTH", "SEPARATOR", "STOP_WORDS", "analyze",
+           "analyze_many", "chunks", "porter_stem", "quotes_neutral", "tokenize"]
 
 LUCENE_VERSION = "9.9.1"
 ANSERINI_VERSION = "1.7.1"
@@ -201,32 +202,64 @@ def _emoji_rule(keep: set[int] | None = None) -> str:
 
 _WORD, _SA_RULE, _HAN_RULE, _HIRA_RULE = _rules("*+")
 _RULES = (_WORD, _emoji_rule(), _SA_RULE, _HAN_RULE, _HIRA_RULE)
-# A greedy backtracking pattern: its first match at a position is the longest one of the
-# rule that matches there, and at most one rule can match at a position whose character
-# is not in _CONFLICT. A digit starts both the keycap and the WORD rule, but WORD's match
-# is never shorter (a digit's Extend run covers U+FE0F and U+20E3), and WORD comes first.
-# The standard library's re runs these large classes about 3x faster than regex.
-_FAST = re.compile("|".join(_RULES))
-_SINGLE = [re.compile(r) for r in _RULES]
-# The same rules over ASCII text, where only WORD is left (no ASCII character is Extend,
-# Format, ZWJ, Hebrew, Katakana or an emoji without U+20E3): most passages are ASCII.
-_ASCII = re.compile("|".join(_rules("*+", set(range(128)))))
-# ... and over text without astral characters: re tests a BMP character against a class
-# by a bitmap, but then still walks the class's astral ranges when the test fails
 _BMP_KEEP = set(range(0x10000))
-_BMP = re.compile("|".join([_rules("*+", _BMP_KEEP)[0], _emoji_rule(_BMP_KEEP),
-                            *_rules("*+", _BMP_KEEP)[1:]]))
-# WORD where a Hebrew letter meets a quote needs leftmost-longest (POSIX) matching
-# (WB7a-c: the greedy letter run would take the letter that starts Hebrew_Letter
-# (Single_Quote | Double_Quote Hebrew_Letter))
-_WORD_POSIX = regex.compile("(?p)" + _rules("*")[0], regex.V0)
-_HEBREW_QUOTE = re.compile(_cls(_HL) + _cls(_X) + "*" + _cls(_SQ | _DQ))
-
 _EMOJI_START = _ZWJ | _EMOJI_CHAR | _EMB | _EM | _RI | {ord("#"), ord("*")}
 _STARTS = [_AH | _NUM | _KAT | _ENL, _EMOJI_START, _SA, _HAN, _HIRA]
 _CONFLICT = set().union(*(a & b for i, a in enumerate(_STARTS) for b in _STARTS[i + 1:]))
-_SLOW = re.compile(_cls(_CONFLICT) + "|" + _HEBREW_QUOTE.pattern)
 _CONFLICT_STR = frozenset(map(chr, _CONFLICT))
+
+
+class _Patterns:
+    """The compiled patterns, each compiled on first use: compiling the large classes
+    takes most of a second, and most texts need only the ASCII one (a process that never
+    meets an astral character or a Hebrew quote never compiles theirs)."""
+
+    @functools.cached_property
+    def fast(self) -> re.Pattern[str]:
+        # A greedy backtracking pattern: its first match at a position is the longest one
+        # of the rule that matches there, and at most one rule can match at a position
+        # whose character is not in _CONFLICT. A digit starts both the keycap and the
+        # WORD rule, but WORD's match is never shorter (a digit's Extend run covers U+FE0F
+        # and U+20E3), and WORD comes first. The standard library's re runs these large
+        # classes about 3x faster than regex.
+        return re.compile("|".join(_RULES))
+
+    @functools.cached_property
+    def single(self) -> list[re.Pattern[str]]:
+        return [re.compile(r) for r in _RULES]
+
+    @functools.cached_property
+    def ascii(self) -> re.Pattern[str]:
+        # The same rules over ASCII text, where only WORD is left (no ASCII character is
+        # Extend, Format, ZWJ, Hebrew, Katakana or an emoji without U+20E3): most
+        # passages are ASCII.
+        return re.compile("|".join(_rules("*+", set(range(128)))))
+
+    @functools.cached_property
+    def bmp(self) -> re.Pattern[str]:
+        # ... and over text without astral characters: re tests a BMP character against
+        # a class by a bitmap, but then still walks the class's astral ranges when the
+        # test fails
+        return re.compile("|".join([_rules("*+", _BMP_KEEP)[0], _emoji_rule(_BMP_KEEP),
+                                    *_rules("*+", _BMP_KEEP)[1:]]))
+
+    @functools.cached_property
+    def word_posix(self) -> regex.Pattern[str]:
+        # WORD where a Hebrew letter meets a quote needs leftmost-longest (POSIX)
+        # matching (WB7a-c: the greedy letter run would take the letter that starts
+        # Hebrew_Letter (Single_Quote | Double_Quote Hebrew_Letter))
+        return regex.compile("(?p)" + _rules("*")[0], regex.V0)
+
+    @functools.cached_property
+    def hebrew_quote(self) -> re.Pattern[str]:
+        return re.compile(_cls(_HL) + _cls(_X) + "*" + _cls(_SQ | _DQ))
+
+    @functools.cached_property
+    def slow(self) -> re.Pattern[str]:
+        return re.compile(_cls(_CONFLICT) + "|" + self.hebrew_quote.pattern)
+
+
+_P = _Patterns()
 
 # A character no rule's match can hold: every class a rule reads, and the literals
 # (U+FE0F, U+20E3, the tag characters U+E0020-U+E007F), leave it out.
@@ -236,6 +269,25 @@ _IN_TOKENS = (_AH | _NUM | _KAT | _ML | _MN | _ENL | _X | _SQ | _DQ | _RI | _SA 
               | {0xFE0F, 0x20E3} | set(range(0xE0020, 0xE0080)))
 if ord(SEPARATOR) in _IN_TOKENS:  # pragma: no cover - a property of the tables
     raise ImportError("the Lucene tables put U+0020 in a token class")
+# ... and none holds any of the ASCII whitespace that bytes.split() cuts at (tab, line
+# feed, vertical tab, form feed, carriage return, space): :func:`chunks` holds for them too
+ASCII_SEPARATORS = " \t\n\x0b\x0c\r"
+if _IN_TOKENS & set(map(ord, ASCII_SEPARATORS)):  # pragma: no cover - as above
+    raise ImportError("the Lucene tables put ASCII whitespace in a token class")
+# A double quote (U+0022) is in one class only, Double_Quote, which joins nothing but two
+# Hebrew letters (WB7b-c): in a text without a Hebrew letter no token holds one
+if 0x22 not in _DQ or 0x22 in _IN_TOKENS - _DQ:  # pragma: no cover - as above
+    raise ImportError("the Lucene tables give U+0022 a class other than Double_Quote")
+_HEBREW = re.compile(_cls(_HL))
+
+
+def quotes_neutral(text: str) -> bool:
+    """True when doubling a ``"`` in ``text``, or adding or dropping one at either end,
+    cannot change its terms (what CSV quoting does to a field): there is no Hebrew letter
+    in it, so no token holds a ``"``; a character outside every token only ends the token
+    before it and is dropped by the scan, two of them alike, and one at an end ends
+    nothing."""
+    return _HEBREW.search(text) is None
 
 
 def _u16(s: str) -> int:
@@ -259,12 +311,13 @@ def _scan_exact(text: str) -> list[str]:
     out: list[str] = []
     pos = 0
     n = len(text)
-    hebrew = _HEBREW_QUOTE.search(text) is not None
-    rules: list[re.Pattern[str] | regex.Pattern[str]] = list(_SINGLE)
+    hebrew = _P.hebrew_quote.search(text) is not None
+    rules: list[re.Pattern[str] | regex.Pattern[str]] = list(_P.single)
     if hebrew:
-        rules[0] = _WORD_POSIX
+        rules[0] = _P.word_posix
+    fast = _P.fast
     while True:
-        m = _FAST.search(text, pos)
+        m = fast.search(text, pos)
         if m is None:
             return out
         p = m.start()
@@ -287,13 +340,13 @@ def _scan_exact(text: str) -> list[str]:
 def tokenize(text: str) -> list[str]:
     """Lucene StandardTokenizer's tokens of ``text`` (max token length 255), unfiltered."""
     if text.isascii():
-        toks: list[str] = _ASCII.findall(text)
-    elif _SLOW.search(text) is not None:
+        toks: list[str] = _P.ascii.findall(text)
+    elif _P.slow.search(text) is not None:
         return _scan_exact(text)
     elif max(text) <= "\uffff":
-        toks = _BMP.findall(text)
+        toks = _P.bmp.findall(text)
     else:
-        toks = _FAST.findall(text)
+        toks = _P.fast.findall(text)
     # every token within 255 UTF-16 units: the windowed scan gives the same tokens
     if toks and len(max(toks, key=len)) > MAX_TOKEN_LENGTH // 2 and any(
             _u16(t) > MAX_TOKEN_LENGTH for t in toks):
@@ -302,114 +355,107 @@ def tokenize(text: str) -> list[str]:
 
 
 # ----------------------------------------------------------------------- Porter (Lucene)
-def _cons(b: list[str], i: int) -> bool:
-    c = b[i]
+# Lucene's PorterStemmer works on a buffer b[0..k] with a suffix start j; here the word
+# b[0..k] is a string ``w`` (only step 6 reads past k, and it keeps the word it started
+# with), so suffix tests and cuts are string operations.
+_VOWEL_RUN_THEN_CONSONANT = re.compile("[aeiou]+[^aeiou]")
+
+
+def _cons(w: str, i: int) -> bool:
+    """PorterStemmer.cons: w[i] is a consonant (y is one after a vowel or first)."""
+    c = w[i]
     if c in "aeiou":
         return False
     if c == "y":
-        return True if i == 0 else not _cons(b, i - 1)
+        return True if i == 0 else not _cons(w, i - 1)
     return True
 
 
-def _m(b: list[str], j: int) -> int:
-    """Number of consonant-vowel sequences VC in b[0..j]."""
+def _m(w: str, j: int) -> int:
+    """Number of vowel-consonant sequences VC in w[0..j] (a run of vowels followed by a
+    consonant counts once)."""
+    p = w[:j + 1]
+    if "y" not in p:
+        return len(_VOWEL_RUN_THEN_CONSONANT.findall(p))
     n = 0
-    i = 0
-    while True:
-        if i > j:
-            return n
-        if not _cons(b, i):
-            break
-        i += 1
-    i += 1
-    while True:
-        while True:
-            if i > j:
-                return n
-            if _cons(b, i):
-                break
-            i += 1
-        i += 1
-        n += 1
-        while True:
-            if i > j:
-                return n
-            if not _cons(b, i):
-                break
-            i += 1
-        i += 1
+    prev = True  # w[i - 1] is a consonant
+    for i, c in enumerate(p):
+        cons = False if c in "aeiou" else (True if i == 0 or c != "y" else not prev)
+        n += cons and not prev
+        prev = cons
+    return n
 
 
-def _vowel_in(b: list[str], j: int) -> bool:
-    return any(not _cons(b, i) for i in range(j + 1))
+def _vowel_in(w: str, j: int) -> bool:
+    """w[0..j] holds a vowel: one of aeiou, or a y that is not first (after a
+    consonant it is a vowel; after a y that is a vowel, that one is)."""
+    p = w[:j + 1]
+    return "a" in p or "e" in p or "i" in p or "o" in p or "u" in p or p.find("y", 1) > 0
 
 
-def _doublec(b: list[str], j: int) -> bool:
-    return j >= 1 and b[j] == b[j - 1] and _cons(b, j)
+def _doublec(w: str, j: int) -> bool:
+    return j >= 1 and w[j] == w[j - 1] and _cons(w, j)
 
 
-def _cvc(b: list[str], i: int) -> bool:
-    return (i >= 2 and _cons(b, i) and not _cons(b, i - 1) and _cons(b, i - 2)
-            and b[i] not in "wxy")
+def _cvc(w: str, i: int) -> bool:
+    return (i >= 2 and _cons(w, i) and not _cons(w, i - 1) and _cons(w, i - 2)
+            and w[i] not in "wxy")
 
 
 class _Stem:
-    """One word's state in Lucene's PorterStemmer: the buffer ``b`` (UTF-16 units), the
-    end ``k`` and the suffix start ``j`` set by :meth:`ends`."""
+    """One word's state in Lucene's PorterStemmer: the word ``w`` (b[0..k]) and the
+    suffix start ``j`` set by :meth:`ends`."""
 
-    __slots__ = ("b", "j", "k")
+    __slots__ = ("j", "w")
 
-    def __init__(self, units: list[str]) -> None:
-        self.b = units
-        self.k = len(units) - 1
+    def __init__(self, word: str) -> None:
+        self.w = word
         self.j = 0
 
     def ends(self, s: str) -> bool:
-        o = self.k - len(s) + 1
-        if o < 0 or "".join(self.b[o:self.k + 1]) != s:
+        if not self.w.endswith(s):
             return False
-        self.j = self.k - len(s)
+        self.j = len(self.w) - len(s) - 1
         return True
 
     def setto(self, s: str) -> None:
-        o = self.j + 1
-        self.b[o:o + len(s)] = list(s)
-        self.k = self.j + len(s)
+        self.w = self.w[:self.j + 1] + s
 
     def r(self, s: str) -> None:
-        if _m(self.b, self.j) > 0:
+        if _m(self.w, self.j) > 0:
             self.setto(s)
 
     def step1(self) -> None:  # plurals, -ed, -ing
-        b = self.b
-        if b[self.k] == "s":
+        w = self.w
+        if w[-1] == "s":
             if self.ends("sses"):
-                self.k -= 2
+                self.w = w[:-2]
             elif self.ends("ies"):
                 self.setto("i")
-            elif b[self.k - 1] != "s":
-                self.k -= 1
+            elif w[-2] != "s":
+                self.w = w[:-1]
         if self.ends("eed"):
-            if _m(b, self.j) > 0:
-                self.k -= 1
-        elif (self.ends("ed") or self.ends("ing")) and _vowel_in(b, self.j):
-            self.k = self.j
+            if _m(self.w, self.j) > 0:
+                self.w = self.w[:-1]
+        elif (self.ends("ed") or self.ends("ing")) and _vowel_in(self.w, self.j):
+            self.w = w = self.w[:self.j + 1]
+            k = len(w) - 1
             if self.ends("at"):
                 self.setto("ate")
             elif self.ends("bl"):
                 self.setto("ble")
             elif self.ends("iz"):
                 self.setto("ize")
-            elif _doublec(b, self.k):
-                if b[self.k] not in "lsz":
-                    self.k -= 1
-            elif _m(b, self.k) == 1 and _cvc(b, self.k):
-                self.j = self.k
-                self.setto("e")
+            elif _doublec(w, k):
+                if w[k] not in "lsz":
+                    self.w = w[:-1]
+            elif _m(w, k) == 1 and _cvc(w, k):
+                self.j = k
+                self.w = w + "e"
 
     def step2(self) -> None:  # y -> i when the stem has a vowel
-        if self.ends("y") and _vowel_in(self.b, self.j):
-            self.b[self.k] = "i"
+        if self.ends("y") and _vowel_in(self.w, self.j):
+            self.w = self.w[:-1] + "i"
 
     _STEP3: ClassVar[dict[str, tuple[tuple[str, str], ...]]] = {
         "a": (("ational", "ate"), ("tional", "tion")),
@@ -440,35 +486,36 @@ class _Stem:
                 return
 
     def step3(self) -> None:  # double suffixes: -ization -> -ize, ...
-        if self.k == 0:
+        if len(self.w) == 1:
             return
-        self._table(self._STEP3, self.b[self.k - 1])
+        self._table(self._STEP3, self.w[-2])
 
     def step4(self) -> None:  # -ic-, -full, -ness, ...
-        self._table(self._STEP4, self.b[self.k])
+        self._table(self._STEP4, self.w[-1])
 
     def step5(self) -> None:  # -ant, -ence, ... in context <c>vcvc<v>
-        if self.k == 0:
+        if len(self.w) == 1:
             return
-        key = self.b[self.k - 1]
+        key = self.w[-2]
         if key == "o":
-            if not ((self.ends("ion") and self.j >= 0 and self.b[self.j] in "st")
+            if not ((self.ends("ion") and self.j >= 0 and self.w[self.j] in "st")
                     or self.ends("ou")):
                 return
         elif not any(self.ends(s) for s in self._STEP5.get(key, ())):
             return
-        if _m(self.b, self.j) > 1:
-            self.k = self.j
+        if _m(self.w, self.j) > 1:
+            self.w = self.w[:self.j + 1]
 
     def step6(self) -> None:  # final -e, -ll
-        b = self.b
-        self.j = self.k
-        if b[self.k] == "e":
-            a = _m(b, self.j)
-            if a > 1 or (a == 1 and not _cvc(b, self.k - 1)):
-                self.k -= 1
-        if b[self.k] == "l" and _doublec(b, self.k) and _m(b, self.j) > 1:
-            self.k -= 1
+        w = self.w  # b[0..j]: the second test reads the e the first may remove
+        j = self.j = len(w) - 1
+        if w[-1] == "e":
+            a = _m(w, j)
+            if a > 1 or (a == 1 and not _cvc(w, j - 1)):
+                self.w = w[:-1]
+        k = len(self.w) - 1
+        if self.w[k] == "l" and _doublec(self.w, k) and _m(w, j) > 1:
+            self.w = self.w[:-1]
 
 
 def _to_units(word: str) -> list[str]:
@@ -487,7 +534,7 @@ def _to_units(word: str) -> list[str]:
 def porter_stem(word: str) -> str:
     """Lucene's ``PorterStemmer.stem`` of a lower-cased word."""
     astral = not word.isascii() and any(c > "\uffff" for c in word)
-    units = _to_units(word) if astral else list(word)
+    units = "".join(_to_units(word)) if astral else word
     if len(units) <= 2:
         return word
     s = _Stem(units)
@@ -497,7 +544,7 @@ def porter_stem(word: str) -> str:
     s.step4()
     s.step5()
     s.step6()
-    out = "".join(s.b[:s.k + 1])
+    out = s.w
     return out.encode("utf-16-le", "surrogatepass").decode("utf-16-le") if astral else out
 
 
@@ -550,7 +597,9 @@ def chunks(text: str) -> list[str]:
     one lookahead of the grammar (the emoji rule's, after a ZWJ) fails at a space as at
     the end of the text. A space itself starts no match and is skipped, so the scan
     resumes at the next chunk's first character, where a scan of that chunk starts.
-    Everything after the tokenizer works token by token.
+    Everything after the tokenizer works token by token. The same holds for every
+    character of :data:`ASCII_SEPARATORS` (checked at import), so the pieces of
+    ``text.encode().split()`` are chunks too (``bytes.split`` cuts at exactly those).
     """
     return text.split(SEPARATOR)
 
