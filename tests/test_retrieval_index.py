@@ -9,11 +9,14 @@ metric functions of ``nqkit eval retrieval``.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import itertools
 import json
+import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -525,6 +528,15 @@ def test_local_cluster_bm25_equals_one_process(bm25_index: Path, bm25_run: dict[
     assert trec.read_bytes() == bm25_run["trec"].read_bytes()
 
 
+@contextlib.contextmanager
+def _restored_environ(saved: dict[str, str]) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 def test_scheduler_address_bm25_equals_one_process(bm25_index: Path, bm25_run: dict[str, Path],
                                                    real_corpus: Path, tmp_path: Path) -> None:
     # --cluster tcp://HOST:PORT: an existing scheduler (here a 2-worker cluster started by
@@ -532,8 +544,12 @@ def test_scheduler_address_bm25_equals_one_process(bm25_index: Path, bm25_run: d
     require("dask.distributed")
     import distributed
 
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=None) as cluster:
+    # Dask's nanny leaves its worker settings (OPENBLAS_NUM_THREADS=1, ...) in this
+    # process's environment, where later subprocesses of the session would inherit them
+    saved = dict(os.environ)
+    with _restored_environ(saved), distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+            dashboard_address=None) as cluster:
         address = cluster.scheduler_address
         assert address.startswith("tcp://127.0.0.1:")
         ix = tmp_path / "ix"

@@ -292,11 +292,11 @@ class PairView:
         self.search_hint = a.search_hint
         sa, sb = a.headline_stats(), b.headline_stats()
         # the metrics nqkit compare tests, in its order, the view's own first
-        names = [m for m in get_task(a.task).headline if m in sa and m in sb]
-        if not names:  # e.g. retrieval with --topk 3 10: nothing nqkit compare tests
-            raise InputError(None, f"nqkit compare {a.task} tests none of the metrics of "
-                             f"these settings ({', '.join(sa)})", "use settings that give "
-                             f"one of {', '.join(get_task(a.task).headline)}")
+        names = get_task(a.task).tested_metrics(sa, sb)
+        if not names:  # the two views share no headline metric
+            raise InputError(None, f"nqkit compare {a.task} finds no metric both systems "
+                             f"have ({', '.join(sa)} against {', '.join(sb)})",
+                             "give both the same settings")
         self.metrics = [m for m in names if m == a.metric] + \
             [m for m in names if m != a.metric]
         n = len(a.rows)

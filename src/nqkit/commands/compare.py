@@ -243,9 +243,7 @@ def _test_pair(task: Any, ra: Any, rb: Any, *, test: str, resamples: int, trials
     rows = []
     tests: dict[str, PairedTest] = {}
     ha, hb = ra.headline_stats(), rb.headline_stats()
-    for name in task.headline:
-        if name not in ha or name not in hb:
-            continue
+    for name in task.tested_metrics(ha, hb):
         row: dict[str, Any] = {"metric": name}
         if test in ("both", "bootstrap"):
             t = tests[name] = paired_bootstrap(ha[name], hb[name], resamples=resamples,

@@ -17,7 +17,7 @@ task is adding a module.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -224,6 +224,9 @@ class Task(Generic[S]):
     predictions_help: str = "predictions file"
     allow_missing_help: str = ALLOW_MISSING.help  # how the task scores a missing prediction
     headline: tuple[str, ...] = ()  # metrics that get intervals and paired tests
+    # the headline is every metric of the result's headline_stats, in their order (the
+    # user chose them, as retrieval's --topk cut-offs), not the fixed names above
+    headline_from_result: bool = False
     epilog: str = ""
     gold_required: bool = True
     predictions_required: bool = True
@@ -233,6 +236,12 @@ class Task(Generic[S]):
     # the record score() takes; None: the earlier form, score() takes a dict of the
     # settings (kept for one release for tasks declared outside nqkit)
     settings_type: type[S] | None = None
+
+    def tested_metrics(self, sa: Mapping[str, Any], sb: Mapping[str, Any]) -> list[str]:
+        """The headline metrics both results' headline statistics (``sa``, ``sb``) carry,
+        in headline order: the ones bootstrap intervals and paired tests are given for."""
+        names = list(sa) if self.headline_from_result else self.headline
+        return [m for m in names if m in sa and m in sb]
 
     def __post_init__(self) -> None:
         # the record and the declarations name the same settings, or the task is not built
@@ -299,7 +308,7 @@ class Task(Generic[S]):
         stats = result.headline_stats()
         result.intervals = {name: bootstrap_interval(stats[name], resamples=resamples,
                                                      seed=seed)
-                            for name in self.headline if name in stats}
+                            for name in self.tested_metrics(stats, stats)}
         added = []
         no_gold = any(w.code.startswith("no-gold") for w in result.warnings)
         for name, iv in result.intervals.items():

@@ -402,6 +402,6 @@ TASK = TASKS.add("retrieval", Task(
     gold_help="optional questions and answers (DPR .qa.tsv or NQ-open JSONL); default: the "
     "answers inside the results",
     predictions_help="retrieval results JSON (DPR dense_retriever output)",
-    headline=("top-1", "top-5", "top-20", "top-100"),
+    headline=("top-1", "top-5", "top-20", "top-100"), headline_from_result=True,
     deprecated_positional="predictions",
 ))
