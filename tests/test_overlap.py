@@ -310,6 +310,13 @@ def test_ambigqa_total_equals_the_official_f1_answer(shared, capsys):
     assert got["groups"]["total"]["F1 answer"] == pytest.approx(
         official["metrics"]["F1 answer"]["all"], abs=1e-12)
     assert "task:ambigqa" in got["signature"] and "train:ambignq/train" in got["signature"]
+    # an NQ-open exact-match rule cannot apply to AmbigQA's F1_ans: refused, not ignored
+    assert main(["overlap", "score", "--test", str(shared("data", "ambignq", "dev_light.json")),
+                 "--train", str(shared("data", "ambignq", "train_light.json")), "--predictions",
+                 str(shared("golden", "ambigqa", "answers_noisy.predictions.json")),
+                 "--convention", "squad"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--convention names an exact-match rule of NQ-open" in err[0]
 
 
 def test_group_means_intervals_and_differences(tmp_path):

@@ -129,6 +129,7 @@ def run_score(args: argparse.Namespace) -> int:
         nq_open_item_scores,
         score_groups,
     )
+    from nqkit.errors import InputError
     from nqkit.io import check_output, write_jsonl
     from nqkit.report import print_warnings
 
@@ -140,6 +141,10 @@ def run_score(args: argparse.Namespace) -> int:
     if task == "auto":
         task = "ambigqa" if all(f.lower().endswith((".json", ".json.gz"))
                                 for f in test.files) else "nq-open"
+    if task == "ambigqa" and args.convention:
+        raise InputError(None, "--convention names an exact-match rule of NQ-open; AmbigQA "
+                         "is scored with F1_ans (its own normalization)",
+                         "leave out --convention for AmbigQA predictions")
     if task == "ambigqa":
         per_item, settings, warnings = ambigqa_item_scores(
             args.test, test, args.predictions, allow_missing=args.allow_missing)
@@ -261,8 +266,9 @@ SCORE_PARAMS = (
     Param("task", "--task", "prediction format: nq-open (also EfficientQA), ambigqa, or auto "
           "(default: ambigqa for AmbigNQ .json test files)", default="auto",
           choices=("auto", "nq-open", "ambigqa")),
-    Param("convention", "--convention", "exact-match convention (repeatable; default: every "
-          "named one: orqa, squad, containment)", action="append", metavar="NAME"),
+    Param("convention", "--convention", "NQ-open exact-match convention (repeatable; default: "
+          "every named one: orqa, squad, containment); not for AmbigQA, scored by F1_ans",
+          action="append", metavar="NAME"),
     THRESHOLD, SCOPE, ANSWER_NORM,
     Param("allow_missing", "--allow-missing", "score test questions without a prediction as "
           "wrong (default: error)", action="store_true", default=False),
