@@ -248,19 +248,6 @@ CHANGE_FILTER = Filter("change", "B against A", (
 DIFFERS_FILTER = Filter("differs", "systems", (("differ", "differ"), ("same", "the same")))
 
 
-@dataclass
-class Comparison:
-    """The paired test of the whole set, as ``nqkit compare TASK A B --gold G`` prints it
-    (cells formatted by that command)."""
-
-    title: str
-    headers: tuple[str, ...]
-    rows: list[tuple[str, ...]]
-    signature: str
-    command: str
-    warnings: list[str] = field(default_factory=list)
-
-
 class PairView:
     """Two views of one task over the same gold items, side by side.
 
@@ -275,7 +262,7 @@ class PairView:
 
     item_word = "question"
 
-    def __init__(self, a: OpenView, b: OpenView, comparison: Comparison) -> None:
+    def __init__(self, a: OpenView, b: OpenView, comparison: Summary) -> None:
         import numpy as np
 
         from nqkit.tasks.base import get_task

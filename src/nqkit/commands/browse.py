@@ -188,8 +188,9 @@ def comparison_of(task_name: str, gold: Any, views: list[Any], predictions: list
                   ) -> Any:
     """``nqkit compare``'s numbers for the two views' results, as that command prints
     them (its table, title and signature), with the command line that prints them."""
-    from nqkit.browser.open_model import Comparison
+    from nqkit.browser.open_model import Summary
     from nqkit.commands.compare import compare_results, comparison_table
+    from nqkit.report import fmt_value
     from nqkit.tasks.base import get_task
 
     task = get_task(task_name)
@@ -197,8 +198,6 @@ def comparison_of(task_name: str, gold: Any, views: list[Any], predictions: list
     out = compare_results(task, views[0].result, views[1].result, a, b,
                           resamples=resamples, trials=trials)
     headers, rows = comparison_table(out, "both")
-    from nqkit.report import fmt_value
-
     golds = [gold] if isinstance(gold, str | os.PathLike) else list(gold)
     flags = "".join(f" --gold {os.fspath(g)}" for g in golds)
     flags += "".join(f" --{k.replace('_', '-')} "
@@ -210,12 +209,11 @@ def comparison_of(task_name: str, gold: Any, views: list[Any], predictions: list
         flags += f" --resamples {resamples}"
     if trials != 10000:
         flags += f" --trials {trials}"
-    return Comparison(title=f"{task.name}: B = {b} against A = {a}",
-                      headers=tuple(headers),
-                      rows=[tuple(fmt_value(v) for v in r) for r in rows],
-                      signature=out["signature"],
-                      command=f"nqkit compare {task.name}{flags} {a} {b}",
-                      warnings=out["warnings"])
+    return Summary(title=f"{task.name}: B = {b} against A = {a}", headers=tuple(headers),
+                   rows=[tuple(fmt_value(v) for v in r) for r in rows],
+                   signature=out["signature"],
+                   command=f"nqkit compare {task.name}{flags} {a} {b}",
+                   warnings=out["warnings"])
 
 
 def _listen(host: str, port: int) -> socket.socket:
