@@ -394,13 +394,6 @@ def load_ambigqa_view(gold: PathsLike, predictions: str, *,
 
 # ---------------------------------------------------------------------------- dispatch
 
-def _not_yet(task: str) -> Callable[..., OpenView]:
-    def load(*args: Any, **kwargs: Any) -> OpenView:
-        raise InputError(None, f"nqkit browse --task {task} is not available yet",
-                         "evaluate with nqkit eval " + task + " meanwhile")
-    return load
-
-
 def _load_retrieval_view(*args: Any, **kwargs: Any) -> OpenView:
     from nqkit.browser.run_view import load_retrieval_view
 
