@@ -30,7 +30,8 @@ def test_eval_usage_shows_required_options_without_brackets(name):
     task = get_task(name)
     line = usage("eval", name)
     for p in task.all_params():
-        if p.name in ("gold", "predictions") and p.flag in line:
+        if p.name in ("gold", "predictions"):
+            assert p.flag in line, (name, p.flag, line)
             required = p.required and (p.name != "gold" or task.gold_required) and (
                 p.name != "predictions" or task.predictions_required)
             assert (f"[{p.flag} " not in line) == required, (name, p.flag, line)
