@@ -4,7 +4,7 @@ Builds lucene-exact indexes of one corpus (one process and a Dask LocalCluster o
 workers, each at the default shard size and at ``--shard-size``), retrieves the NQ-open
 dev questions (DPR ``nq-test.qa.tsv``) from each (``--trec`` and ``-o`` DPR results) and
 records the SHA-256 of every index file, of ``params.json``'s ``files``, ``facts`` (peak
-memory left out) and ``digest``, and of every run file, with the CPU and wall time of each
+memory left out) and ``digest``, and of every run file, with the wall time of each
 step. ``--record FILE`` writes them; ``--compare FILE`` checks them against a record
 (exit 1 on any difference). ``--src DIR`` runs the nqkit of another source tree, so a
 record can be made with the code before a change:
