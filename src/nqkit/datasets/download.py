@@ -407,7 +407,7 @@ def verified_against(f: DataFile) -> str:
     """What a fetched file was checked against: ``md5+size``, ``size``, ``sha256`` (a
     pinned one), a combination, or ``none``."""
     parts = ["md5"] if f.md5 else []
-    parts += ["size"] if f.md5 or f.size is not None else []
+    parts += ["size"] if f.size is not None else []  # no published size: none checked
     parts += ["sha256"] if f.sha256 is not None else []
     return "+".join(parts) or "none"
 
