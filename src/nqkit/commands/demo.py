@@ -46,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
     rows, signatures = [], []
     predictions: dict[str, dict[int | str, NqPrediction]] = {}
     n_train = 0
+    shorts: dict[str, float] = {}  # short-answer F1, said in words below
     for name in BASELINES:
         baseline, n = load_system(name, [str(TOY_TRAIN_PATH)], quiet=True)
         n_train = max(n_train, n)
@@ -53,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
                                                 for ex in examples}
         result = evaluate_nq(gold, preds)
         predictions[name] = preds
+        shorts[name] = result.short.best_f1
         rows.append((name, result.long.best_f1, result.long.best_precision,
                      result.long.best_recall))
         signatures.append(result.signature)
@@ -61,9 +63,12 @@ def run(args: argparse.Namespace) -> int:
     print(format_table(("system", "F1", "precision", "recall"), rows))
     for sig in dict.fromkeys(signatures):
         print(f"signature: {sig}")
+    short = ("Neither gives short\nanswers (their short-answer F1 is 0)." if not any(
+        shorts.values()) else "Short-answer F1:\n" + ", ".join(
+        f"{name} {f1:.4f}" for name, f1 in shorts.items()) + ".")
     print(f"first_paragraph answers with the page's first paragraph; closest_question with "
           f"the answer\nof the most similar of {n_train} toy training questions on the same "
-          f"page. Neither gives short\nanswers (their short-answer F1 is 0).")
+          f"page. {short}")
     # what a person scores: each annotator against the other four, in turn (§5.2)
     hb = human_bounds([(i, g.annotations) for i, g in gold.items()], references=4,
                       splits="all")
