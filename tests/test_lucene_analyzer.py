@@ -96,6 +96,18 @@ def test_chunks_of_generated_strings_give_pyserinis_terms(oracle) -> None:
     assert not bad, f"{len(bad)}/{len(strings)} generated strings differ: {bad[:5]}"
 
 
+def test_whitespace_pieces_of_real_strings_give_pyserinis_terms(oracle) -> None:
+    """What the index build analyzes: each piece between ASCII whitespace of every real
+    string, once (most are a word with punctuation at its ends, which the tokenizer's
+    shortcut takes), concatenated, gives Pyserini's terms of the whole string."""
+    strings, lucene = oracle["real"]
+    pieces = {c for s in strings for c in s.encode().split()}
+    terms = {c: analyze(c.decode()) for c in pieces}
+    bad = [s[:200] for s, want in zip(strings, lucene, strict=True)
+           if [t for c in s.encode().split() for t in terms[c]] != want]
+    assert not bad, f"{len(bad)}/{len(strings)} real strings differ: {bad[:5]}"
+
+
 # Pyserini 1.6.0's outputs for these strings (Anserini 1.7.1, Lucene 9.9.1).
 CASES = [
     ("The city's 3.14 U.S.A. running jumps café 東京 e-mail foo@bar.com",
@@ -229,6 +241,24 @@ def test_the_fast_patterns_find_the_longest_match(text: str) -> None:
     """The greedy patterns (ASCII, BMP, full) and the per-token scan give the tokens of
     leftmost-longest matching over the grammar (JFlex's semantics)."""
     assert tokenize(text) == _longest_match_scan(text)
+
+
+@given(st.text(alphabet=st.sampled_from(list("aZq()[],.;:!?1_'\"-&é ")), max_size=16))
+def test_the_word_shortcut_finds_the_longest_match(text: str) -> None:
+    """Letters with only edge punctuation around them (the tokenizer's shortcut) give
+    the tokens of the grammar's scan, and so does everything next to them."""
+    assert tokenize(text) == _longest_match_scan(text)
+
+
+@pytest.mark.parametrize(("text", "tokens"), [
+    ("(word),", ["word"]), ("Mr.", ["Mr"]), ("[x]:", ["x"]), ("?!", []), ("...", []),
+    ("U.S.", ["U.S"]), ("a.b", ["a.b"]), ("a:b.", ["a:b"]), ("a,b", ["a", "b"]),
+    ("x_", ["x_"]), ("(1990).", ["1990"]), ("(" + "b" * 255 + ")", ["b" * 255]),
+    ("a" * 256, ["a" * 255, "a"])])  # Lucene cuts a token at 255 units (the scan does not)
+def test_the_word_shortcut_cases(text: str, tokens: list[str]) -> None:
+    assert tokenize(text) == tokens
+    if len(text) < MAX_TOKEN_LENGTH:
+        assert tokens == _longest_match_scan(text)
 
 
 def _cps(name: str) -> set[int]:

@@ -337,9 +337,20 @@ def _scan_exact(text: str) -> list[str]:
         pos = best
 
 
+# ASCII punctuation in no token class, or in the Mid* classes only (which join two letters
+# or two digits, never a letter to the text's end): letters with only these at their ends
+# are one word, the letters (a chunk of text ``"(word),"`` gives ``word``)
+_EDGE = "()[],.;:!?"
+if {ord(c) for c in _EDGE} & (_IN_TOKENS - _ML - _MN):  # pragma: no cover - as above
+    raise ImportError("the Lucene tables put edge punctuation in a token class")
+
+
 def tokenize(text: str) -> list[str]:
     """Lucene StandardTokenizer's tokens of ``text`` (max token length 255), unfiltered."""
     if text.isascii():
+        core = text.strip(_EDGE)
+        if core.isalpha() and len(core) <= MAX_TOKEN_LENGTH:  # the common chunk: a word
+            return [core]
         toks: list[str] = _P.ascii.findall(text)
     elif _P.slow.search(text) is not None:
         return _scan_exact(text)
