@@ -258,9 +258,14 @@ def test_a_shard_without_terms_and_a_question_without_terms(tmp_path: Path) -> N
     assert [d for d, _ in hits["0"]] == ["3"] and "1" not in hits
 
 
-def test_the_build_analyzes_chunks_as_the_whole_text(tmp_path: Path) -> None:
+@pytest.mark.parametrize("block", [8192, 2])
+def test_the_build_analyzes_chunks_as_the_whole_text(tmp_path: Path, block: int,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     # the build analyzes each distinct space-separated chunk once; its arrays must be those
-    # of the terms of each whole text (title + "\n" + text), here counted by LuceneBM25
+    # of the terms of each whole text (title + "\n" + text), here counted by LuceneBM25;
+    # a shard is counted a block of passages at a time (2: a quoted Hebrew text is met in
+    # a later block of its shard, and careful passages sit between blocks)
+    from nqkit.retrieval import lucene_index
     from nqkit.retrieval.corpus import Passage
     from nqkit.retrieval.lucene_bm25 import LuceneBM25
     from nqkit.text.lucene import analyze
@@ -274,16 +279,26 @@ def test_the_build_analyzes_chunks_as_the_whole_text(tmp_path: Path) -> None:
              ('"Quoted" a""b "x y" e-"mail"', '"T" "'),  # quoted fields, read as written
              ("tab\tline\nbreak\x0bvt\x0cff cr\r\nend\x1c", "ascii whitespace")]
     passages = [Passage(f"p{i}", *texts[i % len(texts)]) for i in range(40)]
-    # the shard read the careful way (one passage at a time) for a quoted Hebrew text
-    # (doubled quotes would change its terms), a NUL byte, a quoted id; 1 and 4 at once
+    # shard 0 is read the careful way (one passage at a time) for a quoted Hebrew text
+    # (doubled quotes would change its terms), shard 2 for a NUL byte, passage 30 for its
+    # quoted id; the others from the shard's bytes (their Hebrew text has no quote)
+    for i in range(5, 40, len(texts)):
+        passages[i] = Passage(f"p{i}", "a'ב' R&B dog's ทดสอบภาษาไทย 東京", "mixed")
     passages[3] = Passage("p3", 'צה"ל and "א"ב"', "hebrew quotes")
     passages[21] = Passage("p21", "nul\x00 byte \x00", "nul")
     passages[30] = Passage('p"30\t', "a quoted id", "id")
     corpus = tmp_path / "c.tsv"
     write_passages(corpus, passages)
     ix = tmp_path / "ix"
+    monkeypatch.setattr(lucene_index, "_BLOCK", block)
+    # what each shard's read from its bytes gave: its ids, or None (unsafe)
+    read: list[list[str] | None] = []
+    fast_read = lucene_index._read_chunks
+    monkeypatch.setattr(lucene_index, "_read_chunks",
+                        lambda *a: read.append(fast_read(*a)) or read[-1])
     assert main(["index", "build", "--cluster", "none", "--corpus", str(corpus), *OPTS,
                  "-o", str(ix), "--shard-size", "9"]) == 0
+    assert read[0] is None and [len(r or []) for r in read[1:]] == [9, 8, 4]
     want = LuceneBM25.build([analyze(f"{p.title}\n{p.text}") for p in passages],
                             [p.id for p in passages], shard_size=9)
     assert json.loads((ix / "bm25" / "vocab.json").read_text()) == want.stats.vocab

@@ -13,7 +13,8 @@ this module is their job plumbing, in the three steps of
    distinct chunk between ASCII whitespace once per process, whatever shard holds it
    (:func:`nqkit.text.lucene.chunks` says why that gives the terms of the whole text;
    ``_read_chunks`` how a shard's bytes are read at once), write the shard's postings
-   with shard-local term ids (:func:`~nqkit.retrieval.lucene_bm25.count_docs`) and the
+   with shard-local term ids (what :func:`~nqkit.retrieval.lucene_bm25.count_docs` gives,
+   counted a block of passages at a time) and the
    passage ids (``ids-NNNNN.npy``, a fixed-width unicode array: the tie-break needs them
    at search time);
 2. *global statistics* (here): the sorted union of the vocabularies, document frequencies,
@@ -59,7 +60,6 @@ from nqkit.retrieval.lucene_bm25 import (
     anserini_adjust_lists,
     avg_field_length,
     clause_scores,
-    count_docs,
     idf,
     norm_cache,
     query_clauses,
@@ -156,7 +156,8 @@ _TABLES: dict[str, _ChunkTable] = {}  # this process's table, kept between shard
 
 def _chunk_table() -> _ChunkTable:
     table = _TABLES.get("chunks")
-    if table is None or len(table) > CHUNK_LIMIT:
+    # rows, not dictionary entries: a chunk that is never cached still has a row
+    if table is None or len(table.starts) - 1 > CHUNK_LIMIT:
         table = _TABLES["chunks"] = _ChunkTable()
     return table
 
@@ -167,10 +168,95 @@ def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.repeat(lo - (np.cumsum(sizes) - sizes), sizes) + np.arange(int(sizes.sum()))
 
 
-def _read_chunks(data: bytes, offsets: np.ndarray, careful: np.ndarray, table: _ChunkTable
-                 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """The table rows of the chunks of the shard's passages not marked ``careful``, read
-    from the shard's bytes at once, with each chunk's passage and those passages' ids.
+class _Postings:
+    """A shard's postings, gathered a block of passages at a time: per block, the
+    (term, row, frequency) of each distinct term of each row, sorted by term then row
+    (terms as ids of the chunk table), and every row's length. Arrays stay the size of
+    a block, so the memory they take is reused from block to block instead of being
+    mapped afresh (a page fault per 4 KB) for arrays the size of the shard."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.lengths = np.zeros(n, dtype=np.int64)
+        self.terms: list[np.ndarray] = []
+        self.rows: list[np.ndarray] = []
+        self.freqs: list[np.ndarray] = []
+
+    def add(self, table: _ChunkTable, chunk_rows: np.ndarray, docs: np.ndarray) -> None:
+        """Count the terms of chunks ``chunk_rows`` (table rows, int32) of the shard rows
+        ``docs`` (one per chunk, ascending)."""
+        if not chunk_rows.shape[0]:
+            return
+        starts = np.frombuffer(table.starts, dtype=np.int64)
+        first = starts[chunk_rows]
+        sizes = starts[chunk_rows + 1] - first
+        del starts  # a view: the table cannot grow while it is alive
+        term_ids = np.frombuffer(table.ids, dtype=np.int32)
+        if int(sizes.max()) <= 1:  # nearly always: a chunk holds one term or none
+            one = sizes == 1
+            flat = term_ids[first[one]]
+            term_docs = docs[one]
+        else:  # every term of every chunk: its chunk's first id plus its offset in it
+            ends = np.cumsum(sizes)
+            at = np.repeat(first - (ends - sizes), sizes) + np.arange(int(ends[-1]))
+            flat = term_ids[at]
+            term_docs = np.repeat(docs, sizes)
+        del term_ids
+        lo = int(docs[0])
+        span = int(docs[-1]) - lo + 1
+        local = term_docs - lo
+        self.lengths[lo:lo + span] += np.bincount(local, minlength=span)
+        key = flat.astype(np.int64) * span + local
+        key.sort()
+        new = np.empty(key.shape[0], dtype=bool)
+        new[:1] = True
+        np.not_equal(key[1:], key[:-1], out=new[1:])
+        at = np.flatnonzero(new)
+        freqs = np.diff(at, append=key.shape[0])
+        terms, rows = np.divmod(key[at], span)
+        self.terms.append(terms.astype(np.int32))
+        self.rows.append((rows + lo).astype(np.int32))
+        self.freqs.append(freqs.astype(np.int32))
+
+    def counted(self, names: list[str]) -> CountedShard:
+        """The shard's postings by term, terms sorted (``names``: the table's terms);
+        what :func:`~nqkit.retrieval.lucene_bm25.count_docs` gives for the same tokens."""
+        n = self.n
+        terms = _cat(self.terms, np.zeros(0, np.int32))
+        rows = _cat(self.rows, np.zeros(0, np.int32))
+        freqs = _cat(self.freqs, np.zeros(0, np.int32))
+        self.terms, self.rows, self.freqs = [], [], []
+        present = np.flatnonzero(np.bincount(terms, minlength=len(names)))
+        words = [names[i] for i in present.tolist()]
+        order = sorted(range(len(words)), key=words.__getitem__)
+        vocab = [words[i] for i in order]
+        rank = np.zeros(len(names), dtype=np.int64)
+        rank[present[order]] = np.arange(len(order), dtype=np.int64)
+        key = rank[terms] * max(n, 1) + rows  # one per posting: (term, row) in sort order
+        del terms
+        bits = int(freqs.max()).bit_length() if freqs.shape[0] else 0
+        if (len(vocab) * max(n, 1)) << bits < 1 << 63:  # the frequency rides in the key
+            key <<= bits
+            key |= freqs
+            key.sort()
+            freqs = (key & ((1 << bits) - 1)).astype(np.int32)
+            key >>= bits
+        else:
+            order_ = np.argsort(key, kind="stable")
+            key, freqs = key[order_], freqs[order_]
+        term_of, row_of = np.divmod(key, max(n, 1))
+        doc_freq = np.bincount(term_of, minlength=len(vocab)).astype(np.int64)
+        indptr = np.concatenate([np.zeros(1, np.int64), np.cumsum(doc_freq)])
+        return CountedShard(vocab, doc_freq, self.lengths, indptr, row_of.astype(np.int32),
+                            freqs)
+
+
+def _read_chunks(data: bytes, offsets: np.ndarray, careful: np.ndarray, table: _ChunkTable,
+                 postings: _Postings) -> list[str] | None:
+    """Count the terms of the shard's passages not marked ``careful`` into ``postings``,
+    reading the shard's bytes a block at a time; return those passages' ids, or None
+    when a chunk may not give its text's terms (``table.unsafe``: then nothing counted
+    here may be kept, and the shard is to be read the careful way).
 
     A record is ``id<TAB>text<TAB>title<LF>`` (:mod:`nqkit.retrieval.passage_store`): the
     id (not quoted: careful passages are those whose id is) is replaced by a chunk of its
@@ -184,6 +270,7 @@ def _read_chunks(data: bytes, offsets: np.ndarray, careful: np.ndarray, table: _
     u = np.frombuffer(data, dtype=np.uint8)
     tabs = np.flatnonzero(u == 0x09)
     id_ends = tabs[np.searchsorted(tabs, starts)]  # an unquoted id ends at the first tab
+    del u, tabs
     ids = [data[a:b].decode("utf-8") for a, b in zip(starts.tolist(), id_ends.tolist(),
                                                       strict=True)]
     buf = bytearray(data)
@@ -194,22 +281,30 @@ def _read_chunks(data: bytes, offsets: np.ndarray, careful: np.ndarray, table: _
     if slow.shape[0]:
         b[_ranges(offsets[:-1][slow], offsets[1:][slow])] = 0x20
     del b
-    rows = array("i")
+    view = memoryview(buf)
     get = table.__getitem__
+    seen = 0  # fast passages read so far
     table.raw, table.unsafe = True, False
     try:  # a block of passages at a time: a chunk object is some 40 bytes
         cuts = [*offsets[::_BLOCK].tolist(), int(offsets[-1])]
         for lo, hi in itertools.pairwise(dict.fromkeys(cuts)):
-            rows.extend(map(get, bytes(buf[lo:hi]).split()))
+            pieces = bytes(view[lo:hi]).split()
+            rows = np.fromiter(map(get, pieces), dtype=np.int32, count=len(pieces))
+            del pieces
+            if table.unsafe:
+                return None
+            marks = rows == 0
+            at = np.cumsum(marks) - 1 + seen  # each chunk's passage among the fast ones
+            seen += int(np.count_nonzero(marks))
+            if rows.shape[0] and (not marks[0] or seen > fast.shape[0]):
+                raise RuntimeError("a passage id was not read as one chunk")  # never: no NUL
+            postings.add(table, rows, fast[at])
     finally:
         table.raw = False
-    del buf
-    r = np.frombuffer(rows, dtype=np.int32)
-    marks = r == 0
-    passage = np.cumsum(marks) - 1
-    if passage.shape[0] and passage[-1] != fast.shape[0] - 1:
-        raise RuntimeError("a passage id was not read as one chunk")  # no NUL byte: never
-    return r, fast[passage], ids
+        view.release()
+    if seen != fast.shape[0]:
+        raise RuntimeError("a passage id was not read as one chunk")
+    return ids
 
 
 def _count_job(job: _Job) -> dict[str, Any]:
@@ -224,44 +319,30 @@ def _count_job(job: _Job) -> dict[str, Any]:
     if n and not careful.all():
         careful |= np.frombuffer(data, dtype=np.uint8)[offsets[:-1]] == 0x22
     ids: list[str] = [""] * n
-    parts: list[tuple[np.ndarray, np.ndarray]] = []
+    postings = _Postings(n)
     if not careful.all():
-        rows, docs, fast_ids = _read_chunks(data, offsets, careful, table)
-        if table.unsafe:  # a quoted Hebrew text: the whole shard the careful way
+        fast_ids = _read_chunks(data, offsets, careful, table, postings)
+        if fast_ids is None:  # a quoted Hebrew text: the whole shard the careful way
             careful[:] = True
+            postings = _Postings(n)
         else:
-            parts.append((rows, docs))
             for j, pid in zip(np.flatnonzero(~careful).tolist(), fast_ids, strict=True):
                 ids[j] = pid
-    rows_c = array("i")
-    docs_c = array("q")
     get = table.__getitem__
-    for j in np.flatnonzero(careful).tolist():
-        p = shard_passage(data, offsets, j, root, job.shard)
-        ids[j] = p.id
-        pieces = contents(p.title, p.text).encode("utf-8").split()
-        rows_c.extend(map(get, pieces))
-        docs_c.extend([j] * len(pieces))
-    parts.append((np.frombuffer(rows_c, dtype=np.int32), np.frombuffer(docs_c, dtype=np.int64)))
+    for part in np.array_split(np.flatnonzero(careful), max(1, -(-int(careful.sum())
+                                                                 // _BLOCK))):
+        rows_c = array("i")
+        docs_c = array("q")
+        for j in part.tolist():
+            p = shard_passage(data, offsets, j, root, job.shard)
+            ids[j] = p.id
+            pieces = contents(p.title, p.text).encode("utf-8").split()
+            rows_c.extend(map(get, pieces))
+            docs_c.extend([j] * len(pieces))
+        postings.add(table, np.frombuffer(rows_c, dtype=np.int32),
+                     np.frombuffer(docs_c, dtype=np.int64))
     del data, get
-    rows = np.concatenate([p[0] for p in parts])
-    docs = np.concatenate([p[1] for p in parts])
-    starts = np.frombuffer(table.starts, dtype=np.int64)
-    sizes = np.diff(starts)[rows]  # terms of each chunk occurrence
-    ends = np.cumsum(sizes)  # ... and where they end in the shard's term list
-    # the position in ``table.ids`` of every term of the shard: its chunk's first id
-    # plus its offset inside the chunk
-    at = np.repeat(starts[:-1][rows] - (ends - sizes), sizes) + np.arange(int(sizes.sum()))
-    flat = np.frombuffer(table.ids, dtype=np.int32)[at]
-    term_docs = np.repeat(docs, sizes)
-    del rows, docs, at, sizes, ends
-    lengths = np.bincount(term_docs, minlength=n).astype(np.int64)
-    present = np.flatnonzero(np.bincount(flat, minlength=len(table.names)))
-    local = np.zeros(len(table.names), dtype=np.int64)
-    local[present] = np.arange(present.shape[0])
-    names = table.names
-    counted = count_docs(local[flat], term_docs, lengths, [names[i] for i in present.tolist()])
-    del flat, term_docs
+    counted = postings.counted(table.names)
     with open(_counted_path(root, "vocab", job.shard), "w", encoding="utf-8") as f:
         json.dump(counted.vocab, f, ensure_ascii=False)
     for kind in _COUNTED[1:]:
