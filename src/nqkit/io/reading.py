@@ -31,6 +31,7 @@ __all__ = [
     "gc_paused",
     "is_gzip",
     "iter_jsonl",
+    "iter_line_blocks",
     "iter_line_spans",
     "iter_lines",
     "open_binary",
@@ -210,6 +211,41 @@ def iter_line_spans(path: PathLike, chunk_size: int = 1 << 22, *, threads: int =
                 yield lineno, line, 0, len(line)
     except _TRUNCATED as e:
         raise _read_error(path, lineno + 1, e) from e
+
+
+def iter_line_blocks(path: PathLike, block_size: int, *, threads: int = 0
+                     ) -> Iterator[tuple[int, memoryview]]:
+    """Yield ``(line_number, block)``: the file cut into blocks of whole lines (each ends
+    in "\\n" but the last, when the file does not), ``line_number`` that of the block's
+    first line; every line, blank or not, is in one block.
+
+    For readers that scan lines in bulk (numpy over a block): a block is ``block_size``
+    bytes and the rest of the line it ends in, read into a buffer of its own (never
+    zero-filled first), so memory stays bounded by the block size and the longest line,
+    never the file. Truncated gzip raises :class:`InputError` naming the line after the
+    last whole block.
+    """
+    import numpy as np  # only readers in bulk need it
+
+    lineno = 1
+    try:
+        with open_binary(path, threads=threads) as f:
+            while True:
+                buf = np.empty(block_size + (1 << 16), dtype=np.uint8)
+                n = f.readinto(buf[:block_size].data)  # type: ignore[attr-defined]
+                if not n:
+                    return
+                if buf[n - 1] != 0x0A:  # the line goes on: read it whole
+                    rest = np.frombuffer(f.readline(), dtype=np.uint8)
+                    if n + len(rest) > len(buf):
+                        buf = np.concatenate((buf[:n], rest))
+                    else:
+                        buf[n:n + len(rest)] = rest
+                    n += len(rest)
+                yield lineno, buf[:n].data
+                lineno += int(np.count_nonzero(buf[:n] == 0x0A))
+    except _TRUNCATED as e:
+        raise _read_error(path, lineno, e) from e
 
 
 @contextlib.contextmanager
