@@ -51,7 +51,7 @@ def _both(corpus: Path, tmp: Path, shard_size: int, block: int,
 
 def _error(fn, corpus: Path, root: Path) -> str:  # type: ignore[no-untyped-def]
     with pytest.raises(InputError) as e:
-        fn(corpus, root, 5)
+        fn(corpus, root, 1000)
     return e.value.message
 
 
@@ -110,7 +110,7 @@ def corpora(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     write_passages(real, make_passages_module().real_passages(SHARED))
     return {
         "real": real,
-        "mixed": _corpus(d / "mixed.tsv", 600, 1),
+        "mixed": _corpus(d / "mixed.tsv", 400, 1),
         "gz": _corpus(d / "mixed.tsv.gz", 300, 2),
         "bom": _corpus(d / "bom.tsv", 200, 3, header=b"\xef\xbb\xbf\n\nID\tText \tTITLE\r\n"),
         # a passage that reads as the header after the header, and no final line break
@@ -125,11 +125,11 @@ def test_real_passages(corpora: dict[str, Path], tmp_path: Path,
     assert b'""' in real.read_bytes()  # quoted texts: read in bulk too
     info = _both(real, tmp_path, 1000, dpr.PASSAGE_BLOCK, monkeypatch)
     assert info.passages == 3349
-    _both(real, tmp_path, 7, 4096, monkeypatch)
+    _both(real, tmp_path, 100, 4096, monkeypatch)
 
 
 @pytest.mark.parametrize("name", ["mixed", "gz", "bom", "again"])
-@pytest.mark.parametrize(("shard_size", "block"), [(1, 1), (3, 64), (50, 1000),
+@pytest.mark.parametrize(("shard_size", "block"), [(2, 1), (3, 64), (50, 1000),
                                                    (10**6, 1 << 24), (7, 4096)])
 def test_generated_corpora(corpora: dict[str, Path], tmp_path: Path, name: str,
                            shard_size: int, block: int,
@@ -238,3 +238,22 @@ def test_invalid_utf8_positions_agree_with_decode() -> None:
             except UnicodeDecodeError:
                 refused.add(i)
         assert flagged == refused, data
+
+
+def test_truncated_gzip_names_a_line_inside_the_file(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A gzip stream that breaks off is refused at the line it breaks off in (as with
+    the line reader, within one read of the stream), not at line 1."""
+    monkeypatch.setattr(dpr, "PASSAGE_BLOCK", 1 << 24)  # the whole file in one block
+    lines = [f"{i}\ttext number {i}\tT\n" for i in range(1, 60001)]
+    data = gzip.compress(("id\ttext\ttitle\n" + "".join(lines)).encode(), mtime=0)
+    corpus = tmp_path / "cut.tsv.gz"
+    corpus.write_bytes(data[:len(data) // 2])
+    messages = [_error(fn, corpus, tmp_path / fn.__name__)
+                for fn in (_write_store_slow, write_store)]
+    found = []
+    for m in messages:
+        where, _, problem = m.partition(": ")
+        assert problem.startswith("the compressed file is truncated or corrupt")
+        found.append(int(where.rpartition(":")[2]))
+    assert 10_000 < found[1] <= found[0] <= 60_001
