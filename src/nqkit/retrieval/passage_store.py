@@ -16,7 +16,7 @@ read passage by passage, with the reader's errors (``_write_store_slow`` is the 
 both are tested against).
 
 Duplicate ids are found with a 64-bit key per id (8 bytes a passage, 168 MB for DPR's
-21 M passages; never colliding for ids of up to 8 bytes such as DPR's, see
+21 M passages; never colliding for ids of up to 8 bytes without NUL, such as DPR's; see
 :func:`_id_key`) and confirmed on the strings by a second look at the shard files only
 when two keys collide.
 """
