@@ -27,6 +27,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import numpy as np
 import orjson
 
 from nqkit.errors import InputError, location
@@ -36,6 +37,7 @@ from nqkit.io import (
     decode_utf8,
     expand_paths,
     is_regular_file,
+    iter_line_blocks,
     iter_lines,
     open_binary,
     read_json,
@@ -46,6 +48,7 @@ __all__ = [
     "DprBiencoderExample",
     "DprContext",
     "DprResult",
+    "SimpleLines",
     "parse_passage_record",
     "passage_record",
     "read_dpr_biencoder",
@@ -53,6 +56,7 @@ __all__ = [
     "read_dpr_qa_tsv",
     "read_dpr_results",
     "read_passage_rows",
+    "read_passage_runs",
 ]
 
 
@@ -434,9 +438,11 @@ class _Lines:
     (a lone "\\r" ends a line for csv.reader, not for ``wc -l`` or an editor: the lines it
     splits off keep the number of the line they are on)."""
 
-    def __init__(self, path: PathLike, raw: Iterator[tuple[int, bytes]]) -> None:
+    def __init__(self, path: PathLike, raw: Iterator[tuple[int, bytes]],
+                 more: Iterator[tuple[int, bytes]] | None = None) -> None:
         self.path = path
-        self.raw = raw
+        self.raw = raw  # every line, for the loop over records
+        self.more = raw if more is None else more  # the same lines, inside a record
         self.pending: deque[tuple[int, str]] = deque()
 
     def decode(self, lineno: int, raw: bytes) -> str:
@@ -462,7 +468,7 @@ class _Lines:
     def next(self) -> tuple[int, str] | None:
         if self.pending:
             return self.pending.popleft()
-        for lineno, raw in self.raw:
+        for lineno, raw in self.more:
             return self.split(lineno, self.decode(lineno, raw))
         return None
 
@@ -517,11 +523,15 @@ def read_passage_rows(path: PathLike, make: Callable[[str, str, str], _Make], *,
 
 def _passage_rows(path: PathLike, raw_lines: Iterator[tuple[int, bytes]],
                   make: Callable[[str, str, str], _Make], header: bool,
-                  ids: Collection[str] | None) -> Iterator[tuple[int, _Make]]:
-    """:func:`read_passage_rows` over ``(line number, bytes)`` of every line of ``path``."""
+                  ids: Collection[str] | None,
+                  more: Iterator[tuple[int, bytes]] | None = None
+                  ) -> Iterator[tuple[int, _Make]]:
+    """:func:`read_passage_rows` over ``(line number, bytes)`` of every line of ``path``
+    (``more``: the lines a record spanning lines goes on with, the same lines as
+    ``raw_lines`` when not given; :func:`read_passage_runs` hands out both)."""
     wanted_ids = None if ids is None else set(ids)
     wanted = None if ids is None else {i.encode("utf-8") for i in ids}
-    lines = _Lines(path, raw_lines)
+    lines = _Lines(path, raw_lines, more)
     need_header = True
     n = 0
     for lineno, raw in lines.raw:
@@ -579,6 +589,248 @@ def _no_lone_cr(raw: bytes) -> bool:
     """No "\\r" but the one of a "\\r\\n" ending (a lone "\\r" ends a record in text mode)."""
     cr = raw.find(b"\r")
     return cr < 0 or cr >= len(raw) - 2
+
+
+# --------------------------------------------------------------- passage files in bulk
+#
+# Nearly every line of a passage file is a whole record whose fields need no parsing:
+# ``id<TAB>text<TAB>title`` with no quote and no "\r" (split on its two tabs), or with the
+# text field quoted as csv.writer quotes a field holding a quote ("..." with every inner
+# quote doubled, and nothing else quoted). Such a *simple* line is exactly the record
+# :func:`passage_record` writes for the passage it holds, so a store can copy it as it is.
+# :func:`read_passage_runs` finds simple lines a block at a time with numpy and hands runs
+# of them over in bulk; every other line (the header, a blank line, a "\r", a field count
+# other than 3, an empty id, a quote anywhere else, invalid UTF-8, a last line without its
+# line break) goes through :func:`_passage_rows` as before, with its errors.
+
+PASSAGE_BLOCK = 1 << 24  # bytes of the file scanned at a time by read_passage_runs
+
+
+class SimpleLines:
+    """One block of whole lines of a passage file, with which of them are simple.
+
+    ``starts[i]`` is where line ``i`` starts in ``data`` (``starts[n]``, the end); line
+    ``i`` is line number ``first_line + i`` of the file. Only the lines a run names
+    (:func:`read_passage_runs`) are passages read in bulk.
+    """
+
+    def __init__(self, data: bytes | memoryview, first_line: int) -> None:
+        self.data = data
+        self.first_line = first_line
+        arr = np.frombuffer(data, dtype=np.uint8)
+        self._arr = arr
+        special = arr < 0x0E  # tab, line feed, carriage return (and rarer controls)
+        special |= arr == 0x22
+        special |= arr >= 0x80
+        pos = np.flatnonzero(special)  # one pass over the block, then only these bytes
+        val = arr[pos]
+        nl, tab = pos[val == 0x0A], pos[val == 0x09]
+        whole = nl.shape[0]
+        n = whole + (whole == 0 or int(nl[-1]) != len(arr) - 1) if len(arr) else 0
+        starts = np.empty(n + 1, dtype=np.int64)
+        starts[0] = 0
+        starts[1:whole + 1] = nl + 1
+        starts[n] = len(arr)
+        self.n = n
+        self.starts = starts
+        ntab = np.bincount(np.searchsorted(nl, tab), minlength=n)[:n]
+        simple = ntab == 2
+        if n > whole:
+            simple[whole] = False  # no line break: read one by one
+        simple[np.searchsorted(nl, pos[val == 0x0D])] = False
+        first = np.cumsum(ntab) - ntab  # index in tab of each line's first tab
+        rows = np.flatnonzero(simple)
+        t1 = np.zeros(n, dtype=np.int64)
+        t2 = np.zeros(n, dtype=np.int64)
+        t1[rows] = tab[first[rows]]
+        t2[rows] = tab[first[rows] + 1]
+        simple[rows[t1[rows] == starts[rows]]] = False  # an empty id
+        self.id_ends = t1
+        self.unquoted_starts = starts
+        self._drop: np.ndarray | None = None
+        self._joined: tuple[bytes, bytes, np.ndarray] | None = None
+        quote = pos[val == 0x22]
+        if quote.shape[0]:
+            self._quotes(quote, nl, n, simple, t1, t2)
+        high = val >= 0x80
+        bad = _invalid_utf8(pos[high], val[high])
+        simple[np.searchsorted(nl, bad)] = False  # to be refused, one by one
+        self.simple = simple
+        self._tab, self._nl = tab, nl
+        self._slow = np.flatnonzero(~simple)
+
+    def _quotes(self, quote: np.ndarray, nl: np.ndarray, n: int, simple: np.ndarray,
+                t1: np.ndarray, t2: np.ndarray) -> None:
+        """Lines with a quote stay simple only when the text field alone is quoted, with
+        at least one quote inside it, each doubled: ``"a ""b"" c"``. The fields read
+        from them lack the field's outer quotes and doubling (``_drop``)."""
+        qline = np.searchsorted(nl, quote)
+        nq = np.bincount(qline, minlength=n)[:n]
+        qfirst = np.cumsum(nq) - nq
+        k = np.arange(quote.shape[0]) - qfirst[qline]  # index of each quote in its line
+        inner = (k % 2 == 1) & (k < nq[qline] - 1)  # the first of each doubled quote
+        quoted = simple & (nq >= 4) & (nq % 2 == 0)
+        rows = np.flatnonzero(quoted)
+        firstq = qfirst[rows]
+        quoted[rows] = ((quote[firstq] == t1[rows] + 1)
+                        & (quote[firstq + nq[rows] - 1] == t2[rows] - 1))
+        g = np.flatnonzero(inner)
+        quoted[qline[g[quote[g + 1] != quote[g] + 1]]] = False  # not doubled
+        simple &= (nq == 0) | quoted
+        drop = quote[quoted[qline] & ~inner]
+        if drop.shape[0]:
+            self._drop = drop
+            self.unquoted_starts = self.starts - np.searchsorted(drop, self.starts)
+
+    def next_slow(self, i: int) -> int:
+        """The first line from ``i`` on that is not simple (``n`` when none is)."""
+        j = int(np.searchsorted(self._slow, i))
+        return int(self._slow[j]) if j < self._slow.shape[0] else self.n
+
+    def line(self, i: int) -> bytes:
+        """Line ``i``, its line break included."""
+        return bytes(self.data[int(self.starts[i]):int(self.starts[i + 1])])
+
+    def records(self, a: int, b: int) -> memoryview:
+        """Lines ``a`` .. ``b - 1``: the records passage_record writes for them."""
+        return memoryview(self.data)[int(self.starts[a]):int(self.starts[b])]
+
+    def fields(self, a: int, b: int, sep: bytes = b"\t", end: bytes = b"\n") -> memoryview:
+        """The fields of lines ``a`` .. ``b - 1`` as read (no quoting), each followed by
+        ``sep`` (one byte) but a line's last, followed by ``end`` (one byte)."""
+        joined = self._joined
+        if joined is None or joined[:2] != (sep, end):
+            out = self._arr.copy()
+            out[self._tab] = sep[0]
+            out[self._nl] = end[0]
+            if self._drop is not None:
+                out = np.delete(out, self._drop)
+            joined = self._joined = (sep, end, out)
+        return joined[2].data[int(self.unquoted_starts[a]):int(self.unquoted_starts[b])]
+
+    def ids(self, a: int, b: int) -> list[bytes]:
+        """The ids of lines ``a`` .. ``b - 1`` (UTF-8)."""
+        data = self.data
+        return [bytes(data[s:t]) for s, t in zip(self.starts[a:b].tolist(),
+                                                 self.id_ends[a:b].tolist(), strict=True)]
+
+    def id_words(self, a: int, b: int, words: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ids of lines ``a`` .. ``b - 1`` of up to ``8 * words`` bytes as ``words``
+        uint64 each (their bytes zero-padded, read little-endian), and the length in bytes
+        of every id (0 where it is longer)."""
+        s = self.starts[a:b]
+        size = self.id_ends[a:b] - s
+        at = s[:, None] + np.arange(8 * words)
+        np.minimum(at, len(self._arr) - 1, out=at)
+        raw = self._arr[at]
+        raw[np.arange(8 * words) >= size[:, None]] = 0
+        size[size > 8 * words] = 0
+        return raw.view("<u8"), size
+
+
+def _invalid_utf8(pos: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Of the bytes of a buffer at or above 0x80 (at ``pos``, values ``v``: uint8), the
+    positions of those that make it invalid UTF-8, exactly as ``bytes.decode`` judges
+    (ASCII bytes are always valid): a lead byte whose sequence is not whole (its continuation
+    bytes right after it, the second in its narrower range for E0, ED, F0 and F4: no
+    overlong form, surrogate or code point above U+10FFFF), a byte that is never a lead
+    (C0, C1, F5-FF), and a continuation byte no lead claims. A sequence never crosses a
+    line break, so a line is valid when none of these is in it."""
+    m = v.shape[0]
+    if not m:
+        return pos
+    cont = (v & 0xC0) == 0x80
+    need = np.zeros(m, dtype=np.int8)
+    need[(v >= 0xC2) & (v <= 0xDF)] = 1
+    need[(v >= 0xE0) & (v <= 0xEF)] = 2
+    need[(v >= 0xF0) & (v <= 0xF4)] = 3
+    bad = ~cont & (need == 0)
+    after = np.zeros(m + 3, dtype=bool)  # entry i + 1 is a continuation byte right after i
+    after[:m - 1] = cont[1:] & (pos[1:] == pos[:-1] + 1)
+    whole = np.ones(m, dtype=bool)
+    claimed = np.zeros(m + 3, dtype=bool)
+    for j in (1, 2, 3):
+        lead = need >= j
+        whole &= ~lead | after[np.arange(m) + (j - 1)]
+        claimed[np.flatnonzero(lead & whole) + j] = True
+    second = np.zeros(m, dtype=np.int16)  # the byte after each entry (0: none)
+    second[:m - 1] = v[1:]
+    whole &= ~(((v == 0xE0) & (second < 0xA0)) | ((v == 0xED) & (second > 0x9F))
+               | ((v == 0xF0) & (second < 0x90)) | ((v == 0xF4) & (second > 0x8F)))
+    bad |= (need > 0) & ~whole
+    bad |= cont & ~claimed[:m]
+    return pos[bad]
+
+
+class _BlockFeed:
+    """The lines of a passage file from :class:`SimpleLines` blocks, handed to
+    :func:`_passage_rows` as ``raw_lines`` (:meth:`top`, where runs of simple lines are
+    handed to ``on_run`` instead once ``bulk`` is set) and ``more`` (:meth:`more`)."""
+
+    def __init__(self, path: PathLike, on_run: Callable[[SimpleLines, int, int], None],
+                 block_size: int) -> None:
+        self.blocks = iter_line_blocks(path, block_size)
+        self.on_run = on_run
+        self.block: SimpleLines | None = None
+        self.i = 0
+        self.bulk = False
+
+    def _load(self) -> bool:
+        for first, data in self.blocks:
+            self.block, self.i = SimpleLines(data, first), 0
+            return True
+        return False
+
+    def _line(self) -> tuple[int, bytes] | None:
+        while self.block is None or self.i == self.block.n:
+            if not self._load():
+                return None
+        b, i = self.block, self.i
+        self.i += 1
+        return b.first_line + i, b.line(i)
+
+    def _run(self) -> None:
+        while True:
+            b = self.block
+            if b is None or self.i == b.n:
+                if not self._load():
+                    return
+                continue
+            j = b.next_slow(self.i)
+            if j > self.i:
+                self.on_run(b, self.i, j)
+                self.i = j
+            if j < b.n:
+                return
+
+    def top(self) -> Iterator[tuple[int, bytes]]:
+        """Lines where a record starts: after the runs of simple lines that come first."""
+        while True:
+            if self.bulk:
+                self._run()
+            line = self._line()
+            if line is None:
+                return
+            yield line
+
+    def more(self) -> Iterator[tuple[int, bytes]]:
+        """The next lines, whatever they hold (a record spanning lines goes on)."""
+        while (line := self._line()) is not None:
+            yield line
+
+
+def read_passage_runs(path: PathLike, make: Callable[[str, str, str], _Make],
+                      on_run: Callable[[SimpleLines, int, int], None]
+                      ) -> Iterator[tuple[int, _Make]]:
+    """:func:`read_passage_rows` (with the header) for a reader that takes passages in
+    bulk: after the first passage, every run of simple lines (lines ``a`` .. ``b - 1`` of
+    a block) is handed to ``on_run(block, a, b)`` instead of being yielded, in file order
+    between the passages yielded; the errors are :func:`read_passage_rows`'s.
+    """
+    feed = _BlockFeed(path, on_run, PASSAGE_BLOCK)
+    for row in _passage_rows(path, feed.top(), make, True, None, feed.more()):
+        yield row
+        feed.bulk = True  # the header is read: the next record starting a line is a passage
 
 
 def parse_passage_record(record: str, where: str | None) -> tuple[str, str, str]:

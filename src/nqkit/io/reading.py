@@ -31,6 +31,7 @@ __all__ = [
     "gc_paused",
     "is_gzip",
     "iter_jsonl",
+    "iter_line_blocks",
     "iter_line_spans",
     "iter_lines",
     "open_binary",
@@ -210,6 +211,57 @@ def iter_line_spans(path: PathLike, chunk_size: int = 1 << 22, *, threads: int =
                 yield lineno, line, 0, len(line)
     except _TRUNCATED as e:
         raise _read_error(path, lineno + 1, e) from e
+
+
+def iter_line_blocks(path: PathLike, block_size: int, *, threads: int = 0
+                     ) -> Iterator[tuple[int, memoryview]]:
+    """Yield ``(line_number, block)``: the file cut into blocks of whole lines (each ends
+    in "\\n" but the last, when the file does not), ``line_number`` that of the block's
+    first line; every line, blank or not, is in one block.
+
+    For readers that scan lines in bulk (numpy over a block): a block is ``block_size``
+    bytes and the rest of the line it ends in, read into a buffer of its own (never
+    zero-filled first), so memory stays bounded by the block size and the longest line,
+    never the file. A truncated or corrupt gzip stream raises :class:`InputError` naming
+    the line it breaks off in, after a last block of the whole lines read before it (as
+    :func:`iter_lines` yields every line before the error).
+    """
+    import numpy as np  # only readers in bulk need it
+
+    lineno = 1
+    piece = 1 << 17  # read in pieces: a stream that breaks off keeps what came before
+    try:
+        f = open_binary(path, threads=threads)
+    except _TRUNCATED as e:
+        raise _read_error(path, lineno, e) from e
+    with f:
+        while True:
+            buf = np.empty(block_size + (1 << 16), dtype=np.uint8)
+            n = 0
+            try:
+                while n < block_size:
+                    into = buf[n:min(n + piece, block_size)].data
+                    got = f.readinto(into)  # type: ignore[attr-defined]
+                    if not got:
+                        break
+                    n += got
+                if n and buf[n - 1] != 0x0A:  # the line goes on: read it whole
+                    rest = np.frombuffer(f.readline(), dtype=np.uint8)
+                    if n + len(rest) > len(buf):
+                        buf = np.concatenate((buf[:n], rest))
+                    else:
+                        buf[n:n + len(rest)] = rest
+                    n += len(rest)
+            except _TRUNCATED as e:
+                whole = buf[:n].tobytes().rfind(b"\n") + 1
+                if whole:
+                    yield lineno, buf[:whole].data
+                    lineno += int(np.count_nonzero(buf[:whole] == 0x0A))
+                raise _read_error(path, lineno, e) from e
+            if not n:
+                return
+            yield lineno, buf[:n].data
+            lineno += int(np.count_nonzero(buf[:n] == 0x0A))
 
 
 @contextlib.contextmanager

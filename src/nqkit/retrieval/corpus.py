@@ -18,29 +18,36 @@ every printed number names the fingerprint's first 12 hex digits.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from operator import itemgetter
 
 from nqkit.formats.dpr import (
     PASSAGE_HEADER,
+    SimpleLines,
     parse_passage_record,
     passage_record,
     read_passage_rows,
+    read_passage_runs,
 )
 from nqkit.io import PathLike, atomic_output, expand_paths
 
 __all__ = [
+    "FIELD_SEP",
     "HEADER",
+    "PASSAGE_END",
     "CorpusFingerprint",
     "Passage",
     "format_passage_line",
     "parse_passage_line",
     "read_passages",
+    "read_passages_in_runs",
     "write_passages",
 ]
 
 HEADER = PASSAGE_HEADER
+FIELD_SEP = b"\x1f"  # between the fields of a passage, in the fingerprint
+PASSAGE_END = b"\x1e"  # after every passage, in the fingerprint
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +79,15 @@ def read_passages(path: PathLike, *, with_lines: bool = False
     return rows if with_lines else map(itemgetter(1), rows)
 
 
+def read_passages_in_runs(path: PathLike, on_run: Callable[[SimpleLines, int, int], None]
+                          ) -> Iterator[Passage]:
+    """:func:`read_passages` for a reader that takes passages in bulk: runs of lines that
+    are records as :func:`format_passage_line` writes them are handed to ``on_run(block,
+    a, b)`` (:func:`nqkit.formats.dpr.read_passage_runs`) between the passages yielded."""
+    (p,) = expand_paths(path, what="passage corpus")
+    return map(itemgetter(1), read_passage_runs(p, Passage, on_run))
+
+
 class CorpusFingerprint:
     """SHA-256 over ids, texts and titles, updated one passage at a time."""
 
@@ -83,6 +99,12 @@ class CorpusFingerprint:
         # one update of the concatenation: the digest of the same bytes
         self._h.update(f"{passage.id}\x1f{passage.text}\x1f{passage.title}\x1e".encode())
         self.count += 1
+
+    def update_fields(self, data: bytes | memoryview, count: int) -> None:
+        """``count`` passages at once, as :meth:`update` digests them one by one: their
+        fields joined by :data:`FIELD_SEP`, each passage ended by :data:`PASSAGE_END`."""
+        self._h.update(data)
+        self.count += count
 
     def hexdigest(self) -> str:
         return self._h.hexdigest()
