@@ -108,6 +108,80 @@ CHUNK_LIMIT = 1 << 21  # chunks a process keeps (the table starts again when abo
 _BLOCK = 8192  # passages whose chunks are split at once
 
 
+_WS = np.zeros(256, dtype=bool)
+_WS[list(b" \t\n\x0b\x0c\r")] = True  # the bytes bytes.split() cuts at
+_SHORT = 16  # chunks of up to this many bytes are found by their bytes in a _ChunkIndex
+_LOW = np.array([(1 << (8 * min(k, 8))) - 1 for k in range(_SHORT + 1)], dtype=np.uint64)
+_HIGH = np.array([0] * 9 + [(1 << (8 * (k - 8))) - 1 for k in range(9, _SHORT + 1)],
+                 dtype=np.uint64)
+_MIX0 = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xC2B2AE3D27D4EB4F)
+
+
+class _ChunkIndex:
+    """The table rows of short chunks, found a block at a time with numpy: open
+    addressing keyed by a chunk's bytes themselves, its first 16 bytes as two
+    little-endian words zero-padded (exact: a chunk read from a shard's bytes holds no
+    NUL byte, so no two chunks share a key; ``k0 == 0`` marks an empty slot)."""
+
+    def __init__(self, bits: int = 16) -> None:
+        self.bits = bits
+        self.k0 = np.zeros(1 << bits, dtype=np.uint64)
+        self.k1 = np.zeros(1 << bits, dtype=np.uint64)
+        self.rows = np.zeros(1 << bits, dtype=np.int32)
+        self.count = 0
+
+    def _slots(self, k0: np.ndarray, k1: np.ndarray) -> np.ndarray:
+        h = k0 * _MIX0
+        h ^= k1 * _MIX1
+        h >>= np.uint64(64 - self.bits)
+        return h.astype(np.intp)
+
+    def find(self, k0: np.ndarray, k1: np.ndarray) -> np.ndarray:
+        """Each key's row, -1 where the key is not held."""
+        out = np.full(k0.shape[0], -1, dtype=np.int32)
+        mask = (1 << self.bits) - 1
+        todo = np.arange(k0.shape[0])
+        slots = self._slots(k0, k1)
+        while todo.shape[0]:  # linear probing: the keys not yet found nor missed move on
+            held = self.k0[slots]
+            hit = (held == k0[todo]) & (self.k1[slots] == k1[todo])
+            out[todo[hit]] = self.rows[slots[hit]]
+            on = ~hit & (held != 0)
+            todo = todo[on]
+            slots = (slots[on] + 1) & mask
+        return out
+
+    def insert(self, k0: np.ndarray, k1: np.ndarray, rows: np.ndarray) -> None:
+        """Add keys not held, distinct; the table grows to stay at most half full."""
+        need = self.count + k0.shape[0]
+        if need * 2 > 1 << self.bits:
+            used = self.k0 != 0
+            held = (self.k0[used], self.k1[used], self.rows[used])
+            bits = self.bits
+            while need * 2 > 1 << bits:
+                bits += 1
+            self.__init__(bits)  # type: ignore[misc]
+            self._place(*held)
+        self._place(k0, k1, rows)
+
+    def _place(self, k0: np.ndarray, k1: np.ndarray, rows: np.ndarray) -> None:
+        mask = (1 << self.bits) - 1
+        todo = np.arange(k0.shape[0])
+        slots = self._slots(k0, k1)
+        while todo.shape[0]:  # each round, the first key to reach a free slot takes it
+            free = self.k0[slots] == 0
+            _, first = np.unique(slots[free], return_index=True)
+            won = np.flatnonzero(free)[first]
+            at, who = slots[won], todo[won]
+            self.k0[at], self.k1[at], self.rows[at] = k0[who], k1[who], rows[who]
+            on = np.ones(todo.shape[0], dtype=bool)
+            on[won] = False
+            todo = todo[on]
+            slots = (slots[on] + 1) & mask
+        self.count += k0.shape[0]
+
+
 class _ChunkTable(dict[bytes, int]):
     """Chunk (UTF-8 bytes, :func:`nqkit.text.lucene.chunks`) -> its row in a table of
     term ids: each distinct chunk is analyzed once per process (its terms do not depend
@@ -124,6 +198,7 @@ class _ChunkTable(dict[bytes, int]):
         self.names: list[str] = []  # id -> term
         self.starts = array("q", [0])
         self.ids = array("i")
+        self.index = _ChunkIndex()  # the rows of the short chunks cached here
         self.raw = False  # the chunks read are a shard's bytes (quoted fields as written)
         self.unsafe = False  # ... and one of them may not give the terms of its text
         self[_MARK] = self._add([])  # row 0, also the chunk's own analysis (no terms)
@@ -251,6 +326,53 @@ class _Postings:
                             freqs)
 
 
+def _block_rows(b: np.ndarray, blob: bytes, lo: int, hi: int, table: _ChunkTable
+                ) -> np.ndarray:
+    """The table rows of the chunks of ``blob[lo:hi]`` (the pieces ``bytes.split``
+    cuts), in order; ``b``: ``blob`` as uint8 with 16 zero bytes after it.
+
+    A chunk of up to 16 bytes is found in ``table.index`` by its bytes, with numpy; the
+    distinct ones not there go through ``table`` once (analyzed if new to it) and are
+    added; longer chunks, and those ``table`` never caches, go through ``table`` one
+    by one."""
+    word = ~_WS[b[lo:hi]]
+    edge = np.diff(word.view(np.int8), prepend=np.int8(0), append=np.int8(0))
+    s = np.flatnonzero(edge == 1) + lo
+    e = np.flatnonzero(edge == -1) + lo
+    del word, edge
+    sizes = e - s
+    head = b[s]
+    rows = np.full(s.shape[0], -1, dtype=np.int32)
+    rows[head == 0] = 0  # _MARK: the NUL byte standing for an id (no other NUL is read)
+    short = np.flatnonzero((sizes <= _SHORT) & (head != 0))
+    words = np.ndarray((b.shape[0] - 7,), dtype="<u8", buffer=b.data, strides=(1,))
+    cut = np.minimum(sizes[short], _SHORT)
+    k0 = words[s[short]] & _LOW[cut]
+    k1 = words[s[short] + 8] & _HIGH[cut]
+    found = table.index.find(k0, k1)
+    new = np.flatnonzero(found < 0)
+    if new.shape[0]:
+        a0, a1 = k0[new], k1[new]
+        order = np.lexsort((a1, a0))
+        s0, s1 = a0[order], a1[order]
+        first = np.ones(order.shape[0], dtype=bool)
+        first[1:] = (s0[1:] != s0[:-1]) | (s1[1:] != s1[:-1])
+        one = new[order[first]]  # each distinct key once
+        at = short[one]
+        chunks = [blob[x:y] for x, y in zip(s[at].tolist(), e[at].tolist(), strict=True)]
+        got = np.fromiter(map(table.__getitem__, chunks), dtype=np.int32, count=len(chunks))
+        kept = np.fromiter(map(table.__contains__, chunks), dtype=bool, count=len(chunks))
+        table.index.insert(k0[one[kept]], k1[one[kept]], got[kept])
+        found[new] = table.index.find(a0, a1)
+    rows[short] = found
+    rest = np.flatnonzero(rows < 0)
+    if rest.shape[0]:
+        chunks = [blob[x:y] for x, y in zip(s[rest].tolist(), e[rest].tolist(), strict=True)]
+        rows[rest] = np.fromiter(map(table.__getitem__, chunks), dtype=np.int32,
+                                 count=len(chunks))
+    return rows
+
+
 def _read_chunks(data: bytes, offsets: np.ndarray, careful: np.ndarray, table: _ChunkTable,
                  postings: _Postings) -> list[str] | None:
     """Count the terms of the shard's passages not marked ``careful`` into ``postings``,
@@ -273,24 +395,20 @@ def _read_chunks(data: bytes, offsets: np.ndarray, careful: np.ndarray, table: _
     del u, tabs
     ids = [data[a:b].decode("utf-8") for a, b in zip(starts.tolist(), id_ends.tolist(),
                                                       strict=True)]
-    buf = bytearray(data)
-    b = np.frombuffer(buf, dtype=np.uint8)
+    b = np.zeros(len(data) + _SHORT, dtype=np.uint8)  # the keys read 16 bytes at a time
+    b[:len(data)] = np.frombuffer(data, dtype=np.uint8)
     b[_ranges(starts, id_ends)] = 0x20
     b[starts] = _MARK[0]
     slow = np.flatnonzero(careful)
     if slow.shape[0]:
         b[_ranges(offsets[:-1][slow], offsets[1:][slow])] = 0x20
-    del b
-    view = memoryview(buf)
-    get = table.__getitem__
+    blob = b[:len(data)].tobytes()
     seen = 0  # fast passages read so far
     table.raw, table.unsafe = True, False
-    try:  # a block of passages at a time: a chunk object is some 40 bytes
+    try:  # a block of passages at a time
         cuts = [*offsets[::_BLOCK].tolist(), int(offsets[-1])]
         for lo, hi in itertools.pairwise(dict.fromkeys(cuts)):
-            pieces = bytes(view[lo:hi]).split()
-            rows = np.fromiter(map(get, pieces), dtype=np.int32, count=len(pieces))
-            del pieces
+            rows = _block_rows(b, blob, lo, hi, table)
             if table.unsafe:
                 return None
             marks = rows == 0
@@ -301,7 +419,6 @@ def _read_chunks(data: bytes, offsets: np.ndarray, careful: np.ndarray, table: _
             postings.add(table, rows, fast[at])
     finally:
         table.raw = False
-        view.release()
     if seen != fast.shape[0]:
         raise RuntimeError("a passage id was not read as one chunk")
     return ids

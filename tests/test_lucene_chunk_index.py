@@ -1,0 +1,68 @@
+"""The lucene-exact build's chunk lookup by bytes (numpy) against bytes.split + a dict.
+
+``_block_rows`` finds the table row of every chunk of a block: short chunks by their bytes
+in an open-addressing table, the others through the chunk table itself. Its rows must be
+those of ``[table[c] for c in block.split()]`` for any bytes a shard can hold (no NUL but
+the id marks), and its hash table must hold every key it was given across growth and
+collisions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nqkit.retrieval.lucene_index import _MARK, _SHORT, _block_rows, _ChunkIndex, _ChunkTable
+
+PIECES = ["a", "ab", "The", "word,", "(x)", "e-mail", "U.S.", "1,000", "x" * 8, "y" * 9,
+          "z" * 16, "w" * 17, "international-ization", "café", "東京", "😀", "a'ב'",
+          'a""b', '"q"', "\u05d0\"\u05d1", "it's"]
+SEPS = [" ", "\t", "\n", "  ", "\r\n", "\x0b", "\x0c", "\x1c"]  # \x1c is not whitespace
+
+
+def _terms(table: _ChunkTable, rows: list[int]) -> list[list[str]]:
+    return [[table.names[i] for i in table.ids[table.starts[r]:table.starts[r + 1]]]
+            for r in rows]
+
+
+def _rows(block: bytes, table: _ChunkTable) -> np.ndarray:
+    b = np.zeros(len(block) + _SHORT, dtype=np.uint8)
+    b[:len(block)] = np.frombuffer(block, dtype=np.uint8)
+    return _block_rows(b, block, 0, len(block), table)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(PIECES), st.sampled_from(SEPS),
+                          st.booleans()), max_size=60),
+       st.text(alphabet=st.sampled_from(list("ab \t.é東\x1c")), max_size=30))
+def test_block_rows_are_the_rows_of_bytes_split(parts, noise) -> None:
+    text = "".join((("\x00 " if mark else "") + piece + sep) for piece, sep, mark in parts)
+    block = (text + noise).encode("utf-8")
+    table = _ChunkTable()
+    for _ in range(2):  # the index cold, then warm
+        got = _rows(block, table).tolist()
+        want = [table[c] for c in block.split()]
+        # the same rows, but a chunk the table never caches (a Hebrew text with a
+        # quote) gets a new row at each lookup: the same terms
+        assert _terms(table, got) == _terms(table, want)
+        assert [r for r, c in zip(got, block.split(), strict=True) if c in table] == [
+            r for r, c in zip(want, block.split(), strict=True) if c in table]
+    assert table[_MARK] == 0
+
+
+def test_the_index_finds_every_key_across_growth_and_collisions() -> None:
+    rng = np.random.default_rng(0)
+    index = _ChunkIndex(bits=4)
+    keys0 = rng.integers(1, 2**63, 5000, dtype=np.uint64)
+    keys0[:2000] = np.arange(1, 2001, dtype=np.uint64)  # small keys: crowded slots
+    keys1 = np.where(np.arange(5000) % 3 == 0, keys0 ^ np.uint64(7), np.uint64(0))
+    rows = np.arange(5000, dtype=np.int32)
+    for lo in range(0, 5000, 700):  # added in batches: the table grows between them
+        index.insert(keys0[lo:lo + 700], keys1[lo:lo + 700], rows[lo:lo + 700])
+        got = index.find(keys0[:lo + 700], keys1[:lo + 700])
+        assert got.tolist() == rows[:lo + 700].tolist()
+    assert index.count == 5000 and (1 << index.bits) >= 10000
+    # keys not held: one word differs
+    assert (index.find(keys0, keys1 ^ np.uint64(1 << 40)) == -1).all()
+    assert (index.find(keys0 + np.uint64(2**62), keys1) == -1).sum() >= 4990
