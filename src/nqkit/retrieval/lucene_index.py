@@ -461,7 +461,7 @@ def _count_job(job: _Job) -> dict[str, Any]:
     del data, get
     counted = postings.counted(table.names)
     with open(_counted_path(root, "vocab", job.shard), "w", encoding="utf-8") as f:
-        json.dump(counted.vocab, f, ensure_ascii=False)
+        f.write(json.dumps(counted.vocab, ensure_ascii=False))
     for kind in _COUNTED[1:]:
         np.save(_counted_path(root, kind, job.shard), getattr(counted, kind))
     np.save(_path(root, "ids", job.shard), np.asarray(ids, dtype=str))
@@ -504,23 +504,23 @@ def build_lucene(root: Path, shards: tuple[Shard, ...], k1: float, b: float,
     (root / SUBDIR).mkdir(parents=True, exist_ok=True)
     counts = cluster.map(_count_job, [_Job(str(root), s, k1, b) for s in shards],
                          desc="BM25 (Lucene) analyze")
+    import orjson
+
     terms: set[str] = set()
     for s in shards:
-        with open(_counted_path(root, "vocab", s), encoding="utf-8") as f:
-            terms.update(json.load(f))
+        terms.update(orjson.loads(_counted_path(root, "vocab", s).read_bytes()))
     vocab = sorted(terms)
     del terms
     index_of = {t: i for i, t in enumerate(vocab)}
     df = np.zeros(len(vocab), dtype=np.int64)
     for s in shards:
-        with open(_counted_path(root, "vocab", s), encoding="utf-8") as f:
-            local = json.load(f)
+        local = orjson.loads(_counted_path(root, "vocab", s).read_bytes())
         m = np.fromiter((index_of[t] for t in local), dtype=np.int64, count=len(local))
         df[m] += np.load(_counted_path(root, "doc_freq", s))  # a shard's terms are distinct
         np.save(_counted_path(root, "map", s), m)
     np.save(root / SUBDIR / "doc_freq.npy", df)
     with open(root / SUBDIR / "vocab.json", "w", encoding="utf-8") as f:
-        json.dump(vocab, f, ensure_ascii=False)
+        f.write(json.dumps(vocab, ensure_ascii=False))  # json.dump's bytes, in one call
     _TABLES.clear()  # this process's chunks (one-process builds): not needed any more
     doc_count = sum(c["docs_with_tokens"] for c in counts)
     total = sum(c["total_len"] for c in counts)
