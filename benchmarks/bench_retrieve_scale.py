@@ -26,15 +26,15 @@ LocalCluster of 2 workers (``--bm25s-dask``: bm25s too), against Pyserini 1.6.0 
 (Java 21+, pyserini installed: test oracle only). Pyserini's build is Anserini's
 ``IndexCollection`` from the jar Pyserini ships, in its own JVM (``-collection
 JsonCollection -generator DefaultLuceneDocumentGenerator -threads 2``, nothing stored
-beyond what BM25 search needs; ``--pyserini-store`` adds ``-storePositions
--storeDocvectors -storeRaw`` as Pyserini's DPR index has), over the passages written as
-``{"id", "contents": title + "\\n" + text}`` JSON lines in 8 files (a thread indexes one
-file at a time); its search is ``LuceneSearcher.batch_search`` (``SimpleSearcher``,
-threads 2, k 100, BM25 k1 0.9 b 0.4) in a fresh Python process that starts the JVM and
-writes the TREC run. Each step is one fresh process, timed by wall clock with its peak
-RSS (``wait4``: the process and the workers it waited for). Checked: lucene-exact's
-index files equal with 2 workers and in one process, its TREC runs equal, and its
-top-100 lists and scores against Pyserini's.
+beyond what BM25 search needs; ``--pyserini-store`` builds a second index with
+``-storePositions -storeDocvectors -storeRaw`` as Pyserini's DPR index has), over the
+passages written as ``{"id", "contents": title + "\\n" + text}`` JSON lines in 8 files (a
+thread indexes one file at a time); its search is ``LuceneSearcher.batch_search``
+(``SimpleSearcher``, threads 2, k 100, BM25 k1 0.9 b 0.4) in a fresh Python process that
+starts the JVM and writes the TREC run. Each step is one fresh process, timed by wall
+clock with its peak RSS (``wait4``: the process and the workers it waited for).
+Checked: lucene-exact's index files equal with 2 workers and in one process, its TREC
+runs equal, and its top-100 lists and scores against Pyserini's.
 
 Usage (from the repository root; about 3 minutes on 2 cores at the default size):
 
@@ -195,14 +195,17 @@ def against_pyserini(corpus: Path, out: Path, store: bool, bm25s_dask: bool) -> 
                                                    *cl))
             ix[name, mode] = d
     pix = out / "ix-pyserini"
-    if pix.exists():
-        shutil.rmtree(pix)
-    step("build", "Pyserini 1.6.0 IndexCollection, 2 threads", [
-        str(home / "bin" / "java"), "--add-modules=jdk.incubator.vector", "-cp", str(jar),
-        "io.anserini.index.IndexCollection", "-collection", "JsonCollection", "-input",
-        str(docs), "-index", str(pix), "-generator", "DefaultLuceneDocumentGenerator",
-        "-threads", "2", *(["-storePositions", "-storeDocvectors", "-storeRaw"] if store
-                           else [])])
+    stored = ["-storePositions", "-storeDocvectors", "-storeRaw"]
+    for d, flags, label in [(pix, [], "minimal"), (out / "ix-pyserini-stored", stored,
+                                                   "`-storePositions -storeDocvectors "
+                                                   "-storeRaw`")][:2 if store else 1]:
+        if d.exists():
+            shutil.rmtree(d)
+        step("build", f"Pyserini 1.6.0 IndexCollection, 2 threads, {label}", [
+            str(home / "bin" / "java"), "--add-modules=jdk.incubator.vector", "-cp", str(jar),
+            "io.anserini.index.IndexCollection", "-collection", "JsonCollection", "-input",
+            str(docs), "-index", str(d), "-generator", "DefaultLuceneDocumentGenerator",
+            "-threads", "2", *flags])
     trec: dict[tuple[str, str], Path] = {}
     for (name, mode), d in ix.items():
         trec[name, mode] = out / f"{d.name}.trec"
@@ -253,7 +256,8 @@ def main() -> int:
     ap.add_argument("--pyserini", action="store_true",
                     help="builds and searches of both flavours against Pyserini's")
     ap.add_argument("--pyserini-store", action="store_true",
-                    help="Pyserini's index stores positions, document vectors and raw text")
+                    help="also a Pyserini build that stores positions, document vectors and "
+                    "raw text, as its wikipedia-dpr index does (searched: the minimal one)")
     ap.add_argument("--bm25s-dask", action="store_true",
                     help="--pyserini: also the bm25s flavour on 2 Dask workers")
     args = ap.parse_args()
