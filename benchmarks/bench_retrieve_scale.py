@@ -145,12 +145,19 @@ def _pyserini_docs(corpus: Path, docs: Path, files: int = 8) -> None:
     from nqkit.retrieval.corpus import read_passages
 
     docs.mkdir()
-    passages = list(read_passages(corpus))
-    per = -(-len(passages) // files)
-    for i in range(files):
-        with open(docs / f"docs{i}.jsonl", "w", encoding="utf-8") as f:
-            f.writelines(json.dumps({"id": p.id, "contents": f"{p.title}\n{p.text}"}) + "\n"
-                         for p in passages[i * per:(i + 1) * per])
+    # streamed: a child's peak RSS as wait4 reports it starts at this process's RSS when
+    # it forked, so holding the corpus here would show in every step's peak
+    n = sum(1 for _ in read_passages(corpus))
+    per = -(-n // files)
+    outs = [open(docs / f"docs{i}.jsonl", "w", encoding="utf-8")  # noqa: SIM115
+            for i in range(files)]
+    try:
+        for j, p in enumerate(read_passages(corpus)):
+            outs[j // per].write(json.dumps({"id": p.id, "contents": f"{p.title}\n{p.text}"})
+                                 + "\n")
+    finally:
+        for f in outs:
+            f.close()
 
 
 def against_pyserini(corpus: Path, out: Path, store: bool, bm25s_dask: bool) -> None:
