@@ -12,7 +12,8 @@ this module is their job plumbing, in the three steps of
 1. *count* (one job per shard): analyze ``title + "\\n" + text`` of every passage, each
    distinct chunk between ASCII whitespace once per process, whatever shard holds it
    (:func:`nqkit.text.lucene.chunks` says why that gives the terms of the whole text;
-   ``_read_chunks`` how a shard's bytes are read at once), write the shard's postings
+   ``_read_chunks`` how a shard's bytes are read a block at a time, ``_block_rows`` how
+   a chunk is found by its bytes with numpy), write the shard's postings
    with shard-local term ids (what :func:`~nqkit.retrieval.lucene_bm25.count_docs` gives,
    counted a block of passages at a time) and the
    passage ids (``ids-NNNNN.npy``, a fixed-width unicode array: the tie-break needs them
