@@ -66,3 +66,33 @@ def test_the_index_finds_every_key_across_growth_and_collisions() -> None:
     # keys not held: one word differs
     assert (index.find(keys0, keys1 ^ np.uint64(1 << 40)) == -1).all()
     assert (index.find(keys0 + np.uint64(2**62), keys1) == -1).sum() >= 4990
+
+
+def test_postings_are_count_shards_with_either_sort(monkeypatch) -> None:
+    """A shard counted a block at a time equals ``count_shard`` of its passages' terms,
+    whether the frequency rides in the sort key or an argsort carries it (a key that
+    would not fit in 63 bits)."""
+    from nqkit.retrieval import lucene_index
+    from nqkit.retrieval.lucene_bm25 import count_shard
+    from nqkit.retrieval.lucene_index import _Postings
+    from nqkit.text.lucene import analyze
+
+    rng = np.random.default_rng(1)
+    texts = [" ".join(rng.choice(PIECES, size=int(rng.integers(0, 12))).tolist())
+             for _ in range(40)]
+    want = count_shard([analyze(t) for t in texts])
+    for bits in (63, 1):
+        monkeypatch.setattr(lucene_index, "_KEY_BITS", bits)
+        table = _ChunkTable()
+        postings = _Postings(len(texts))
+        for lo in range(0, len(texts), 7):  # blocks of 7 passages
+            pieces = [(j, c) for j in range(lo, min(lo + 7, len(texts)))
+                      for c in texts[j].encode().split()]
+            if pieces:
+                postings.add(table, np.array([table[c] for _, c in pieces], np.int32),
+                             np.array([j for j, _ in pieces], np.int64))
+        got = postings.counted(table.names)
+        assert got.vocab == want.vocab
+        for kind in ("doc_freq", "lengths", "indptr", "rows", "freqs"):
+            assert np.array_equal(getattr(got, kind), getattr(want, kind)), (bits, kind)
+            assert getattr(got, kind).dtype == getattr(want, kind).dtype, (bits, kind)

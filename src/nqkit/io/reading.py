@@ -229,7 +229,9 @@ def iter_line_blocks(path: PathLike, block_size: int, *, threads: int = 0
     import numpy as np  # only readers in bulk need it
 
     lineno = 1
-    piece = 1 << 17  # read in pieces: a stream that breaks off keeps what came before
+    # read in pieces of the line reader's buffer: a stream that breaks off keeps what came
+    # before, so the line named is the one the line reader names, within a piece
+    piece = 1 << 13
     try:
         f = open_binary(path, threads=threads)
     except _TRUNCATED as e:

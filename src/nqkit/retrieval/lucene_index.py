@@ -107,6 +107,7 @@ class _Job:
 _MARK = b"\x00"  # stands for each passage's id in a shard's bytes (a chunk without terms)
 CHUNK_LIMIT = 1 << 21  # chunks a process keeps (the table starts again when above)
 _BLOCK = 8192  # passages whose chunks are split at once
+_KEY_BITS = 63  # a shard's (term, row, frequency) sort key is an int64
 
 
 _WS = np.zeros(256, dtype=bool)
@@ -311,7 +312,7 @@ class _Postings:
         key = rank[terms] * max(n, 1) + rows  # one per posting: (term, row) in sort order
         del terms
         bits = int(freqs.max()).bit_length() if freqs.shape[0] else 0
-        if (len(vocab) * max(n, 1)) << bits < 1 << 63:  # the frequency rides in the key
+        if (len(vocab) * max(n, 1)) << bits < 1 << _KEY_BITS:  # the frequency rides along
             key <<= bits
             key |= freqs
             key.sort()
@@ -344,7 +345,9 @@ def _block_rows(b: np.ndarray, blob: bytes, lo: int, hi: int, table: _ChunkTable
     sizes = e - s
     head = b[s]
     rows = np.full(s.shape[0], -1, dtype=np.int32)
-    rows[head == 0] = 0  # _MARK: the NUL byte standing for an id (no other NUL is read)
+    # _MARK: the NUL byte standing for an id, alone (no other NUL is read: a chunk that
+    # starts with one is not a mark, and the caller's count of marks refuses it)
+    rows[(head == 0) & (sizes == 1)] = 0
     short = np.flatnonzero((sizes <= _SHORT) & (head != 0))
     words = np.ndarray((b.shape[0] - 7,), dtype="<u8", buffer=b.data, strides=(1,))
     cut = np.minimum(sizes[short], _SHORT)
