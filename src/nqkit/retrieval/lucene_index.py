@@ -330,8 +330,11 @@ class _Postings:
 
 def _block_rows(b: np.ndarray, blob: bytes, lo: int, hi: int, table: _ChunkTable
                 ) -> np.ndarray:
-    """The table rows of the chunks of ``blob[lo:hi]`` (the pieces ``bytes.split``
-    cuts), in order; ``b``: ``blob`` as uint8 with 16 zero bytes after it.
+    """The table rows of the chunks of ``b[lo:hi]`` (the pieces ``bytes.split`` cuts),
+    in order; ``b``: uint8 with 16 zero bytes after the text, ``blob`` bytes holding
+    every chunk but the marks at the same place (the shard's own bytes: ``b`` differs
+    from them only where an id or a careful record was blanked, where no other chunk
+    lies).
 
     A chunk of up to 16 bytes is found in ``table.index`` by its bytes, with numpy; the
     distinct ones not there go through ``table`` once (analyzed if new to it) and are
@@ -406,13 +409,12 @@ def _read_chunks(data: bytes, offsets: np.ndarray, careful: np.ndarray, table: _
     slow = np.flatnonzero(careful)
     if slow.shape[0]:
         b[_ranges(offsets[:-1][slow], offsets[1:][slow])] = 0x20
-    blob = b[:len(data)].tobytes()
     seen = 0  # fast passages read so far
     table.raw, table.unsafe = True, False
     try:  # a block of passages at a time
         cuts = [*offsets[::_BLOCK].tolist(), int(offsets[-1])]
         for lo, hi in itertools.pairwise(dict.fromkeys(cuts)):
-            rows = _block_rows(b, blob, lo, hi, table)
+            rows = _block_rows(b, data, lo, hi, table)
             if table.unsafe:
                 return None
             marks = rows == 0
