@@ -30,14 +30,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("NQKIT_SHARED", ROOT.parent / "shared"))
 QUESTIONS = SHARED / "data" / "dpr" / "nq-test.qa.tsv"
+sys.path.insert(0, str(ROOT / "src"))
 
-
-def sha(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
+from nqkit.io.content import sha256_file as sha  # noqa: E402
 
 
 def run(src: Path, *args: str) -> dict[str, float]:
