@@ -110,8 +110,7 @@ _BLOCK = 8192  # passages whose chunks are split at once
 _KEY_BITS = 63  # a shard's (term, row, frequency) sort key is an int64
 
 
-_WS = np.zeros(256, dtype=bool)
-_WS[list(b" \t\n\x0b\x0c\r")] = True  # the bytes bytes.split() cuts at
+_WS = np.array([not bytes([c]).split() for c in range(256)])  # what bytes.split() cuts at
 _SHORT = 16  # chunks of up to this many bytes are found by their bytes in a _ChunkIndex
 _LOW = np.array([(1 << (8 * min(k, 8))) - 1 for k in range(_SHORT + 1)], dtype=np.uint64)
 _HIGH = np.array([0] * 9 + [(1 << (8 * (k - 8))) - 1 for k in range(9, _SHORT + 1)],
