@@ -1,8 +1,8 @@
 """The passage store's write (``nqkit index build``'s first pass), old and new side by side.
 
 Times :func:`write_store` (runs of simple lines read a block at a time) against
-``_write_store_slow`` (passage by passage, what ``write_store`` did before) on one corpus,
-alternately (slow, fast, slow, fast, ... ``--repeat`` times each, default 2) so that a
+``write_store(..., bulk=False)`` (passage by passage, as ``write_store`` read before) on
+one corpus, alternately (slow, fast, slow, fast, ... ``--repeat`` times each, default 2) so that a
 machine shared with other jobs loads both alike, and checks that both wrote the same store:
 every shard file and offsets file byte for byte, the fingerprint, the count and the shards.
 Prints the seconds of every run, the best of each and their ratio.
@@ -14,6 +14,7 @@ Usage: python benchmarks/bench_store_write.py --corpus PATH [--shard-size 131072
 from __future__ import annotations
 
 import argparse
+import functools
 import shutil
 import sys
 import tempfile
@@ -24,11 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from nqkit.retrieval.passage_store import (  # noqa: E402
-    StoreInfo,
-    _write_store_slow,
-    write_store,
-)
+from nqkit.retrieval.passage_store import StoreInfo, write_store  # noqa: E402
 
 
 def same_store(a: Path, b: Path) -> bool:
@@ -46,8 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shard-size", type=int, default=131_072)
     ap.add_argument("--repeat", type=int, default=2)
     args = ap.parse_args(argv)
-    variants: dict[str, Callable[..., StoreInfo]] = {"slow": _write_store_slow,
-                                                      "fast": write_store}
+    variants: dict[str, Callable[..., StoreInfo]] = {
+        "slow": functools.partial(write_store, bulk=False), "fast": write_store}
     times: dict[str, list[float]] = {k: [] for k in variants}
     infos: dict[str, StoreInfo] = {}
     with tempfile.TemporaryDirectory(prefix="bench-store-") as tmp:

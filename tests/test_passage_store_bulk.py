@@ -2,8 +2,8 @@
 
 ``write_store`` hands runs of simple lines (records exactly as ``format_passage_line``
 writes them) to numpy a block at a time and every other line to the reader of
-:mod:`nqkit.formats.dpr` one by one. The reference is ``_write_store_slow``, the store
-written passage by passage as it was before: for real passages and for generated corpora
+:mod:`nqkit.formats.dpr` one by one. The reference is ``write_store(..., bulk=False)``,
+the store written passage by passage as it was before: for real passages and for generated corpora
 holding every kind of line the reader treats specially (quoted fields with tabs, quotes
 and line breaks, CRLF, a lone CR, a byte order mark, blank lines, header variants, NUL,
 non-ASCII and long ids, a last line without its line break, gzip), with blocks as small as
@@ -25,9 +25,14 @@ import nqkit.formats.dpr as dpr
 from nqkit.errors import InputError
 from nqkit.formats.dpr import _invalid_utf8
 from nqkit.retrieval.corpus import write_passages
-from nqkit.retrieval.passage_store import StoreInfo, _write_store_slow, write_store
+from nqkit.retrieval.passage_store import StoreInfo, write_store
 
 from conftest import SHARED, make_passages_module, shared_file
+
+
+def _write_store_slow(corpus: Path, root: Path, shard_size: int) -> StoreInfo:
+    """The reference: every line read passage by passage."""
+    return write_store(corpus, root, shard_size, bulk=False)
 
 
 def _files(root: Path) -> dict[str, bytes]:

@@ -12,8 +12,8 @@ so no process ever holds the corpus in memory.
 Nearly every line of a corpus is already the record the store holds (no quote, or only the
 text quoted as csv.writer quotes it): such lines are read a 16 MB block at a time and
 copied whole, with numpy finding them, their offsets and their ids; every other line is
-read passage by passage, with the reader's errors (``_write_store_slow`` is the reference
-both are tested against).
+read passage by passage, with the reader's errors (``write_store(..., bulk=False)``, which
+reads every line so, is the reference the bulk reading is tested against).
 
 Duplicate ids are found with a 64-bit key per id (8 bytes a passage, 168 MB for DPR's
 21 M passages; never colliding for ids of up to 8 bytes without NUL, such as DPR's; see
@@ -167,13 +167,16 @@ class _StoreWriter:
             self.out.close()
 
 
-def write_store(corpus: PathLike, root: PathLike, shard_size: int) -> StoreInfo:
+def write_store(corpus: PathLike, root: PathLike, shard_size: int, *, bulk: bool = True
+                ) -> StoreInfo:
     """Stream ``corpus`` into the passage store under ``root`` (a new directory).
 
     Lines that are records as :func:`format_passage_line` writes them (nearly all) are
     taken a block at a time (:func:`read_passages_in_runs`): copied to the shards as they
     are, their fields digested in one piece, their ids keyed with numpy; the store, the
-    fingerprint and the errors are those of reading passage by passage.
+    fingerprint and the errors are those of reading passage by passage, which
+    ``bulk=False`` does for every line (the reference the bulk reading is tested and
+    timed against).
     """
     root = Path(root)
     (root / STORE_DIR).mkdir(parents=True, exist_ok=True)
@@ -203,8 +206,10 @@ def write_store(corpus: PathLike, root: PathLike, shard_size: int) -> StoreInfo:
             hashes.append(keys)
             a += k
 
+    passages = read_passages_in_runs(corpus, run) if bulk else read_passages(corpus)
     try:
-        for p in read_passages_in_runs(corpus, run):
+        for p in passages:
+            assert isinstance(p, Passage)
             w.add(format_passage_line(p).encode("utf-8"))
             fp.update(p)
             buf.append(_id_key(p.id))
@@ -217,59 +222,6 @@ def write_store(corpus: PathLike, root: PathLike, shard_size: int) -> StoreInfo:
     hashes.append(np.asarray(buf, dtype=np.int64))
     _check_unique(np.concatenate(hashes), root, w.shards, corpus)
     return StoreInfo(fp.hexdigest(), fp.count, tuple(w.shards))
-
-
-def _write_store_slow(corpus: PathLike, root: PathLike, shard_size: int) -> StoreInfo:
-    """:func:`write_store` one passage at a time (the reference its bulk reading is
-    checked and timed against)."""
-    root = Path(root)
-    (root / STORE_DIR).mkdir(parents=True, exist_ok=True)
-    fp = CorpusFingerprint()
-    shards: list[Shard] = []
-    hashes: list[np.ndarray] = []
-    buf: list[int] = []
-    out = None
-    offsets: list[int] = []
-    start = at = 0
-
-    def close_shard(stop: int) -> None:
-        nonlocal out, offsets
-        assert out is not None
-        offsets.append(out.tell())  # = at, the sum of the records' lengths
-        out.close()
-        shard = Shard(len(shards), start, stop)
-        np.save(_shard_paths(root, shard)[1], np.asarray(offsets, dtype=np.int64))
-        shards.append(shard)
-        out, offsets = None, []
-
-    row = 0
-    try:
-        for p in read_passages(corpus):
-            assert isinstance(p, Passage)
-            if out is None:
-                start, at = row, 0
-                out = open(_shard_paths(root, Shard(len(shards), row, row))[0],  # noqa: SIM115
-                           "wb")
-            offsets.append(at)
-            record = format_passage_line(p).encode("utf-8")
-            out.write(record)
-            at += len(record)
-            fp.update(p)
-            buf.append(hash(p.id))
-            if len(buf) >= 1 << 20:
-                hashes.append(np.asarray(buf, dtype=np.int64))
-                buf = []
-            row += 1
-            if row - start == shard_size:
-                close_shard(row)
-        if out is not None:
-            close_shard(row)
-    finally:  # a bad passage ends the build: its open shard is closed, not left to the GC
-        if out is not None:
-            out.close()
-    hashes.append(np.asarray(buf, dtype=np.int64))
-    _check_unique(np.concatenate(hashes), root, shards, corpus)
-    return StoreInfo(fp.hexdigest(), row, tuple(shards))
 
 
 def _check_unique(hashes: np.ndarray, root: Path, shards: list[Shard], corpus: PathLike
