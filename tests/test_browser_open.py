@@ -44,12 +44,25 @@ def _text(fragment: str) -> str:
     return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", fragment)).split())
 
 
+def _cells(table: str) -> list[list[str]]:
+    """The cells of an HTML table, as text, row by row (the header row first)."""
+    return [[_text(c) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)]
+            for row in re.findall(r"<tr>(.*?)</tr>", table, re.S)]
+
+
 def _page_table(page: str, table_id: str) -> list[list[str]]:
-    """The cells of the table with ``id``, as text, row by row (the header row first)."""
+    """The cells of the table with ``id``."""
     m = re.search(rf'<table class="nums" id="{table_id}">(.*?)</table>', page, re.S)
     assert m is not None, table_id
-    return [[_text(c) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)]
-            for row in re.findall(r"<tr>(.*?)</tr>", m.group(1), re.S)]
+    return _cells(m.group(1))
+
+
+def _table_under(page: str, heading: str) -> list[list[str]]:
+    """The cells of the table right after the sub-heading ``heading``."""
+    m = re.search(rf'<h2 class="sub">{re.escape(heading)}</h2>\s*(<table.*?</table>)', page,
+                  re.S)
+    assert m is not None, heading
+    return _cells(m.group(1))
 
 
 def _cli_table(out: str, title: str) -> list[list[str]]:
@@ -134,12 +147,8 @@ def test_nq_open_summary_is_what_eval_prints(nq_open: TestClient, open_gold: Pat
                         str(mixed), "--allow-missing", "--explain")
     assert code == 0
     assert _page_table(page, "metrics") == _cli_table(out, "NQ-open exact match")
-    conv = re.search(r'<h2 class="sub">the same predictions under each exact-match '
-                     r"convention</h2>\s*(<table.*?</table>)", page, re.S)
-    assert conv is not None
-    cells = [[_text(c) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r, re.S)]
-             for r in re.findall(r"<tr>(.*?)</tr>", conv.group(1), re.S)]
-    assert cells == _cli_table(out, "the same predictions under each exact-match convention")
+    title = "the same predictions under each exact-match convention"
+    assert _table_under(page, title) == _cli_table(out, title)
     assert re.findall(r'<span class="sig" id="signature">([^<]*)</span>', page) == \
         [_signature(out)]
     # 73 questions have no prediction: the command refuses them without --allow-missing
@@ -273,11 +282,7 @@ def test_overlap_groups_are_what_overlap_score_prints(open_gold: Path, mixed: Pa
     code, out, _ = _cli(capsys, "overlap", "score", "--test", str(gold), "--train",
                         str(train), "--predictions", str(mixed), "--allow-missing")
     assert code == 0
-    m = re.search(r'<h2 class="sub">scores \(%\) by test-train overlap group</h2>\s*'
-                  r"(<table.*?</table>)", page, re.S)
-    assert m is not None
-    cells = [[_text(c) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r, re.S)]
-             for r in re.findall(r"<tr>(.*?)</tr>", m.group(1), re.S)]
+    cells = _table_under(page, "scores (%) by test-train overlap group")
     assert cells == _cli_table(out, "scores (%) by test-train overlap group")
     assert html.escape(_signature(out)) in page
     # the filter's groups hold as many questions as the command's table says
