@@ -281,6 +281,44 @@ CASES: list[Case] = [
        "--topk 1 10 --format json"),
     _c("compare-retrieval",
        "compare retrieval run.json run100.json --resamples 100 --trials 100"),
+    # recorded before the redesign of issue 29 (engines out of the commands): lucene-exact,
+    # qrels, the overlap commands
+    _c("index-build-lucene-exact",
+       "index build --corpus passages.tsv --retriever bm25 --bm25-method lucene-exact "
+       "-o idx3 --cluster none --shard-size 1500", "idx3"),
+    _c("retrieve-lucene-exact-eval",
+       "retrieve --cluster none --index idx3 --questions open300.jsonl --hits 20 "
+       "--trec run3.trec --eval --format json", "run3.trec"),
+    _c("convert-qrels-oracle",
+       "convert qrels --oracle {shared}/data/nq-open/nq-open-oracle.jsonl.gz --questions "
+       "open300.jsonl --passages passages.tsv -o oracle.qrels", "oracle.qrels"),
+    _c("eval-retrieval-qrels",
+       "eval retrieval --predictions run3.trec --passages passages.tsv --gold open300.jsonl "
+       "--qrels oracle.qrels --topk 1 5 20 --bootstrap 50"),
+    _c("overlap-labels",
+       "overlap labels --test open300.jsonl --train {shared}/data/dpr/nq-dev.qa.tsv "
+       "-o labels.jsonl", "labels.jsonl"),
+    _c("overlap-score-train",
+       "overlap score --test open300.jsonl --train {shared}/data/dpr/nq-dev.qa.tsv "
+       "--predictions b-nearest.jsonl --bootstrap 100 --seed 2 --per-item overlap-items.jsonl",
+       "overlap-items.jsonl"),
+    _c("overlap-score-annotations-json",
+       "overlap score --test open300.jsonl --annotations labels.jsonl --annotated-test "
+       "open300.jsonl --predictions b-nearest.jsonl --convention orqa --format json"),
+    _c("overlap-score-ambigqa",
+       "overlap score --test amb-dev.json --train amb-train.json --predictions "
+       "b-amb-answers.json --threshold 0.6 --scope all"),
+    _c("overlap-official",
+       "overlap official --annotations labels.jsonl --references open300.jsonl "
+       "--predictions rows300.txt"),
+    _c("overlap-official-format",
+       "overlap official --annotations labels.jsonl --references open300.jsonl "
+       "--predictions rows300.txt --format official"),
+    _c("overlap-leak",
+       "overlap leak qa200.tsv {shared}/data/dpr/nq-dev.qa.tsv --examples 3"),
+    _c("overlap-leak-json",
+       "overlap leak amb-dev.json amb-train.json --threshold 0.7 --answer-norm orqa "
+       "--format json"),
     # ------------------------------------------------------------------ data
     _c("data-list", "data list"),
     _c("data-list-json", "data list --format json"),
@@ -310,6 +348,9 @@ HELP_COMMANDS: list[str] = [
     "baseline most_frequent", "baseline nearest-question", "predict", "human-bounds",
     "baseline-open", "baseline-open ambigqa-answers", "baseline-open ambigqa-questions",
     "baseline-open nearest-question", "retrieve", "browse",
+    # added before the redesign of issue 29
+    "convert qrels", "data verify", "overlap", "overlap score", "overlap official",
+    "overlap labels", "overlap leak",
 ]
 
 
@@ -333,6 +374,12 @@ def _write_inputs(work: Path) -> None:
              "data": [{"title": art["title"], "paragraphs": art["paragraphs"][:20]}]}
     (work / "squad-small.json").write_text(json.dumps(small), encoding="utf-8")
     _write_passages(work / "passages.tsv")
+    # row-ordered predictions of open300.jsonl (nqkit overlap official): the first gold
+    # answer of every third question, a wrong one of the others
+    rows = [json.loads(line) for line in dev.splitlines()[:300]]
+    (work / "rows300.txt").write_text(
+        "".join((r["answer"][0] if i % 3 == 0 else "none") + "\n" for i, r in enumerate(rows)),
+        encoding="utf-8")
     mirrored = work / "mirror" / MIRROR_PATH
     mirrored.parent.mkdir(parents=True)
     shutil.copyfile(shared_file("data", "nq-open", "NQ-open.dev.jsonl"), mirrored)
