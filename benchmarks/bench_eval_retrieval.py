@@ -46,7 +46,7 @@ QUESTIONS = SHARED / "data" / "dpr" / "nq-test.qa.tsv"
 WRITERS = """
 import json, sys, time
 from nqkit.cluster import open_cluster
-from nqkit.commands.retrieve import _trec_blocks
+from nqkit.tasks.retrieve import trec_blocks as _trec_blocks
 from nqkit.formats.trec import write_trec_blocks
 from nqkit.retrieval.open_index import load_index
 from nqkit.retrieval.questions import read_questions

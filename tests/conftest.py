@@ -280,11 +280,11 @@ def real_bm25_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                                  ["--k1", "0.9", "--b", "0.4"]),
                                 ("idx2", None, ["--trec", str(out["trec2"])],
                                  ["--k1", "1.5", "--b", "0.75"])):
-        assert main(["index", "build", "--corpus", str(out["passages"]), "--retriever",
+        assert main(["index", "build", "--passages", str(out["passages"]), "--retriever",
                      "bm25", "-o", str(d / idx), "--cluster", "none", *k1b]) == 0
-        assert main(["retrieve", "--index", str(d / idx), "--questions", str(out["qa"]),
+        assert main(["retrieve", "--index", str(d / idx), "--gold", str(out["qa"]),
                      *(["-o", str(run)] if run else []), *more, "--cluster", "none"]) == 0
-    assert main(["convert", "qrels", "--oracle", str(oracle), "--questions", str(out["qa"]),
+    assert main(["convert", "qrels", "--oracle", str(oracle), "--gold", str(out["qa"]),
                  "--passages", str(out["passages"]), "-o", str(out["qrels"])]) == 0
     return out
 
@@ -297,14 +297,12 @@ def real_bm25_views(real_bm25_runs: dict[str, Path]) -> dict[str, Any]:
     """The browser's views of ``real_bm25_runs`` (TREC runs with the passages and qrels):
     ``one`` the first run, ``pair`` both side by side (the paired test with
     RUN_PAIR_TESTS resamples and trials); loaded once for the page and e2e tests."""
-    from argparse import Namespace
-
-    from nqkit.commands.browse import load_open
+    from nqkit.browser.serve import load_open
 
     r = real_bm25_runs
-    options = Namespace(passages=str(r["passages"]), qrels=str(r["qrels"]), first_qid=0,
-                        topk=[1, 5, 20, 100], answer_field="answer")
-    return {"one": load_open("retrieval", str(r["qa"]), [str(r["trec"])], options),
+    options = {"passages": str(r["passages"]), "qrels": str(r["qrels"]), "first_qid": 0,
+               "topk": [1, 5, 20, 100]}
+    return {"one": load_open("retrieval", str(r["qa"]), [str(r["trec"])], **options),
             "pair": load_open("retrieval", str(r["qa"]), [str(r["trec"]), str(r["trec2"])],
-                              options, resamples=RUN_PAIR_TESTS[0],
-                              trials=RUN_PAIR_TESTS[1])}
+                              resamples=RUN_PAIR_TESTS[0], trials=RUN_PAIR_TESTS[1],
+                              **options)}

@@ -43,7 +43,7 @@ def test_readers_accept_examples_without_annotations(unannotated):
 def test_baseline_command_writes_official_predictions(tmp_path, capsys):
     out = tmp_path / "mf.json"
     code = main(["baseline", "most_frequent", "--train", str(TOY_TRAIN_PATH),
-                 "--input", str(TOY_PATH), "-o", str(out)])
+                 "--gold", str(TOY_PATH), "-o", str(out)])
     assert code == 0
     err = capsys.readouterr().err
     assert f"most_frequent: 7 predictions (6 with a long answer, trained on 10 examples) " \
@@ -59,7 +59,7 @@ def test_baseline_eval_scores_the_toy_data(tmp_path, capsys):
     # closest question on the toy dev: 101, 102, 103, 104, 106 right, 105 wrong (Germany row),
     # 107 NULL; gold long answers: 101-106 (107 has 1 of 5) -> P = R = 5/6
     code = main(["baseline", "closest_question", "--train", str(TOY_TRAIN_PATH),
-                 "--input", str(TOY_PATH), "-o", str(tmp_path / "cq.json"), "--eval"])
+                 "--gold", str(TOY_PATH), "-o", str(tmp_path / "cq.json"), "--eval"])
     assert code == 0
     out = capsys.readouterr().out
     long_row = next(line for line in out.splitlines() if line.startswith("long answer"))
@@ -67,7 +67,7 @@ def test_baseline_eval_scores_the_toy_data(tmp_path, capsys):
 
 
 def test_baseline_without_required_train_is_an_error(tmp_path, capsys):
-    code = main(["baseline", "closest_question", "--input", str(TOY_PATH),
+    code = main(["baseline", "closest_question", "--gold", str(TOY_PATH),
                  "-o", str(tmp_path / "x.json")])
     assert code == 2
     err = capsys.readouterr().err
@@ -78,10 +78,10 @@ def test_baseline_without_required_train_is_an_error(tmp_path, capsys):
 
 def test_baseline_train_ignored_note_and_unknown_name(tmp_path, capsys):
     code = main(["baseline", "first_paragraph", "--train", str(TOY_TRAIN_PATH),
-                 "--input", str(TOY_PATH), "-o", str(tmp_path / "fp.json")])
+                 "--gold", str(TOY_PATH), "-o", str(tmp_path / "fp.json")])
     assert code == 0
     assert "first_paragraph needs no training data; --train is ignored" in capsys.readouterr().err
-    assert main(["baseline", "nope", "--input", str(TOY_PATH),
+    assert main(["baseline", "nope", "--gold", str(TOY_PATH),
                  "-o", str(tmp_path / "n.json")]) == 2
     err = capsys.readouterr().err
     assert "argument NAME: invalid choice: 'nope'" in err
@@ -93,7 +93,7 @@ def test_baseline_train_ignored_note_and_unknown_name(tmp_path, capsys):
 def test_output_over_input_is_refused(tmp_path, capsys):
     target = tmp_path / "dev.jsonl"
     target.write_bytes(TOY_PATH.read_bytes())
-    assert main(["baseline", "first_paragraph", "--input", str(target),
+    assert main(["baseline", "first_paragraph", "--gold", str(target),
                  "-o", str(target)]) == 2
     assert "the output path is one of the inputs" in capsys.readouterr().err
     assert target.read_bytes() == TOY_PATH.read_bytes()
@@ -102,13 +102,13 @@ def test_output_over_input_is_refused(tmp_path, capsys):
 def test_duplicate_examples_are_an_error(tmp_path, capsys):
     copy = tmp_path / "copy.jsonl"
     copy.write_bytes(TOY_PATH.read_bytes())
-    assert main(["baseline", "first_paragraph", "--input", str(TOY_PATH), str(copy),
+    assert main(["baseline", "first_paragraph", "--gold", str(TOY_PATH), str(copy),
                  "-o", str(tmp_path / "d.json")]) == 2
     assert capsys.readouterr().err == (
         f"nqkit: error: {copy}:1: duplicate example_id 101 (first at {TOY_PATH}:1) — "
         "give each example once (check for a file or shard given twice)\n")
     # the same file given twice is named as such, before any example is read
-    assert main(["baseline", "first_paragraph", "--input", str(TOY_PATH), str(TOY_PATH),
+    assert main(["baseline", "first_paragraph", "--gold", str(TOY_PATH), str(TOY_PATH),
                  "-o", str(tmp_path / "d.json")]) == 2
     assert (f"{TOY_PATH}: the input file is given twice: it would be read and counted twice"
             in capsys.readouterr().err)
@@ -116,7 +116,7 @@ def test_duplicate_examples_are_an_error(tmp_path, capsys):
 
 def test_predict_on_unannotated_shards_then_eval(unannotated, tmp_path, capsys):
     out = tmp_path / "predictions.json"
-    assert main(["predict", "first_paragraph", "--input", unannotated, "-o", str(out)]) == 0
+    assert main(["predict", "first_paragraph", "--gold", unannotated, "-o", str(out)]) == 0
     assert "first_paragraph: 7 predictions written to" in capsys.readouterr().err
     assert main(["eval", "nq", "--gold", str(TOY_PATH), "--predictions", str(out),
                  "--no-gold-cache"]) == 0
@@ -131,7 +131,7 @@ def test_predict_on_unannotated_shards_then_eval(unannotated, tmp_path, capsys):
 def test_predict_with_training_system(unannotated, tmp_path):
     out = tmp_path / "p.json"
     assert main(["predict", "most_frequent", "--train", str(TOY_TRAIN_PATH),
-                 "--input", unannotated, "-o", str(out)]) == 0
+                 "--gold", unannotated, "-o", str(out)]) == 0
     assert sum(not p.long_answer.is_null for p in read_nq_predictions(out).values()) == 6
 
 
@@ -139,12 +139,12 @@ def test_predict_with_training_system(unannotated, tmp_path):
     # the positional form, options before or after the positionals
     (["most_frequent", "{in}", "{out}", "--train", "{train}"],
      "positional INPUT_PATTERN OUTPUT.json are deprecated and will be removed in the next "
-     "release; use NAME --input INPUT_PATTERN -o OUTPUT.json"),
+     "release; use NAME --gold INPUT_PATTERN -o OUTPUT.json"),
     (["most_frequent", "--train", "{train}", "{in}", "{out}"],
      "positional INPUT_PATTERN OUTPUT.json are deprecated and will be removed in the next "
-     "release; use NAME --input INPUT_PATTERN -o OUTPUT.json"),
+     "release; use NAME --gold INPUT_PATTERN -o OUTPUT.json"),
     (["--system", "most_frequent", "{in}", "{out}", "--train", "{train}"],
-     "--system is deprecated and will be removed in the next release; use NAME --input "
+     "--system is deprecated and will be removed in the next release; use NAME --gold "
      "INPUT_PATTERN -o OUTPUT.json"),
 ])
 def test_predict_old_forms_work_with_one_notice(unannotated, tmp_path, capsys, old, notice):
@@ -153,7 +153,7 @@ def test_predict_old_forms_work_with_one_notice(unannotated, tmp_path, capsys, o
         return ["predict", *(subst.get(w, w) for w in words)]
 
     new_out, old_out = tmp_path / "new.json", tmp_path / "old.json"
-    assert main(argv(["most_frequent", "--input", "{in}", "-o", "{out}", "--train",
+    assert main(argv(["most_frequent", "--gold", "{in}", "-o", "{out}", "--train",
                       "{train}"], new_out)) == 0
     new = capsys.readouterr()
     assert main(argv(old, old_out)) == 0
@@ -169,15 +169,15 @@ def test_predict_needs_input_and_output_in_one_form(unannotated, tmp_path, capsy
     assert main(["predict"]) == 2
     assert capsys.readouterr().err == ("nqkit: error: nqkit predict: the following arguments "
                                        "are required: NAME — see `nqkit predict --help`\n")
-    for argv in (["--input", unannotated], [unannotated]):  # new form, old form
+    for argv in (["--gold", unannotated], [unannotated]):  # new form, old form
         assert main(["predict", "first_paragraph", *argv]) == 2
         err = capsys.readouterr().err.splitlines()
         assert len(err) == 1 and err[0].startswith(
-            "nqkit: error: expected NAME --input INPUT_PATTERN -o OUTPUT.json")
+            "nqkit: error: expected NAME --gold INPUT_PATTERN -o OUTPUT.json")
     assert main(["predict", "first_paragraph", unannotated, "-o", out]) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith(
-        "nqkit: error: give the input and output either as --input/-o or as positional "
+        "nqkit: error: give the input and output either as --gold/-o or as positional "
         "arguments, not both")
     assert not (tmp_path / "p.json").exists()
 

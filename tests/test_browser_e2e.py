@@ -478,12 +478,11 @@ def _doc_shot(page, name: str) -> Path:  # type: ignore[no-untyped-def]
 
 
 def _open_app(task: str, gold: Path, predictions: list[Path]):  # type: ignore[no-untyped-def]
-    from argparse import Namespace
 
     from nqkit.browser.open_app import create_open_app
-    from nqkit.commands.browse import load_open
+    from nqkit.browser.serve import load_open
 
-    view = load_open(task, gold, [str(p) for p in predictions], Namespace(answer_field="answer"),
+    view = load_open(task, gold, [str(p) for p in predictions], answer_field="answer",
                      resamples=PAIR_TESTS[0], trials=PAIR_TESTS[1])
     return lambda port: create_open_app(view, port=port)
 

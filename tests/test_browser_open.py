@@ -120,14 +120,13 @@ def nq_open(nq_open_view: OpenView) -> TestClient:
 
 @pytest.fixture(scope="module")
 def pair_view(open_gold: Path, first_answer: Path, mixed: Path) -> PairView:
-    from argparse import Namespace
 
-    from nqkit.commands.browse import load_open
+    from nqkit.browser.serve import load_open
 
     # fewer resamples and trials than the defaults (1,000 and 10,000): the same code, in
     # a fraction of the time; the command line on the page and in the test says so
     view = load_open("nq-open", open_gold, [str(first_answer), str(mixed)],
-                     Namespace(answer_field="answer"), resamples=TESTS[0], trials=TESTS[1])
+                     answer_field="answer", resamples=TESTS[0], trials=TESTS[1])
     assert isinstance(view, PairView)
     return view
 
@@ -264,9 +263,8 @@ def test_overlap_groups_are_what_overlap_score_prints(open_gold: Path, mixed: Pa
                                                       tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str]
                                                       ) -> None:
-    from argparse import Namespace
 
-    from nqkit.commands.browse import load_open
+    from nqkit.browser.serve import load_open
 
     # the first 800 questions of NQ-open dev against the first 1,500 of DPR's NQ dev
     # (NQ-open training questions held out by DPR): real lines, scored in a second
@@ -275,8 +273,7 @@ def test_overlap_groups_are_what_overlap_score_prints(open_gold: Path, mixed: Pa
                             [:800]), encoding="utf-8")
     lines = shared_file("data", "dpr", "nq-dev.qa.tsv").read_text(encoding="utf-8")
     train.write_text("".join(lines.splitlines(keepends=True)[:1500]), encoding="utf-8")
-    view = load_open("nq-open", gold, [str(mixed)],
-                     Namespace(answer_field="answer", overlap=[str(train)], overlap_rows=None))
+    view = load_open("nq-open", gold, [str(mixed)], train=[str(train)])
     client = TestClient(create_open_app(view), base_url=BASE)
     page = client.get("/").text
     code, out, _ = _cli(capsys, "overlap", "score", "--test", str(gold), "--train",
@@ -310,9 +307,8 @@ def test_overlap_groups_are_what_overlap_score_prints(open_gold: Path, mixed: Pa
 
 
 def test_overlap_annotation_file(open_gold: Path, mixed: Path, tmp_path: Path) -> None:
-    from argparse import Namespace
 
-    from nqkit.commands.browse import load_open
+    from nqkit.browser.serve import load_open
 
     gold = tmp_path / "dev40.jsonl"
     gold.write_text("".join(open_gold.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -324,8 +320,7 @@ def test_overlap_annotation_file(open_gold: Path, mixed: Path, tmp_path: Path) -
         ["no_question_overlap", "answer_overlap", "answer_overlap_only"] if i < 20 else
         ["no_question_overlap", "no_answer_overlap"])]}) + "\n" for i in range(40)),
         encoding="utf-8")
-    view = load_open("nq-open", gold, [str(mixed)],
-                     Namespace(answer_field="answer", overlap=[str(labels)], overlap_rows=None))
+    view = load_open("nq-open", gold, [str(mixed)], annotations=str(labels))
     counts = {g: sum(1 for r in view.rows if r.tags["overlap"] == g)
               for g in ("question_overlap", "answer_overlap_only", "no_overlap")}
     assert counts == {"question_overlap": 10, "answer_overlap_only": 10, "no_overlap": 20}
@@ -484,9 +479,8 @@ def test_ambigqa_side_by_side_is_what_compare_prints(ambig_files: tuple[Path, Pa
                                                      tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str]
                                                      ) -> None:
-    from argparse import Namespace
 
-    from nqkit.commands.browse import load_open
+    from nqkit.browser.serve import load_open
 
     gold, edited = ambig_files
     copy = json.loads(shared_file("golden", "ambigqa", "qa_prompt_copy.predictions.json")
@@ -494,7 +488,7 @@ def test_ambigqa_side_by_side_is_what_compare_prints(ambig_files: tuple[Path, Pa
     prompt = tmp_path / "prompt_copy.json"
     prompt.write_text(json.dumps({k: copy[k] for k in json.loads(edited.read_text())}),
                       encoding="utf-8")
-    view = load_open("ambigqa", gold, [str(prompt), str(edited)], Namespace(),
+    view = load_open("ambigqa", gold, [str(prompt), str(edited)],
                      resamples=TESTS[0], trials=TESTS[1])
     client = TestClient(create_open_app(view), base_url=BASE)
     page = client.get("/").text
@@ -545,14 +539,12 @@ def hostile_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def test_markup_in_questions_answers_predictions_is_text(hostile_files: dict[str, Path]
                                                          ) -> None:
-    from argparse import Namespace
 
-    from nqkit.commands.browse import load_open
+    from nqkit.browser.serve import load_open
 
     for preds in ([hostile_files["a"]], [hostile_files["a"], hostile_files["b"]]):
         view = load_open("nq-open", hostile_files["gold"], [str(p) for p in preds],
-                         Namespace(answer_field="answer"), resamples=TESTS[0],
-                         trials=TESTS[1])
+                         resamples=TESTS[0], trials=TESTS[1])
         client = TestClient(create_open_app(view), base_url=BASE)
         for url in ("/", "/?q=script", "/item/1", "/item/2", "/item/3?q=pwned"):
             r = client.get(url)
@@ -611,17 +603,17 @@ def test_host_guard_csp_and_head_on_every_new_route(nq_open: TestClient,
     (["--gold", "{open}", "--task", "nq-open"],
      "nqkit browse --task nq-open needs --predictions — give one predictions file, or two "
      "to compare"),
-    (["--gold", "{ambig}", "--task", "ambigqa", "--predictions", "x.json", "--overlap",
+    (["--gold", "{ambig}", "--task", "ambigqa", "--predictions", "x.json", "--train",
       "{open}"],
-     "--overlap is for --task nq-open — score the overlap groups of other predictions with "
-     "nqkit overlap score"),
+     "the overlap groups (--train, --annotations) are for --task nq-open — score the "
+     "overlap groups of other predictions with nqkit overlap score"),
     # not a retrieval run: nqkit eval retrieval's own error
     (["--gold", "{open}", "--task", "retrieval", "--predictions", "{mixed}"],
      "{mixed}: malformed JSON (unexpected content after document: line 2 column 1 (char "
      "85)) — check that the file is complete JSON"),
     (["--gold", "{open}", "--task", "nq-open", "--predictions", "x", "--qrels", "q",
       "--topk", "5"],
-     "--qrels --topk: for --task retrieval only — drop --qrels --topk, or add --task "
+     "--topk --qrels: for --task retrieval only — drop --topk --qrels, or add --task "
      "retrieval"),
 ])
 def test_cli_errors_are_one_line(argv: list[str], message: str, tmp_path: Path,

@@ -209,11 +209,9 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
     return capsys.readouterr().out
 
 
-def _options(r: dict[str, Path]) -> Any:
-    from argparse import Namespace
-
-    return Namespace(passages=str(r["passages"]), qrels=str(r["qrels"]), first_qid=0,
-                     topk=[1, 5, 20, 100], answer_field="answer")
+def _options(r: dict[str, Path]) -> dict[str, Any]:
+    return {"passages": str(r["passages"]), "qrels": str(r["qrels"]), "first_qid": 0,
+            "topk": [1, 5, 20, 100]}
 
 
 @pytest.fixture(scope="module")
@@ -381,14 +379,14 @@ def test_markup_in_questions_answers_and_passages_is_text(tmp_path: Path) -> Non
 
     from nqkit.browser.app import APP_CSP
     from nqkit.browser.open_app import create_open_app
-    from nqkit.commands.browse import load_open
+    from nqkit.browser.serve import load_open
 
     files = hostile_run(tmp_path)
-    opts = _options({"passages": Path(""), "qrels": Path("")})
-    opts.passages = opts.qrels = None
+    opts = {**_options({"passages": Path(""), "qrels": Path("")}), "passages": None,
+            "qrels": None}
     for preds in ([files["run"]], [files["run"], files["run"]]):
-        view = load_open("retrieval", str(files["gold"]), [str(p) for p in preds], opts,
-                         resamples=TESTS[0], trials=TESTS[1])
+        view = load_open("retrieval", str(files["gold"]), [str(p) for p in preds],
+                         resamples=TESTS[0], trials=TESTS[1], **opts)
         client = TestClient(create_open_app(view), base_url=BASE)
         for url in ("/", "/?q=script", "/item/1", "/item/2?q=pwned", "/item/12"):
             r = client.get(url)
@@ -466,7 +464,7 @@ def test_two_runs_are_compared_at_the_cut_offs_asked_for(
                  f["run"], str(run_b), "--topk", "1", "2", "--index-only"]) == 0
     # and eval's intervals cover every cut-off asked for, not only those of 1/5/20/100
     out = _cli(capsys, "eval", "retrieval", "--gold", f["gold"], "--predictions", str(run_b),
-               "--topk", "1", "2", "--allow-missing", "--bootstrap", "100", "--format",
+               "--topk", "1", "2", "--allow-missing", "--resamples", "100", "--format",
                "json")
     boot = json.loads(out)["bootstrap"]
     assert [k for k in boot if k.startswith("top-")] == ["top-1", "top-2"]

@@ -145,17 +145,14 @@ def test_two_runs_side_by_side(servers: dict[str, str], browser: Any,
 
 def test_hostile_run_runs_nothing_loads_nothing(browser: Any, tmp_path: Path) -> None:
     require("uvicorn")
-    from argparse import Namespace
 
     from nqkit.browser.open_app import create_open_app
-    from nqkit.commands.browse import load_open
+    from nqkit.browser.serve import load_open
 
     with _canary() as canary:
         payload = _hostile_payload(canary.url)
         files = hostile_run(tmp_path, payload)
-        options = Namespace(passages=None, qrels=None, first_qid=0, topk=[1, 5, 20, 100],
-                            answer_field="answer")
-        view = load_open("retrieval", str(files["gold"]), [str(files["run"])], options)
+        view = load_open("retrieval", str(files["gold"]), [str(files["run"])])
         with _serving_app(lambda port: create_open_app(view, port=port)) as app:
             ctx = _context(browser, viewport={"width": 1280, "height": 900})
             requests: list[str] = []

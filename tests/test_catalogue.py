@@ -381,9 +381,9 @@ def _nq_commands() -> dict[str, tuple[list[str], dict[str, Content], tuple[str, 
                             "{d}/preds.json"], gold_preds, ()),
         "human-bounds": (["eval", "human-bounds", "--gold", "{d}/in.jsonl", "--num-references", "4",
                           "--no-gold-cache"], {}, ()),
-        "baseline": (["baseline", "first_paragraph", "--input", "{d}/in.jsonl", "-o",
+        "baseline": (["baseline", "first_paragraph", "--gold", "{d}/in.jsonl", "-o",
                       "{d}/out.json"], {}, ("out.json",)),
-        "predict": (["predict", "first_paragraph", "--input", "{d}/in.jsonl",
+        "predict": (["predict", "first_paragraph", "--gold", "{d}/in.jsonl",
                      "-o", "{d}/out.json"], {}, ("out.json",)),
         "simplify": (["simplify", "{d}/in.jsonl", "-o", "{d}/out.jsonl", "-j", "1"], {},
                      ("out.jsonl",)),
@@ -432,7 +432,7 @@ def _simplified_cases() -> list[Case]:
     for cmd, argv, outputs in [
         ("eval-nq", ["eval", "nq", "--gold", "{d}/in.jsonl", "--predictions", "{d}/preds.json",
                      "--no-gold-cache"], ()),
-        ("baseline", ["baseline", "first_paragraph", "--input", "{d}/in.jsonl", "-o",
+        ("baseline", ["baseline", "first_paragraph", "--gold", "{d}/in.jsonl", "-o",
                       "{d}/out.json"], ("out.json",)),
     ]:
         for name, m in muts.items():
@@ -661,8 +661,8 @@ def _baseline_open_cases() -> list[Case]:
         "symlink-loop": LOOP,
         "directory": DIR,
     }
-    nq_argv = ["baseline", "nearest-question", "--memory", "{d}/memory.qa.tsv",
-               "--questions", "{d}/questions.jsonl", "-o", "{d}/out.jsonl"]
+    nq_argv = ["baseline", "nearest-question", "--train", "{d}/memory.qa.tsv",
+               "--gold", "{d}/questions.jsonl", "-o", "{d}/out.jsonl"]
     cases = [Case(f"baseline-open-nearest/memory-{k}", nq_argv,
                   {"memory.qa.tsv": v, "questions.jsonl": q_ok}, ("out.jsonl",),
                   names="memory.qa.tsv") for k, v in bad_tsv.items()]
@@ -676,7 +676,7 @@ def _baseline_open_cases() -> list[Case]:
                       names="memory.qa.tsv"))
     train_ok: Content = lambda c: js(c.ambig_train)  # noqa: E731
     dev_ok: Content = lambda c: js(c.ambig)  # noqa: E731
-    aa = ["baseline", "ambigqa-answers", "--train", "{d}/train.json", "--questions",
+    aa = ["baseline", "ambigqa-answers", "--train", "{d}/train.json", "--gold",
           "{d}/dev.json", "-o", "{d}/out.json"]
     for k, extra, names in [("k-zero", ["--k", "0", "--tau", "0.5"], "--k"),
                             ("tau-above-one", ["--k", "2", "--tau", "1.5"], "--tau"),
@@ -691,7 +691,7 @@ def _baseline_open_cases() -> list[Case]:
     cases.append(Case("baseline-open-ambigqa-answers/train-not-list", aa,
                       {"train.json": lambda c: b'{"a": 1}', "dev.json": dev_ok}, ("out.json",),
                       names="train.json"))
-    aq = ["baseline", "ambigqa-questions", "--method", "nearest-edit", "--questions",
+    aq = ["baseline", "ambigqa-questions", "--method", "nearest-edit", "--gold",
           "{d}/dev.json", "-o", "{d}/out.json"]
     cases.append(Case("baseline-open-ambigqa-questions/nearest-edit-without-train", aq,
                       {"dev.json": dev_ok}, ("out.json",), names="--train"))
@@ -809,8 +809,8 @@ def _argument_cases() -> list[Case]:
          "--short-threshold"),
         ("eval-nq/unknown-option", [*ev, "--frobnicate"], "--frobnicate"),
         ("eval-nq/format-unknown", [*ev, "--format", "xml"], "--format"),
-        ("eval-nq/bootstrap-negative", [*ev, "--bootstrap", "-5"], "--bootstrap"),
-        ("eval-nq/bootstrap-huge", [*ev, "--bootstrap", str(10**12)], "--bootstrap"),  # slow
+        ("eval-nq/bootstrap-negative", [*ev, "--resamples", "-5"], "--resamples"),
+        ("eval-nq/bootstrap-huge", [*ev, "--resamples", str(10**12)], "--resamples"),  # slow
         ("eval-nq/seed-negative", [*ev, "--seed", "-1"], "--seed"),
         ("human-bounds/votes-beyond-pool", [*hb, "--num-references", "4", "--votes", "99"],
          "votes 99"),
@@ -828,14 +828,14 @@ def _argument_cases() -> list[Case]:
                               "--index-only", "--cache-dir", "{home}/browse"], "--port"),
         ("browse/port-huge", ["browse", "--gold", "{d}/gold.jsonl", "--port", "70000",
                               "--index-only", "--cache-dir", "{home}/browse"], "--port"),
-        ("baseline/unknown-name", ["baseline", "nope", "--input", "{d}/gold.jsonl",
+        ("baseline/unknown-name", ["baseline", "nope", "--gold", "{d}/gold.jsonl",
                                    "-o", "{d}/o.json"], "nope"),
-        ("baseline/needs-train", ["baseline", "most_frequent", "--input",
+        ("baseline/needs-train", ["baseline", "most_frequent", "--gold",
                                   "{d}/gold.jsonl", "-o", "{d}/o.json"], "--train"),
-        ("predict/unknown-system", ["predict", "nope", "--input", "{d}/gold.jsonl",
+        ("predict/unknown-system", ["predict", "nope", "--gold", "{d}/gold.jsonl",
                                     "-o", "{d}/o.json"], "nope"),
         ("eval-nq/pr-curve-over-gold", [*ev, "--pr-curve", "{d}/gold.jsonl"], "gold.jsonl"),
-        ("baseline/output-over-input", ["baseline", "first_paragraph", "--input",
+        ("baseline/output-over-input", ["baseline", "first_paragraph", "--gold",
                                         "{d}/gold.jsonl", "-o", "{d}/gold.jsonl"],
          "gold.jsonl"),
         ("simplify/output-over-input", ["simplify", "{d}/gold.jsonl", "-o",
@@ -851,11 +851,11 @@ def _argument_cases() -> list[Case]:
                   in_subprocess=k == "eval-nq/bootstrap-huge") for k, argv, n in rows]
     # Outputs that cannot be written where asked.
     for cmd, argv in [
-        ("baseline", ["baseline", "first_paragraph", "--input", "{d}/gold.jsonl",
+        ("baseline", ["baseline", "first_paragraph", "--gold", "{d}/gold.jsonl",
                       "-o", "{o}"]),
         ("simplify", ["simplify", "{d}/gold.jsonl", "-o", "{o}"]),
         ("convert", ["convert", "nq-open", "{d}/gold.jsonl", "-o", "{o}"]),
-        ("predict", ["predict", "first_paragraph", "--input", "{d}/gold.jsonl", "-o", "{o}"]),
+        ("predict", ["predict", "first_paragraph", "--gold", "{d}/gold.jsonl", "-o", "{o}"]),
     ]:
         cases.append(Case(f"{cmd}/output-is-directory",
                           [a.replace("{o}", "{d}/outdir") for a in argv],
@@ -871,7 +871,7 @@ def _argument_cases() -> list[Case]:
                       {"plain.jsonl": lambda c: jl(c.nq_plain)}, ("task",),
                       names="plain.jsonl"))
     cases.append(Case("baseline/eval-without-annotations-leaves-output",
-                      ["baseline", "first_paragraph", "--input", "{d}/plain.jsonl",
+                      ["baseline", "first_paragraph", "--gold", "{d}/plain.jsonl",
                        "-o", "{d}/o.json", "--eval"],
                       {"plain.jsonl": lambda c: jl({k: v for k, v in c.nq.items()
                                                     if k != "annotations"})}, ("o.json",),
@@ -962,7 +962,7 @@ def bm25_index(c: Corpus) -> dict[str, bytes]:
             corpus_path.write_bytes(_corpus_ok(c))
             with contextlib.redirect_stderr(io.StringIO()), \
                     contextlib.redirect_stdout(io.StringIO()):
-                code = main(["index", "build", "--cluster", "none", "--corpus",
+                code = main(["index", "build", "--cluster", "none", "--passages",
                              str(corpus_path), "--retriever", "bm25", "-o",
                              str(Path(tmp) / "ix"), "--shard-size", str(INDEX_SHARD)])
             assert code == 0, "cannot build the BM25 index the retrieve rows need"
@@ -1008,7 +1008,7 @@ def _store_grown(files: dict[str, bytes]) -> dict[str, bytes]:
 
 def _index_cases() -> list[Case]:
     """`nqkit index build`: bad passage corpora and bad options, over real DPR passages."""
-    ib = ["index", "build", "--cluster", "none", "--corpus", "{d}/corpus.tsv", "--retriever",
+    ib = ["index", "build", "--cluster", "none", "--passages", "{d}/corpus.tsv", "--retriever",
           "bm25", "-o", "{d}/ix", "--shard-size", str(INDEX_SHARD)]
     bad: dict[str, Content] = {
         "empty-file": lambda c: b"",
@@ -1045,7 +1045,7 @@ def _index_cases() -> list[Case]:
                             ("retriever-unknown", ["--retriever", "tfidf"], "--retriever")]:
         cases.append(Case(f"index-build/{k}", [*ib, *extra], dict(ok), ("ix",), names=names))
     cases.append(Case("index-build/corpus-option-missing", ib[:4] + ib[6:], dict(ok), ("ix",),
-                      names="--corpus"))
+                      names="--passages"))
     out = ib.index("{d}/ix")
     for k, target, files, names in [
         ("output-is-corpus", "{d}/corpus.tsv", {}, "corpus.tsv"),
@@ -1068,7 +1068,7 @@ def _questions_tsv(c: Corpus) -> bytes:
 
 def _retrieve_cases() -> list[Case]:
     """`nqkit retrieve`: broken index directories, questions files and options."""
-    rt = ["retrieve", "--cluster", "none", "--index", "{d}/ix", "--questions",
+    rt = ["retrieve", "--cluster", "none", "--index", "{d}/ix", "--gold",
           "{d}/q.qa.tsv", "--hits", "5", "-o", "{d}/out.json"]
     outs = ("out.json", "run.trec")
     ok: dict[str, Content] = {"ix": _index_tree(), "q.qa.tsv": _questions_tsv}
@@ -1225,7 +1225,7 @@ def _substituted(data: bytes) -> bytes:
 def _index_tamper_cases() -> list[Case]:
     """Indexes altered after their build, sizes kept: every one must be refused in one line
     naming the changed file (or params.json), with no result written."""
-    rt = ["retrieve", "--cluster", "none", "--index", "{d}/ix", "--questions",
+    rt = ["retrieve", "--cluster", "none", "--index", "{d}/ix", "--gold",
           "{d}/q.qa.tsv", "--hits", "5", "-o", "{d}/out.json", "--trec", "{d}/run.trec"]
     outs = ("out.json", "run.trec")
     q: dict[str, Content] = {"q.qa.tsv": _questions_tsv}
@@ -1546,8 +1546,8 @@ def _download_tamper_cases() -> list[Case]:
     readers = {
         "lab/qa": [("data-export", ["data", "export", "lab/qa", *REG, "-o", "{d}/out.jsonl"],
                     {}, ("out.jsonl",)),
-                   ("baseline-open-nearest", ["baseline", "nearest-question", "--memory",
-                                              "lab/qa", "--questions", "{d}/q.jsonl",
+                   ("baseline-open-nearest", ["baseline", "nearest-question", "--train",
+                                              "lab/qa", "--gold", "{d}/q.jsonl",
                                               "-o", "{d}/out.jsonl"],
                     {"q.jsonl": lambda c: jl(*c.nq_open)}, ("out.jsonl",))],
         "lab/open": [("data-export", ["data", "export", "lab/open", *REG, "-o",
@@ -1760,7 +1760,7 @@ def _impossible_input_cases() -> list[Case]:
     twice = lambda c: jl(c.nq)  # noqa: E731
     cases += [
         Case("baseline/train-duplicate-example",
-             ["baseline", "most_frequent", "--train", "{d}/train.jsonl", "--input",
+             ["baseline", "most_frequent", "--train", "{d}/train.jsonl", "--gold",
               "{d}/in.jsonl", "-o", "{d}/out.json"],
              {"train.jsonl": lambda c: jl(c.nq, c.nq_plain, c.nq), "in.jsonl": twice},
              ("out.json",), names="train.jsonl:3"),
@@ -1790,9 +1790,9 @@ def _impossible_input_cases() -> list[Case]:
         Case("eval-ambigqa/predictions-strings-and-lists", ea,
              {"refs.json": refs_ok, "preds.json": some_strings}, names="preds.json"),
     ]
-    aa = ["baseline", "ambigqa-answers", "--train", "{d}/train.json", "--questions",
+    aa = ["baseline", "ambigqa-answers", "--train", "{d}/train.json", "--gold",
           "{d}/dev.json", "-o", "{d}/out.json", "--k", "2", "--tau", "0.8"]
-    aq = ["baseline", "ambigqa-questions", "--method", "prompt", "--questions",
+    aq = ["baseline", "ambigqa-questions", "--method", "prompt", "--gold",
           "{d}/dev.json", "-o", "{d}/out.json"]
     int_id = lambda c: js([{**c.ambig_train[0], "id": 7}, *c.ambig_train[1:]])  # noqa: E731
     cases += [
@@ -1881,7 +1881,7 @@ CONTROLS: list[Case] = [
         "memory.qa.tsv": lambda c: b"\n".join(c.qa_tsv) + b"\n",
         "questions.jsonl": lambda c: jl(*c.nq_open)}, expect=0),
     Case("baseline-open-ambigqa-answers", [
-        "baseline", "ambigqa-answers", "--train", "{d}/train.json", "--questions",
+        "baseline", "ambigqa-answers", "--train", "{d}/train.json", "--gold",
         "{d}/dev.json", "-o", "{d}/out.json", "--k", "2", "--tau", "0.8"],
         {"train.json": lambda c: js(c.ambig_train), "dev.json": lambda c: js(c.ambig)},
         expect=0),

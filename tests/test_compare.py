@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from nqkit.cli import main
-from nqkit.commands.compare import format_p
+from nqkit.comparison import format_p
 from nqkit.stats import approximate_randomization
 from nqkit.tasks.base import get_task
 
@@ -132,7 +132,7 @@ def test_retrieval_by_hand(tmp_path, capsys):
 
 def test_library_result_shapes(tmp_path):
     refs, _, b = _nq_open_files(tmp_path)
-    r = get_task("nq-open").run(gold=[refs], predictions=b, bootstrap=200, seed=1)
+    r = get_task("nq-open").run(gold=[refs], predictions=b, resamples=200, seed=1)
     iv = r.intervals["exact match"]
     assert (iv.score, iv.low, iv.high, iv.resamples, iv.seed) == (1.0, 1.0, 1.0, 200, 1)
     assert r.to_json()["bootstrap"] == {"resamples": 200, "seed": 1, "confidence": 0.95,
@@ -160,7 +160,7 @@ def test_bootstrap_warns_below_thirty_items(tmp_path, capsys):
     for n, warned in ((29, True), (30, False)):
         refs, _, b = _many(tmp_path, n)
         assert main(["eval", "nq-open", "--gold", refs, "--predictions", b,
-                     "--bootstrap", "100", "--format", "json"]) == 0
+                     "--resamples", "100", "--format", "json"]) == 0
         cap = capsys.readouterr()
         out = json.loads(cap.out)
         assert ("few-items" in out["signature"]) == warned
@@ -427,7 +427,7 @@ def test_three_systems_bad_input(tmp_path, capsys):
 
 
 def test_system_names():
-    from nqkit.commands.compare import system_names
+    from nqkit.comparison import system_names
 
     assert system_names(["x/run.jsonl", "y/other.json.gz", "plain"]) == ["run", "other",
                                                                          "plain"]
@@ -441,10 +441,10 @@ def test_system_names():
 
 def test_correction_choices_are_the_library_ones():
     # the command declares its choices without importing nqkit.stats (--help stays light)
-    from nqkit.commands.compare import MANY
+    from nqkit.comparison import COMPARISON
     from nqkit.stats import CORRECTIONS
 
-    (correction,) = [p for p in MANY if p.name == "correction"]
+    (correction,) = [p for p in COMPARISON if p.name == "correction"]
     assert correction.choices == CORRECTIONS and correction.default == CORRECTIONS[0]
 
 

@@ -97,12 +97,12 @@ def test_worked_example_retriever(tmp_path, capsys, registered):
         {"question": "what is the capital of france", "answer": ["Paris"]},
         {"question": "at what temperature does water boil", "answer": ["one hundred degrees"]},
         {"question": "where is berlin", "answer": ["Germany"]}]), encoding="utf-8")
-    assert main(["index", "build", "--corpus", str(corpus), "--retriever", "overlap",
+    assert main(["index", "build", "--passages", str(corpus), "--retriever", "overlap",
                  "--min-length", "3", "-o", str(tmp_path / "idx"), "--cluster", "none",
                  "--shard-size", "2", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["shards"] == 2
     run = tmp_path / "run.json"
-    assert main(["retrieve", "--index", str(tmp_path / "idx"), "--questions", str(questions),
+    assert main(["retrieve", "--index", str(tmp_path / "idx"), "--gold", str(questions),
                  "-o", str(run), "--hits", "2", "--eval", "--format", "json",
                  "--cluster", "none"]) == 0
     got = json.loads(capsys.readouterr().out)
@@ -138,7 +138,7 @@ def test_worked_example_baseline(tmp_path, capsys, registered, monkeypatch):
         {"question": "where is it", "answer": ["Paris"]},
         {"question": "which country", "answer": ["France", "the US"]}]), encoding="utf-8")
     out = tmp_path / "preds.jsonl"
-    assert main(["baseline", "constant-answer", "--questions", str(questions), "-o", str(out),
+    assert main(["baseline", "constant-answer", "--gold", str(questions), "-o", str(out),
                  "--format", "json"]) == 0
     got = json.loads(capsys.readouterr().out)
     # "the united states" matches "The United States" after normalization (articles and
@@ -147,7 +147,7 @@ def test_worked_example_baseline(tmp_path, capsys, registered, monkeypatch):
     assert [json.loads(line)["prediction"] for line in out.read_text().splitlines()] == [
         "the united states"] * 3
     # an input is never an output
-    assert main(["baseline", "constant-answer", "--questions", str(questions), "-o",
+    assert main(["baseline", "constant-answer", "--gold", str(questions), "-o",
                  str(questions)]) == 2
 
 
@@ -211,7 +211,7 @@ def test_every_task_has_an_eval_command_with_the_common_options(capsys):
         for option in ("--gold", "--format"):
             assert option in text, (name, option)
         if "predictions" in get_task(name).common:
-            for option in ("--predictions", "--per-item", "--allow-missing", "--bootstrap"):
+            for option in ("--predictions", "--per-item", "--allow-missing", "--resamples"):
                 assert option in text, (name, option)
 
 
@@ -326,15 +326,15 @@ def test_score_receives_a_typed_frozen_record_of_the_declared_settings(tmp_path)
     s = task.settings(gold=[str(refs)], predictions=str(preds), convention="squad")
     assert isinstance(s, NqOpenSettings)
     # the given values, and the declared defaults for the rest
-    assert (s.convention, s.answer_field, s.regex, s.bootstrap, s.format) == (
+    assert (s.convention, s.answer_field, s.regex, s.resamples, s.format) == (
         "squad", "answer", False, 0, "table")
     with pytest.raises(dataclasses.FrozenInstanceError):
         s.convention = "orqa"  # type: ignore[misc]
     # the library call of the docs: 1 of 1 correct ("A" normalizes to "a")
-    r = task.run(gold=[str(refs)], predictions=str(preds), bootstrap=10)
+    r = task.run(gold=[str(refs)], predictions=str(preds), resamples=10)
     assert r.official["accuracy"] == 1.0 and "exact match" in r.intervals
     # an unknown name is an error that lists the valid ones
-    with pytest.raises(TypeError, match=r"no setting\(s\) \['bootstraps'\]; known: .*'bootstrap'"):
+    with pytest.raises(TypeError, match=r"no setting\(s\) \['bootstraps'\]; known: .*'resamples'"):
         task.run(gold=[str(refs)], predictions=str(preds), bootstraps=10)
 
     # a record whose fields are not the declared settings: the task is refused

@@ -270,7 +270,7 @@ def first_paragraph_oracle(path: Path) -> tuple[int, int, int]:
 
 def test_baseline_eval_on_train_is_refused_before_predicting(capsys, tmp_path):
     out_file = tmp_path / "x.json"
-    msg = refused(*run(capsys, "baseline", "first_paragraph", "--input",
+    msg = refused(*run(capsys, "baseline", "first_paragraph", "--gold",
                        str(simplified_train()), "-o", str(out_file), "--eval"))
     assert msg == f"{simplified_train()}: {TRAIN_REFUSAL}"
     assert not out_file.exists()
@@ -278,7 +278,7 @@ def test_baseline_eval_on_train_is_refused_before_predicting(capsys, tmp_path):
 
 def test_baseline_eval_takes_the_thresholds_of_eval_nq(capsys, tmp_path):
     out_file = tmp_path / "x.json"
-    code, out, err = run(capsys, "baseline", "first_paragraph", "--input",
+    code, out, err = run(capsys, "baseline", "first_paragraph", "--gold",
                          str(simplified_train()), "-o", str(out_file), "--eval",
                          "--long-threshold", "1", "--short-threshold", "1")
     assert code == 0
@@ -345,7 +345,7 @@ def test_bootstrap_resamples_without_gold_are_counted(capsys):
     # and 50 resamples the resamples that miss them all are counted by drawing the same
     # indices here.
     preds = golden("nq-eval", "annotator0.predictions.json")
-    code, out, err = eval_nq(capsys, dev_gold(), preds, "--bootstrap", "50", "--format", "json")
+    code, out, err = eval_nq(capsys, dev_gold(), preds, "--resamples", "50", "--format", "json")
     assert code == 0
     gold = read_nq_gold(dev_gold(), workers=1)
     has = {"long": np.array([sum(not a.long_answer.is_null for a in g.annotations) >= 2

@@ -375,7 +375,7 @@ def test_index_and_retrieval_return_multi_line_passages_exactly(tmp_path: Path) 
     corpus = tmp_path / "corpus.tsv"
     _csv_file(corpus, rows)
     ix = tmp_path / "ix"
-    assert main(["index", "build", "--cluster", "none", "--corpus", str(corpus),
+    assert main(["index", "build", "--cluster", "none", "--passages", str(corpus),
                  "--retriever", "bm25", "--shard-size", "500", "-o", str(ix)]) == 0
     params = json.loads((ix / "params.json").read_text(encoding="utf-8"))
     shards = tuple(Shard(i, a, b) for i, (a, b) in enumerate(params["shards"]))
@@ -391,7 +391,7 @@ def test_index_and_retrieval_return_multi_line_passages_exactly(tmp_path: Path) 
     qa.write_text("".join(f"{r[2]} {r[1].split()[0]}\t['x']\n" for r in multi),
                   encoding="utf-8")
     run = tmp_path / "run.json"
-    assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--questions", str(qa),
+    assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--gold", str(qa),
                  "--hits", "5", "-o", str(run)]) == 0
     by_id = {r[0]: r for r in rows}
     returned = [c for res in read_dpr_results(run) for c in res.ctxs]

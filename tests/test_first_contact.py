@@ -48,7 +48,7 @@ def test_an_optional_gold_keeps_its_brackets_and_says_what_stands_in():
 
 
 def test_baseline_usage_shows_input_as_required():
-    assert re.search(r"\[-h\] --input GLOB \[GLOB \.\.\.\]", usage("baseline",
+    assert re.search(r"\[-h\] --gold GLOB \[GLOB \.\.\.\]", usage("baseline",
                                                                   "first_paragraph"))
 
 

@@ -211,7 +211,7 @@ def test_convert_qrels_from_an_oracle_file_by_hand(tmp_path, capsys):
         f.write(line("q two", "Oslo", "Oslo is not in the corpus"))  # gold unknown
         f.write(line("not asked", "Paris", "Paris is the capital of France"))
     out = tmp_path / "gold.qrels"
-    assert main(["convert", "qrels", "--oracle", str(oracle), "--questions", qa,
+    assert main(["convert", "qrels", "--oracle", str(oracle), "--gold", qa,
                  "--passages", passages, "-o", str(out)]) == 0
     assert out.read_text() == "0 0 a 1\n1 0 b 1\n1 0 c 1\n"
     captured = capsys.readouterr()
@@ -220,14 +220,14 @@ def test_convert_qrels_from_an_oracle_file_by_hand(tmp_path, capsys):
     assert "1 of 3 gold passages are not in the corpus" in captured.err  # Oslo
     assert "3 qrels for 2 of 3 questions" in captured.err
     # nothing matches: refused, no file written
-    assert main(["convert", "qrels", "--oracle", str(oracle), "--questions", qa,
+    assert main(["convert", "qrels", "--oracle", str(oracle), "--gold", qa,
                  "--passages", _write(tmp_path / "other.tsv", "id\ttext\ttitle\nz\ty\tx\n"),
                  "-o", str(tmp_path / "none.qrels")]) == 2
     assert "none of the 3 gold passages is in the corpus of 1 passages" \
         in capsys.readouterr().err
     assert not (tmp_path / "none.qrels").exists()
     other_qa = _write(tmp_path / "other-qa.tsv", "something else\t['x']\n")
-    assert main(["convert", "qrels", "--oracle", str(oracle), "--questions", other_qa,
+    assert main(["convert", "qrels", "--oracle", str(oracle), "--gold", other_qa,
                  "--passages", passages, "-o", str(tmp_path / "none.qrels")]) == 2
     assert "none of the 4 questions of the source is in the questions file" \
         in capsys.readouterr().err
@@ -240,7 +240,7 @@ def test_convert_qrels_from_the_biencoder_sample(tmp_path, capsys):
     module = make_passages_module()
     module.write_passages(corpus, module.real_passages(SHARED))
     out = tmp_path / "bi.qrels"
-    assert main(["convert", "qrels", "--biencoder", str(bi), "--questions", str(qa),
+    assert main(["convert", "qrels", "--biencoder", str(bi), "--gold", str(qa),
                  "--passages", str(corpus), "-o", str(out)]) == 0
     # expected: positive passage ids of each record, first occurrence order, numbered by
     # the record's line in nq-dev.qa.tsv (read here with plain Python)
@@ -268,7 +268,7 @@ def test_real_oracle_qrels_and_a_real_bm25_run(tmp_path, capsys):
     corpus = tmp_path / "real.tsv"
     module.write_passages(corpus, module.real_passages(SHARED))
     qrels = tmp_path / "oracle.qrels"
-    assert main(["convert", "qrels", "--oracle", str(oracle), "--questions", str(qa),
+    assert main(["convert", "qrels", "--oracle", str(oracle), "--gold", str(qa),
                  "--passages", str(corpus), "-o", str(qrels)]) == 0
     capsys.readouterr()
     # independently: the corpus holds every oracle passage (tabs and line breaks made
@@ -298,10 +298,10 @@ def test_real_oracle_qrels_and_a_real_bm25_run(tmp_path, capsys):
     # a real run: BM25 over the real passages, the first 300 questions
     qa300 = _write(tmp_path / "qa300.tsv", "".join(
         qa.read_text(encoding="utf-8").splitlines(keepends=True)[:300]))
-    assert main(["index", "build", "--corpus", str(corpus), "--retriever", "bm25", "-o",
+    assert main(["index", "build", "--passages", str(corpus), "--retriever", "bm25", "-o",
                  str(tmp_path / "idx"), "--cluster", "none"]) == 0
     run = tmp_path / "run.json"
-    assert main(["retrieve", "--index", str(tmp_path / "idx"), "--questions", qa300,
+    assert main(["retrieve", "--index", str(tmp_path / "idx"), "--gold", qa300,
                  "-o", str(run), "--cluster", "none"]) == 0
     capsys.readouterr()
     got = _json(capsys, "--predictions", str(run), "--gold", qa300, "--qrels", str(qrels))

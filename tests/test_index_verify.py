@@ -38,7 +38,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _build(corpus: Path, out: Path, *extra: str) -> Path:
     require("bm25s")
-    assert main(["index", "build", "--cluster", "none", "--corpus", str(corpus),
+    assert main(["index", "build", "--cluster", "none", "--passages", str(corpus),
                  "--retriever", "bm25", "-o", str(out), "--shard-size", "32", *extra,
                  "--format", "json"]) == 0
     return out
@@ -92,7 +92,7 @@ def test_two_runs_print_one_digest_and_an_altered_index_cannot_print_it(
     qa.write_text("passage 3 topic\t['w39']\nthe word w26\t['Title 2']\n", encoding="utf-8")
 
     def signature(ix: Path) -> str:
-        code = main(["retrieve", "--cluster", "none", "--index", str(ix), "--questions",
+        code = main(["retrieve", "--cluster", "none", "--index", str(ix), "--gold",
                      str(qa), "--hits", "5", "--eval"])
         out, err = capsys.readouterr()
         assert code == 0, err
@@ -116,7 +116,7 @@ def test_two_runs_print_one_digest_and_an_altered_index_cannot_print_it(
     # the same alteration without the forgery: refused
     altered = _copy(index, tmp_path / "altered")
     (altered / "passages" / "shard-00000.tsv").write_bytes(bytes(data))
-    assert main(["retrieve", "--cluster", "none", "--index", str(altered), "--questions",
+    assert main(["retrieve", "--cluster", "none", "--index", str(altered), "--gold",
                  str(qa), "--hits", "5", "--eval"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1
@@ -232,7 +232,7 @@ def test_dense_index_verifies_the_model_directory_it_reads(
     corpus = tmp_path / "c.tsv"
     write_passages(corpus, PASSAGES[:8])
     ix = tmp_path / "ix"
-    assert main(["index", "build", "--cluster", "none", "--corpus", str(corpus),
+    assert main(["index", "build", "--cluster", "none", "--passages", str(corpus),
                  "--retriever", "dense", "--model", str(model), "-o", str(ix)]) == 0
     params = json.loads((ix / "params.json").read_text())
     files = sorted(p.relative_to(model).as_posix() for p in model.rglob("*") if p.is_file())
@@ -253,7 +253,7 @@ def test_dense_index_verifies_the_model_directory_it_reads(
     qa = tmp_path / "q.tsv"
     qa.write_text("passage 3\t['w39']\n", encoding="utf-8")
     capsys.readouterr()
-    assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--questions", str(qa),
+    assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--gold", str(qa),
                  "--eval"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "config.json has other content" in err

@@ -297,7 +297,7 @@ def test_a_command_writes_through_an_output_link(tmp_path, capsys):
 @pytest.mark.parametrize("argv", [
     ["simplify", "{toy}", "-o", "/proc/nqkit-x/out.jsonl"],
     ["convert", "nq-open", "{toy}", "-o", "/proc/nqkit-x/out.jsonl"],
-    ["baseline", "first_paragraph", "--input", "{toy}", "-o", "/proc/nqkit-x/p.json"],
+    ["baseline", "first_paragraph", "--gold", "{toy}", "-o", "/proc/nqkit-x/p.json"],
     ["data", "stats", "{toy}", "--plot", "/proc/nqkit-x/p.png"],
     ["reqa", "build", "--from", "nq", "{toy}", "-o", "/proc/nqkit-x/task"],
 ])

@@ -43,9 +43,9 @@ def exact_run(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[st
     d = tmp_path_factory.mktemp("exact")
     qa = shared_file("data", "dpr", "nq-test.qa.tsv")
     out = {"qa": qa, "index": d / "ix", "json": d / "run.json", "trec": d / "run.trec"}
-    assert main(["index", "build", "--cluster", "none", "--corpus", str(corpus), *OPTS,
+    assert main(["index", "build", "--cluster", "none", "--passages", str(corpus), *OPTS,
                  "--shard-size", "500", "-o", str(out["index"])]) == 0
-    assert main(["retrieve", "--cluster", "none", "--index", str(out["index"]), "--questions",
+    assert main(["retrieve", "--cluster", "none", "--index", str(out["index"]), "--gold",
                  str(qa), "--hits", "100", "-o", str(out["json"]), "--trec",
                  str(out["trec"])]) == 0
     return out
@@ -109,7 +109,7 @@ def test_signature_names_the_flavour_and_the_scores(
         exact_run: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
     assert main(["retrieve", "--cluster", "none", "--index", str(exact_run["index"]),
-                 "--questions", str(exact_run["qa"]), "--eval", "--format", "json"]) == 0
+                 "--gold", str(exact_run["qa"]), "--eval", "--format", "json"]) == 0
     sig = json.loads(capsys.readouterr().out)["signature"]
     assert "|retriever:bm25|k1:0.9|b:0.4|bm25:lucene-exact|stop:lucene|stem:porter|" in sig
     assert "|scores:anserini|" in sig and "bm25s:" not in sig
@@ -131,12 +131,12 @@ def test_local_cluster_gives_the_bytes_of_one_process(
         exact_run: dict[str, Path], corpus: Path, tmp_path: Path) -> None:
     require("dask.distributed")
     ix = tmp_path / "ix"
-    assert main(["index", "build", "--corpus", str(corpus), *OPTS, "-o", str(ix),
+    assert main(["index", "build", "--passages", str(corpus), *OPTS, "-o", str(ix),
                  "--shard-size", "500", "--cluster", "local", "--workers", "2"]) == 0
     assert json.loads((ix / "params.json").read_text())["build"]["workers"] == 2
     assert _tree_bytes(ix) == _tree_bytes(exact_run["index"])
     run, trec = tmp_path / "run.json", tmp_path / "run.trec"
-    assert main(["retrieve", "--index", str(ix), "--questions", str(exact_run["qa"]),
+    assert main(["retrieve", "--index", str(ix), "--gold", str(exact_run["qa"]),
                  "--hits", "100", "-o", str(run), "--trec", str(trec), "--cluster", "local",
                  "--workers", "2"]) == 0
     assert run.read_bytes() == exact_run["json"].read_bytes()
@@ -148,10 +148,10 @@ def test_other_shardings_give_the_same_run(exact_run: dict[str, Path], corpus: P
     # one shard, and shards of 97 passages: the tie-break by id string crosses shards
     for size in ("5000", "97"):
         ix = tmp_path / f"ix{size}"
-        assert main(["index", "build", "--cluster", "none", "--corpus", str(corpus), *OPTS,
+        assert main(["index", "build", "--cluster", "none", "--passages", str(corpus), *OPTS,
                      "-o", str(ix), "--shard-size", size]) == 0
         trec = tmp_path / f"run{size}.trec"
-        assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--questions",
+        assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--gold",
                      str(exact_run["qa"]), "--hits", "100", "--trec", str(trec)]) == 0
         assert trec.read_bytes() == exact_run["trec"].read_bytes()
 
@@ -211,9 +211,9 @@ def test_ties_go_to_the_smaller_id_string_across_shards(tmp_path: Path) -> None:
     qa = tmp_path / "qa.tsv"
     qa.write_text("what do aardvarks eat\t['termites']\n", encoding="utf-8")
     ix, trec = tmp_path / "ix", tmp_path / "run.trec"
-    assert main(["index", "build", "--cluster", "none", "--corpus", str(corpus), *OPTS,
+    assert main(["index", "build", "--cluster", "none", "--passages", str(corpus), *OPTS,
                  "-o", str(ix), "--shard-size", "2"]) == 0
-    assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--questions", str(qa),
+    assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--gold", str(qa),
                  "--hits", "10", "--trec", str(trec)]) == 0
     hits = _trec_lists(trec)["0"]
     assert [d for d, _ in hits] == ["10", "100", "9"]
@@ -248,11 +248,11 @@ def test_a_shard_without_terms_and_a_question_without_terms(tmp_path: Path) -> N
     qa = tmp_path / "qa.tsv"
     qa.write_text("where do termites live\t['mounds']\nthe of and\t['x']\n", encoding="utf-8")
     ix, trec = tmp_path / "ix", tmp_path / "run.trec"
-    assert main(["index", "build", "--cluster", "none", "--corpus", str(corpus), *OPTS,
+    assert main(["index", "build", "--cluster", "none", "--passages", str(corpus), *OPTS,
                  "-o", str(ix), "--shard-size", "2"]) == 0
     facts = json.loads((ix / "params.json").read_text())["facts"]
     assert facts["doc_count"] == 1 and facts["vocabulary"] == 3  # termit, live, mound
-    assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--questions", str(qa),
+    assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--gold", str(qa),
                  "--hits", "10", "--trec", str(trec)]) == 0
     hits = _trec_lists(trec)
     assert [d for d, _ in hits["0"]] == ["3"] and "1" not in hits
@@ -296,7 +296,7 @@ def test_the_build_analyzes_chunks_as_the_whole_text(tmp_path: Path, block: int,
     fast_read = lucene_index._read_chunks
     monkeypatch.setattr(lucene_index, "_read_chunks",
                         lambda *a: read.append(fast_read(*a)) or read[-1])
-    assert main(["index", "build", "--cluster", "none", "--corpus", str(corpus), *OPTS,
+    assert main(["index", "build", "--cluster", "none", "--passages", str(corpus), *OPTS,
                  "-o", str(ix), "--shard-size", "9"]) == 0
     assert read[0] is None and [len(r or []) for r in read[1:]] == [9, 8, 4]
     want = LuceneBM25.build([analyze(f"{p.title}\n{p.text}") for p in passages],
@@ -337,10 +337,10 @@ def test_no_bm25s_versions_recorded_or_needed(exact_run: dict[str, Path], corpus
     qa = tmp_path / "qa.tsv"
     qa.write_text("who wrote the iliad\t['Homer']\n", encoding="utf-8")
     ix = tmp_path / "ix"
-    assert main(["index", "build", "--cluster", "none", "--corpus", str(corpus), *OPTS,
+    assert main(["index", "build", "--cluster", "none", "--passages", str(corpus), *OPTS,
                  "-o", str(ix), "--shard-size", "2000"]) == 0
-    assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--questions", str(qa),
+    assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--gold", str(qa),
                  "--hits", "5", "--trec", str(tmp_path / "run.trec")]) == 0
-    assert main(["retrieve", "--cluster", "none", "--index", str(old), "--questions", str(qa),
+    assert main(["retrieve", "--cluster", "none", "--index", str(old), "--gold", str(qa),
                  "--hits", "5", "--trec", str(tmp_path / "old.trec")]) == 0
     assert (tmp_path / "old.trec").read_bytes() == (tmp_path / "run.trec").read_bytes()

@@ -73,7 +73,7 @@ def test_question_word():
 def test_bootstrap_is_reproducible_and_degenerate_cases_are_exact(tmp_path, capsys):
     preds = _demo_predictions(tmp_path)
     args = ["eval", "nq", "--gold", str(TOY_PATH), "--predictions", str(preds),
-            "--bootstrap", "200", "--seed", "3", "--format", "json", "--no-gold-cache"]
+            "--resamples", "200", "--seed", "3", "--format", "json", "--no-gold-cache"]
     capsys.readouterr()
     main(args)
     a = json.loads(capsys.readouterr().out)["bootstrap"]
@@ -227,7 +227,7 @@ def test_pr_curve_thumbnail_is_drawn_at_twice_its_shown_size():
 def test_bootstrap_defaults_to_seed_0(tmp_path, capsys):
     preds = _demo_predictions(tmp_path)
     base = ["eval", "nq", "--gold", str(TOY_PATH), "--predictions", str(preds),
-            "--bootstrap", "300", "--format", "json", "--no-gold-cache"]
+            "--resamples", "300", "--format", "json", "--no-gold-cache"]
     capsys.readouterr()
     main(base)
     default = json.loads(capsys.readouterr().out)["bootstrap"]

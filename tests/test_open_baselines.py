@@ -59,7 +59,7 @@ def test_cli_nearest_question(tmp_path, capsys):
                               "answer": ["William Shakespeare", "Shakespeare"]}) + "\n"
                   + json.dumps({"question": "capital of spain", "answer": ["Madrid"]}) + "\n")
     out = tmp_path / "p.jsonl"
-    assert main(["baseline", "nearest-question", "--memory", str(mem), "--questions",
+    assert main(["baseline", "nearest-question", "--train", str(mem), "--gold",
                  str(qs), "-o", str(out), "--format", "json"]) == 0
     got = json.loads(capsys.readouterr().out)
     assert (got["num_correct"], got["num_total"], got["memory_size"]) == (1, 2, 2)
@@ -77,7 +77,7 @@ def ambig_paths():
 def _qd(method, ambig_paths, tmp_path, capsys):
     dev, train = ambig_paths
     out = tmp_path / f"{method}.json"
-    assert main(["baseline", "ambigqa-questions", "--method", method, "--questions",
+    assert main(["baseline", "ambigqa-questions", "--method", method, "--gold",
                  str(dev), "--train", str(train), "-o", str(out), "--format", "json"]) == 0
     return json.loads(capsys.readouterr().out)["metrics"], json.loads(out.read_text())
 
@@ -101,7 +101,7 @@ def test_nearest_edit_beats_prompt_on_edit_f1(ambig_paths, tmp_path, capsys):
 def test_cli_ambigqa_answers_given_params(ambig_paths, tmp_path, capsys):
     dev, train = ambig_paths
     out = tmp_path / "a.json"
-    assert main(["baseline", "ambigqa-answers", "--train", str(train), "--questions",
+    assert main(["baseline", "ambigqa-answers", "--train", str(train), "--gold",
                  str(dev), "-o", str(out), "--k", "1", "--tau", "1", "--format", "json"]) == 0
     got = json.loads(capsys.readouterr().out)
     preds = json.loads(out.read_text())
@@ -147,6 +147,6 @@ def _squad_norm(text: str) -> str:
 ])
 def test_cli_ambigqa_answers_bad_params(ambig_paths, tmp_path, capsys, extra, message):
     dev, train = ambig_paths
-    assert main(["baseline", "ambigqa-answers", "--train", str(train), "--questions",
+    assert main(["baseline", "ambigqa-answers", "--train", str(train), "--gold",
                  str(dev), "-o", str(tmp_path / "a.json"), *extra]) == 2
     assert message in capsys.readouterr().err

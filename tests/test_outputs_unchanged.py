@@ -104,7 +104,7 @@ CASES: list[Case] = [
     _c("eval-nq-breakdown",
        f"eval nq --gold {NQ_DEV} --predictions {G_NQ}/mixed1.predictions.json --breakdown"),
     _c("eval-nq-bootstrap-per-item",
-       f"eval nq --gold {NQ_DEV} --predictions {G_NQ}/mixed3.predictions.json --bootstrap 200 "
+       f"eval nq --gold {NQ_DEV} --predictions {G_NQ}/mixed3.predictions.json --resamples 200 "
        "--seed 7 --per-item nq-items.jsonl --format json", "nq-items.jsonl"),
     _c("eval-nq-jsonl",
        f"eval nq --gold {NQ_DEV} --predictions {G_NQ}/dup_short_spans.predictions.json "
@@ -126,7 +126,7 @@ CASES: list[Case] = [
        "--convention squad --format json"),
     _c("eval-nq-open-bootstrap-per-item",
        f"eval nq-open --gold {OPEN_DEV} --predictions {G_OPEN}/empty.predictions.jsonl "
-       "--bootstrap 100 --seed 3 --per-item open-items.jsonl", "open-items.jsonl"),
+       "--resamples 100 --seed 3 --per-item open-items.jsonl", "open-items.jsonl"),
     _c("eval-nq-open-jsonl",
        f"eval nq-open --gold {OPEN_DEV} --predictions {G_OPEN}/first_answer.predictions.jsonl "
        "--format jsonl"),
@@ -142,7 +142,7 @@ CASES: list[Case] = [
        "--per-item ambig-items.jsonl", "ambig-items.jsonl"),
     _c("eval-ambigqa-bootstrap",
        f"eval ambigqa --gold {AMBIG_DEV} --predictions {G_AMBIG}/qa_prompt_copy.predictions.json "
-       "--bootstrap 50 --seed 1 --format json"),
+       "--resamples 50 --seed 1 --format json"),
     # ------------------------------------------------------------------ eval human-bounds
     _c("eval-human-bounds-table",
        f"eval human-bounds --gold {NQ_DEV} --num-references 4 --splits all"),
@@ -173,51 +173,51 @@ CASES: list[Case] = [
        f"convert nq-open {NQ_DEV} -o open10.jsonl --max-tokens 10", "open10.jsonl"),
     # ------------------------------------------------------------------ NQ baselines, predict
     _c("baseline-first_paragraph",
-       f"baseline first_paragraph --input {NQ_DEV} -o b-first.json --eval", "b-first.json"),
+       f"baseline first_paragraph --gold {NQ_DEV} -o b-first.json --eval", "b-first.json"),
     _c("baseline-first_paragraph-json",
-       f"baseline first_paragraph --input {NQ_SIMPLE_DEV} -o b-first-s.json --eval "
+       f"baseline first_paragraph --gold {NQ_SIMPLE_DEV} -o b-first-s.json --eval "
        "--format json", "b-first-s.json"),
     _c("baseline-bm25_candidates",
-       f"baseline bm25_candidates --input {NQ_DEV} -o b-bm25.json --eval", "b-bm25.json"),
+       f"baseline bm25_candidates --gold {NQ_DEV} -o b-bm25.json --eval", "b-bm25.json"),
     _c("baseline-closest_question",
-       f"baseline closest_question --input {NQ_DEV} --train {NQ_SIMPLE_DEV} -o b-closest.json "
+       f"baseline closest_question --gold {NQ_DEV} --train {NQ_SIMPLE_DEV} -o b-closest.json "
        "--eval --long-threshold 1", "b-closest.json"),
     _c("baseline-most_frequent",
-       f"baseline most_frequent --input {NQ_DEV} --train {NQ_SIMPLE_DEV} {NQ_SIMPLE_TRAIN} "
+       f"baseline most_frequent --gold {NQ_DEV} --train {NQ_SIMPLE_DEV} {NQ_SIMPLE_TRAIN} "
        "-o b-frequent.json --eval --format json", "b-frequent.json"),
     _c("baseline-most_frequent-no-eval",
-       f"baseline most_frequent --input {NQ_SIMPLE_TRAIN} --train {NQ_SIMPLE_TRAIN} "
+       f"baseline most_frequent --gold {NQ_SIMPLE_TRAIN} --train {NQ_SIMPLE_TRAIN} "
        "-o b-frequent-train.json", "b-frequent-train.json"),
     _c("predict-first_paragraph",
-       f"predict first_paragraph --input {NQ_DEV} -o p-first.json", "p-first.json"),
+       f"predict first_paragraph --gold {NQ_DEV} -o p-first.json", "p-first.json"),
     _c("predict-bm25_candidates",
-       f"predict bm25_candidates --input {NQ_DEV} -o p-bm25.json", "p-bm25.json"),
+       f"predict bm25_candidates --gold {NQ_DEV} -o p-bm25.json", "p-bm25.json"),
     _c("predict-closest_question",
-       f"predict closest_question --input {NQ_DEV} -o p-closest.json --train {NQ_SIMPLE_DEV}",
+       f"predict closest_question --gold {NQ_DEV} -o p-closest.json --train {NQ_SIMPLE_DEV}",
        "p-closest.json"),
     _c("eval-nq-of-baseline", f"eval nq --gold {NQ_DEV} --predictions p-bm25.json"),
     # ------------------------------------------------------------------ NQ-open, AmbigQA baselines
     _c("baseline-nearest-question",
-       "baseline nearest-question --memory {shared}/data/dpr/nq-dev.qa.tsv "
-       "--questions open300.jsonl -o b-nearest.jsonl", "b-nearest.jsonl"),
+       "baseline nearest-question --train {shared}/data/dpr/nq-dev.qa.tsv "
+       "--gold open300.jsonl -o b-nearest.jsonl", "b-nearest.jsonl"),
     _c("baseline-nearest-question-json",
-       "baseline nearest-question --memory amb-train.json {shared}/data/dpr/nq-dev.qa.tsv "
-       "--questions open300.jsonl -o b-nearest2.jsonl --format json", "b-nearest2.jsonl"),
+       "baseline nearest-question --train amb-train.json {shared}/data/dpr/nq-dev.qa.tsv "
+       "--gold open300.jsonl -o b-nearest2.jsonl --format json", "b-nearest2.jsonl"),
     _c("legacy-baseline-open",
-       "baseline-open nearest-question --memory {shared}/data/dpr/nq-dev.qa.tsv "
-       "--questions open300.jsonl -o b-nearest-old.jsonl", "b-nearest-old.jsonl"),
+       "baseline-open nearest-question --train {shared}/data/dpr/nq-dev.qa.tsv "
+       "--gold open300.jsonl -o b-nearest-old.jsonl", "b-nearest-old.jsonl"),
     _c("baseline-ambigqa-answers-tuned",
-       "baseline ambigqa-answers --train amb-train.json --questions amb-dev.json "
+       "baseline ambigqa-answers --train amb-train.json --gold amb-dev.json "
        "-o b-amb-answers.json --tune-slice 200", "b-amb-answers.json"),
     _c("baseline-ambigqa-answers-given",
-       "baseline ambigqa-answers --train amb-train.json --questions amb-dev.json "
+       "baseline ambigqa-answers --train amb-train.json --gold amb-dev.json "
        "-o b-amb-answers2.json --k 3 --tau 0.9 --format json", "b-amb-answers2.json"),
     _c("baseline-ambigqa-questions-prompt",
-       "baseline ambigqa-questions --method prompt --questions amb-dev.json "
+       "baseline ambigqa-questions --method prompt --gold amb-dev.json "
        "-o b-amb-prompt.json", "b-amb-prompt.json"),
     _c("baseline-ambigqa-questions-nearest-edit",
        "baseline ambigqa-questions --method nearest-edit --train amb-train.json "
-       "--questions amb-dev.json -o b-amb-edit.json --format json", "b-amb-edit.json"),
+       "--gold amb-dev.json -o b-amb-edit.json --format json", "b-amb-edit.json"),
     _c("eval-nq-open-of-baseline",
        "eval nq-open --gold open300.jsonl --predictions b-nearest.jsonl --format json"),
     # ------------------------------------------------------------------ ReQA
@@ -235,7 +235,7 @@ CASES: list[Case] = [
        "reqa-squad/runs"),
     _c("reqa-run-paragraph",
        "reqa run --gold reqa-squad --level paragraph --no-per-item --trec reqa-par.trec "
-       "--trec-depth 5", "reqa-par.trec"),
+       "--hits 5", "reqa-par.trec"),
     _c("reqa-run-limit",
        "reqa run --gold reqa-squad --limit 50 --chunk-size 7 --per-item reqa-limit.ranks.jsonl",
        "reqa-limit.ranks.jsonl"),
@@ -244,35 +244,35 @@ CASES: list[Case] = [
     _c("eval-reqa-table", "eval reqa --gold reqa-squad --predictions reqa-bm25.ranks.jsonl"),
     _c("eval-reqa-json",
        "eval reqa --gold reqa-squad --predictions reqa-bm25.ranks.jsonl --format json "
-       "--bootstrap 100 --per-item reqa-items.jsonl", "reqa-items.jsonl"),
+       "--resamples 100 --per-item reqa-items.jsonl", "reqa-items.jsonl"),
     _c("compare-reqa",
        "compare reqa --gold reqa-squad reqa-bm25.ranks.jsonl "
        "reqa-squad/runs/bm25-sentence.ranks.jsonl --resamples 100 --trials 100"),
     # ------------------------------------------------------------------ index, retrieve
     _c("index-build-bm25",
-       "index build --corpus passages.tsv --retriever bm25 -o idx --cluster none", "idx"),
+       "index build --passages passages.tsv --retriever bm25 -o idx --cluster none", "idx"),
     _c("index-build-bm25-shards-json",
-       "index build --corpus passages.tsv --retriever bm25 -o idx2 --cluster none "
+       "index build --passages passages.tsv --retriever bm25 -o idx2 --cluster none "
        "--shard-size 1000 --k1 1.2 --b 0.75 --bm25-method robertson --format json", "idx2"),
     _c("index-verify", "index verify idx"),
     _c("retrieve-bm25-trec-eval",
-       "retrieve --cluster none --index idx --questions qa200.tsv --hits 20 -o run.json "
+       "retrieve --cluster none --index idx --gold qa200.tsv --hits 20 -o run.json "
        "--trec run.trec --eval", "run.json", "run.trec"),
     _c("retrieve-bm25-json",
-       "retrieve --cluster none --index idx --questions qa200.tsv --hits 100 -o run100.json "
+       "retrieve --cluster none --index idx --gold qa200.tsv --hits 100 -o run100.json "
        "--eval --format json", "run100.json"),
     _c("retrieve-bm25-shards-tag",
-       "retrieve --cluster none --index idx2 --questions open300.jsonl --hits 10 -o run2.json "
+       "retrieve --cluster none --index idx2 --gold open300.jsonl --hits 10 -o run2.json "
        "--trec run2.trec --tag my-run", "run2.json", "run2.trec"),
     _c("retrieve-bm25-ambignq-questions",
-       "retrieve --cluster none --index idx --questions amb-dev.json --hits 5 -o run3.json "
+       "retrieve --cluster none --index idx --gold amb-dev.json --hits 5 -o run3.json "
        "--eval", "run3.json"),
     _c("eval-retrieval-table", "eval retrieval --predictions run100.json"),
     _c("eval-retrieval-json-topk",
        "eval retrieval --predictions run.json --topk 1 5 20 --format json "
        "--per-item retrieval-items.jsonl", "retrieval-items.jsonl"),
     _c("eval-retrieval-gold",
-       "eval retrieval --predictions run100.json --gold qa200.tsv --bootstrap 100"),
+       "eval retrieval --predictions run100.json --gold qa200.tsv --resamples 100"),
     _c("eval-retrieval-trec",
        "eval retrieval --predictions run.trec --passages passages.tsv --gold qa200.tsv "
        "--topk 1 5 20"),
@@ -284,40 +284,40 @@ CASES: list[Case] = [
     # recorded before the redesign of issue 29 (engines out of the commands): lucene-exact,
     # qrels, the overlap commands
     _c("index-build-lucene-exact",
-       "index build --corpus passages.tsv --retriever bm25 --bm25-method lucene-exact "
+       "index build --passages passages.tsv --retriever bm25 --bm25-method lucene-exact "
        "-o idx3 --cluster none --shard-size 1500", "idx3"),
     _c("retrieve-lucene-exact-eval",
-       "retrieve --cluster none --index idx3 --questions open300.jsonl --hits 20 "
+       "retrieve --cluster none --index idx3 --gold open300.jsonl --hits 20 "
        "--trec run3.trec --eval --format json", "run3.trec"),
     _c("convert-qrels-oracle",
-       "convert qrels --oracle {shared}/data/nq-open/nq-open-oracle.jsonl.gz --questions "
+       "convert qrels --oracle {shared}/data/nq-open/nq-open-oracle.jsonl.gz --gold "
        "open300.jsonl --passages passages.tsv -o oracle.qrels", "oracle.qrels"),
     _c("eval-retrieval-qrels",
        "eval retrieval --predictions run3.trec --passages passages.tsv --gold open300.jsonl "
-       "--qrels oracle.qrels --topk 1 5 20 --bootstrap 50"),
+       "--qrels oracle.qrels --topk 1 5 20 --resamples 50"),
     _c("overlap-labels",
-       "overlap labels --test open300.jsonl --train {shared}/data/dpr/nq-dev.qa.tsv "
+       "overlap labels --gold open300.jsonl --train {shared}/data/dpr/nq-dev.qa.tsv "
        "-o labels.jsonl", "labels.jsonl"),
     _c("overlap-score-train",
-       "overlap score --test open300.jsonl --train {shared}/data/dpr/nq-dev.qa.tsv "
-       "--predictions b-nearest.jsonl --bootstrap 100 --seed 2 --per-item overlap-items.jsonl",
+       "overlap score --gold open300.jsonl --train {shared}/data/dpr/nq-dev.qa.tsv "
+       "--predictions b-nearest.jsonl --resamples 100 --seed 2 --per-item overlap-items.jsonl",
        "overlap-items.jsonl"),
     _c("overlap-score-annotations-json",
-       "overlap score --test open300.jsonl --annotations labels.jsonl --annotated-test "
+       "overlap score --gold open300.jsonl --annotations labels.jsonl --annotated-test "
        "open300.jsonl --predictions b-nearest.jsonl --convention orqa --format json"),
     _c("overlap-score-ambigqa",
-       "overlap score --test amb-dev.json --train amb-train.json --predictions "
+       "overlap score --gold amb-dev.json --train amb-train.json --predictions "
        "b-amb-answers.json --threshold 0.6 --scope all"),
     _c("overlap-official",
-       "overlap official --annotations labels.jsonl --references open300.jsonl "
+       "overlap official --annotations labels.jsonl --gold open300.jsonl "
        "--predictions rows300.txt"),
     _c("overlap-official-format",
-       "overlap official --annotations labels.jsonl --references open300.jsonl "
+       "overlap official --annotations labels.jsonl --gold open300.jsonl "
        "--predictions rows300.txt --format official"),
     _c("overlap-leak",
-       "overlap leak qa200.tsv {shared}/data/dpr/nq-dev.qa.tsv --examples 3"),
+       "overlap leak --gold qa200.tsv --train {shared}/data/dpr/nq-dev.qa.tsv --examples 3"),
     _c("overlap-leak-json",
-       "overlap leak amb-dev.json amb-train.json --threshold 0.7 --answer-norm orqa "
+       "overlap leak --gold amb-dev.json --train amb-train.json --threshold 0.7 --answer-norm orqa "
        "--format json"),
     # ------------------------------------------------------------------ data
     _c("data-list", "data list"),
@@ -335,6 +335,139 @@ CASES: list[Case] = [
     _c("data-stats", f"data stats {NQ_DEV}"),
     _c("data-stats-json", f"data stats {NQ_SIMPLE_DEV} {NQ_SIMPLE_TRAIN} --format json"),
 ]
+
+# The cases whose command line is spelled anew (issue 29: one spelling per concept) and
+# the command each was recorded with: the old spellings still work, with a note, but the
+# case runs the new one; what it prints and writes must be what the old one did.
+RESPELLED: dict[str, str] = {
+    "eval-nq-bootstrap-per-item":
+        "eval nq --gold {shared}/data/nq/nq-dev-sample10.jsonl.gz --predictions "
+        "{shared}/golden/nq-eval/mixed3.predictions.json --bootstrap 200 --seed 7 "
+        "--per-item nq-items.jsonl --format json",
+    "eval-nq-open-bootstrap-per-item":
+        "eval nq-open --gold {shared}/data/nq-open/NQ-open.dev.jsonl --predictions "
+        "{shared}/golden/nq-open/empty.predictions.jsonl --bootstrap 100 --seed 3 "
+        "--per-item open-items.jsonl",
+    "eval-ambigqa-bootstrap":
+        "eval ambigqa --gold {shared}/data/ambignq/dev_light.json --predictions "
+        "{shared}/golden/ambigqa/qa_prompt_copy.predictions.json --bootstrap 50 --seed 1 "
+        "--format json",
+    "baseline-first_paragraph":
+        "baseline first_paragraph --input {shared}/data/nq/nq-dev-sample10.jsonl.gz -o "
+        "b-first.json --eval",
+    "baseline-first_paragraph-json":
+        "baseline first_paragraph --input "
+        "{shared}/data/nq/simplified-nq-dev-sample10.jsonl -o b-first-s.json --eval "
+        "--format json",
+    "baseline-bm25_candidates":
+        "baseline bm25_candidates --input {shared}/data/nq/nq-dev-sample10.jsonl.gz -o "
+        "b-bm25.json --eval",
+    "baseline-closest_question":
+        "baseline closest_question --input {shared}/data/nq/nq-dev-sample10.jsonl.gz "
+        "--train {shared}/data/nq/simplified-nq-dev-sample10.jsonl -o b-closest.json "
+        "--eval --long-threshold 1",
+    "baseline-most_frequent":
+        "baseline most_frequent --input {shared}/data/nq/nq-dev-sample10.jsonl.gz --train "
+        "{shared}/data/nq/simplified-nq-dev-sample10.jsonl "
+        "{shared}/data/nq/simplified-nq-train-sample10.jsonl -o b-frequent.json --eval "
+        "--format json",
+    "baseline-most_frequent-no-eval":
+        "baseline most_frequent --input "
+        "{shared}/data/nq/simplified-nq-train-sample10.jsonl --train "
+        "{shared}/data/nq/simplified-nq-train-sample10.jsonl -o b-frequent-train.json",
+    "predict-first_paragraph":
+        "predict first_paragraph --input {shared}/data/nq/nq-dev-sample10.jsonl.gz -o "
+        "p-first.json",
+    "predict-bm25_candidates":
+        "predict bm25_candidates --input {shared}/data/nq/nq-dev-sample10.jsonl.gz -o "
+        "p-bm25.json",
+    "predict-closest_question":
+        "predict closest_question --input {shared}/data/nq/nq-dev-sample10.jsonl.gz -o "
+        "p-closest.json --train {shared}/data/nq/simplified-nq-dev-sample10.jsonl",
+    "baseline-nearest-question":
+        "baseline nearest-question --memory {shared}/data/dpr/nq-dev.qa.tsv --questions "
+        "open300.jsonl -o b-nearest.jsonl",
+    "baseline-nearest-question-json":
+        "baseline nearest-question --memory amb-train.json "
+        "{shared}/data/dpr/nq-dev.qa.tsv --questions open300.jsonl -o b-nearest2.jsonl "
+        "--format json",
+    "legacy-baseline-open":
+        "baseline-open nearest-question --memory {shared}/data/dpr/nq-dev.qa.tsv "
+        "--questions open300.jsonl -o b-nearest-old.jsonl",
+    "baseline-ambigqa-answers-tuned":
+        "baseline ambigqa-answers --train amb-train.json --questions amb-dev.json -o "
+        "b-amb-answers.json --tune-slice 200",
+    "baseline-ambigqa-answers-given":
+        "baseline ambigqa-answers --train amb-train.json --questions amb-dev.json -o "
+        "b-amb-answers2.json --k 3 --tau 0.9 --format json",
+    "baseline-ambigqa-questions-prompt":
+        "baseline ambigqa-questions --method prompt --questions amb-dev.json -o "
+        "b-amb-prompt.json",
+    "baseline-ambigqa-questions-nearest-edit":
+        "baseline ambigqa-questions --method nearest-edit --train amb-train.json "
+        "--questions amb-dev.json -o b-amb-edit.json --format json",
+    "reqa-run-paragraph":
+        "reqa run --gold reqa-squad --level paragraph --no-per-item --trec reqa-par.trec "
+        "--trec-depth 5",
+    "eval-reqa-json":
+        "eval reqa --gold reqa-squad --predictions reqa-bm25.ranks.jsonl --format json "
+        "--bootstrap 100 --per-item reqa-items.jsonl",
+    "index-build-bm25":
+        "index build --corpus passages.tsv --retriever bm25 -o idx --cluster none",
+    "index-build-bm25-shards-json":
+        "index build --corpus passages.tsv --retriever bm25 -o idx2 --cluster none "
+        "--shard-size 1000 --k1 1.2 --b 0.75 --bm25-method robertson --format json",
+    "retrieve-bm25-trec-eval":
+        "retrieve --cluster none --index idx --questions qa200.tsv --hits 20 -o run.json "
+        "--trec run.trec --eval",
+    "retrieve-bm25-json":
+        "retrieve --cluster none --index idx --questions qa200.tsv --hits 100 -o "
+        "run100.json --eval --format json",
+    "retrieve-bm25-shards-tag":
+        "retrieve --cluster none --index idx2 --questions open300.jsonl --hits 10 -o "
+        "run2.json --trec run2.trec --tag my-run",
+    "retrieve-bm25-ambignq-questions":
+        "retrieve --cluster none --index idx --questions amb-dev.json --hits 5 -o "
+        "run3.json --eval",
+    "eval-retrieval-gold":
+        "eval retrieval --predictions run100.json --gold qa200.tsv --bootstrap 100",
+    "index-build-lucene-exact":
+        "index build --corpus passages.tsv --retriever bm25 --bm25-method lucene-exact -o "
+        "idx3 --cluster none --shard-size 1500",
+    "retrieve-lucene-exact-eval":
+        "retrieve --cluster none --index idx3 --questions open300.jsonl --hits 20 --trec "
+        "run3.trec --eval --format json",
+    "convert-qrels-oracle":
+        "convert qrels --oracle {shared}/data/nq-open/nq-open-oracle.jsonl.gz --questions "
+        "open300.jsonl --passages passages.tsv -o oracle.qrels",
+    "eval-retrieval-qrels":
+        "eval retrieval --predictions run3.trec --passages passages.tsv --gold "
+        "open300.jsonl --qrels oracle.qrels --topk 1 5 20 --bootstrap 50",
+    "overlap-labels":
+        "overlap labels --test open300.jsonl --train {shared}/data/dpr/nq-dev.qa.tsv -o "
+        "labels.jsonl",
+    "overlap-score-train":
+        "overlap score --test open300.jsonl --train {shared}/data/dpr/nq-dev.qa.tsv "
+        "--predictions b-nearest.jsonl --bootstrap 100 --seed 2 --per-item "
+        "overlap-items.jsonl",
+    "overlap-score-annotations-json":
+        "overlap score --test open300.jsonl --annotations labels.jsonl --annotated-test "
+        "open300.jsonl --predictions b-nearest.jsonl --convention orqa --format json",
+    "overlap-score-ambigqa":
+        "overlap score --test amb-dev.json --train amb-train.json --predictions "
+        "b-amb-answers.json --threshold 0.6 --scope all",
+    "overlap-official":
+        "overlap official --annotations labels.jsonl --references open300.jsonl "
+        "--predictions rows300.txt",
+    "overlap-official-format":
+        "overlap official --annotations labels.jsonl --references open300.jsonl "
+        "--predictions rows300.txt --format official",
+    "overlap-leak":
+        "overlap leak qa200.tsv {shared}/data/dpr/nq-dev.qa.tsv --examples 3",
+    "overlap-leak-json":
+        "overlap leak amb-dev.json amb-train.json --threshold 0.7 --answer-norm orqa "
+        "--format json",
+}
 
 # The commands whose --help is recorded (every command and subcommand before the redesign).
 HELP_COMMANDS: list[str] = [
@@ -603,6 +736,9 @@ def _compare(expected: dict[str, Any] | None, got: dict[str, Any], what: str) ->
         return
     if expected is None:
         pytest.fail(f"{what}: not in the snapshot (a new case? record it deliberately)")
+    # what a case prints and writes, not how it was spelled (test_recorded_commands)
+    expected = {k: v for k, v in expected.items() if k != "cmd"}
+    got = {k: v for k, v in got.items() if k != "cmd"}
     if got != expected:
         diff = "\n".join(difflib.unified_diff(_render(expected), _render(got),
                                               "recorded", "now", lineterm="", n=2))
@@ -621,6 +757,17 @@ def test_help_unchanged(cmd: str, results: dict[str, dict[str, Any]]) -> None:
     got = results[f"help:{cmd}"]
     _compare(_load(HELP).get(cmd or "nqkit") if not RECORD else None, got,
              f"`nqkit {cmd} --help`".replace("  ", " "))
+
+
+def test_recorded_commands() -> None:
+    # each case runs the command it was recorded with, or that command spelled anew
+    if RECORD:
+        return
+    recorded = _load(OUTPUTS)
+    for case in CASES:
+        assert recorded[case.id]["cmd"] == "nqkit " + RESPELLED.get(case.id, case.cmd), case.id
+    assert set(RESPELLED) <= {c.id for c in CASES}
+    assert all(RESPELLED[c.id] != c.cmd for c in CASES if c.id in RESPELLED)
 
 
 def test_every_recorded_case_is_still_run() -> None:

@@ -21,11 +21,11 @@ from nqkit.analysis.overlap import (
     compute_overlap,
     leak_report,
     load_qa_set,
-    score_groups,
 )
 from nqkit.cli import main
 from nqkit.formats.qa_overlap import read_row_predictions
 from nqkit.metrics.qa_overlap import squad_f1
+from nqkit.tasks.overlap import score_overlap
 
 # ----------------------------------------------------------------------------- the oracle
 
@@ -208,7 +208,7 @@ LABELS = ("total", "question_overlap", "no_question_overlap", "answer_overlap",
 
 def test_official_numbers_equal_the_definition_exactly(official_case, capsys):
     c = official_case
-    assert main(["overlap", "official", "--annotations", str(c["ann_path"]), "--references",
+    assert main(["overlap", "official", "--annotations", str(c["ann_path"]), "--gold",
                  str(c["rows"]), "--predictions", str(c["pred_path"]), "--format",
                  "json"]) == 0
     got = json.loads(capsys.readouterr().out)
@@ -220,7 +220,7 @@ def test_official_numbers_equal_the_definition_exactly(official_case, capsys):
 
 def test_official_text_is_the_scripts(official_case, capsys):
     c = official_case
-    main(["overlap", "official", "--annotations", str(c["ann_path"]), "--references",
+    main(["overlap", "official", "--annotations", str(c["ann_path"]), "--gold",
           str(c["rows"]), "--predictions", str(c["pred_path"]), "--format", "official"])
     out = capsys.readouterr().out.splitlines()
     em, _, n = _official(c["refs"], c["preds"], c["anns"], "total")
@@ -236,7 +236,7 @@ def test_group_scores_from_annotations_equal_the_official(official_case, shared,
     rows = [line.split("\t")[0] for line in c["rows"].read_text(encoding="utf-8").splitlines()]
     keyed = _jsonl(tmp_path / "keyed.jsonl", [{"question": q, "prediction": p}
                                               for q, p in zip(rows, c["preds"], strict=True)])
-    assert main(["overlap", "score", "--test", str(c["rows"]), "--predictions", str(keyed),
+    assert main(["overlap", "score", "--gold", str(c["rows"]), "--predictions", str(keyed),
                  "--annotations", str(c["ann_path"]), "--annotated-test", str(c["rows"]),
                  "--format", "json"]) == 0
     got = json.loads(capsys.readouterr().out)
@@ -248,7 +248,7 @@ def test_group_scores_from_annotations_equal_the_official(official_case, shared,
         assert 100 * g["F1 squad"] == pytest.approx(f1, abs=1e-9)
     assert "labels:qa-overlap#" in got["signature"] and "row-order" not in got["signature"]
     # the labels reach NQ-open.dev.jsonl (another order) through the question text
-    assert main(["overlap", "score", "--test", str(shared("data", "nq-open",
+    assert main(["overlap", "score", "--gold", str(shared("data", "nq-open",
                                                           "NQ-open.dev.jsonl")),
                  "--predictions", str(keyed), "--annotations", str(c["ann_path"]),
                  "--annotated-test", str(c["rows"]), "--format", "json"]) == 0
@@ -260,7 +260,7 @@ def test_group_scores_from_annotations_equal_the_official(official_case, shared,
 def test_official_warns_about_another_row_order(official_case, shared, capsys):
     # NQ-open.dev.jsonl holds the annotated questions in another order than nq-test.qa.csv
     c = official_case
-    assert main(["overlap", "official", "--annotations", str(c["ann_path"]), "--references",
+    assert main(["overlap", "official", "--annotations", str(c["ann_path"]), "--gold",
                  str(shared("data", "nq-open", "NQ-open.dev.jsonl")), "--predictions",
                  str(c["pred_path"]), "--format", "json"]) == 0
     captured = capsys.readouterr()
@@ -272,7 +272,7 @@ def test_official_warns_about_another_row_order(official_case, shared, capsys):
 def test_official_refuses_missing_rows(official_case, tmp_path, capsys):
     c = official_case
     short = _write(tmp_path / "short.txt", c["preds"][:-2])
-    assert main(["overlap", "official", "--annotations", str(c["ann_path"]), "--references",
+    assert main(["overlap", "official", "--annotations", str(c["ann_path"]), "--gold",
                  str(c["rows"]), "--predictions", str(short)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "2 rows have none (e.g. 3608, 3609)" in err[0]
@@ -280,7 +280,7 @@ def test_official_refuses_missing_rows(official_case, tmp_path, capsys):
 
 def test_annotation_label_must_be_known(tmp_path, shared, capsys):
     bad = _jsonl(tmp_path / "a.jsonl", [{"id": 0, "labels": ["total", "paraphrase"]}])
-    assert main(["overlap", "official", "--annotations", str(bad), "--references",
+    assert main(["overlap", "official", "--annotations", str(bad), "--gold",
                  str(shared("data", "dpr", "nq-test.qa.tsv")), "--predictions",
                  str(_write(tmp_path / "p.txt", ["x"]))]) == 2
     err = capsys.readouterr().err
@@ -292,7 +292,7 @@ def test_annotation_label_must_be_known(tmp_path, shared, capsys):
 @pytest.mark.parametrize("name", ["mixed"])
 def test_total_equals_the_official_nq_open_accuracy(name, shared, tmp_path, capsys):
     official = json.loads(shared("golden", "nq-open", f"{name}.official.json").read_text())
-    assert main(["overlap", "score", "--test", str(shared("data", "nq-open", "NQ-open.dev.jsonl")),
+    assert main(["overlap", "score", "--gold", str(shared("data", "nq-open", "NQ-open.dev.jsonl")),
                  "--train", str(_small_train(shared, tmp_path)), "--predictions",
                  str(shared("golden", "nq-open", f"{name}.predictions.jsonl")),
                  "--allow-missing", "--convention", "orqa", "--format", "json"]) == 0
@@ -302,7 +302,7 @@ def test_total_equals_the_official_nq_open_accuracy(name, shared, tmp_path, caps
 
 def test_ambigqa_total_equals_the_official_f1_answer(shared, capsys):
     official = json.loads(shared("golden", "ambigqa", "answers_noisy.official.json").read_text())
-    assert main(["overlap", "score", "--test", str(shared("data", "ambignq", "dev_light.json")),
+    assert main(["overlap", "score", "--gold", str(shared("data", "ambignq", "dev_light.json")),
                  "--train", str(shared("data", "ambignq", "train_light.json")), "--predictions",
                  str(shared("golden", "ambigqa", "answers_noisy.predictions.json")),
                  "--format", "json"]) == 0
@@ -311,7 +311,7 @@ def test_ambigqa_total_equals_the_official_f1_answer(shared, capsys):
         official["metrics"]["F1 answer"]["all"], abs=1e-12)
     assert "task:ambigqa" in got["signature"] and "train:ambignq/train" in got["signature"]
     # an NQ-open exact-match rule cannot apply to AmbigQA's F1_ans: refused, not ignored
-    assert main(["overlap", "score", "--test", str(shared("data", "ambignq", "dev_light.json")),
+    assert main(["overlap", "score", "--gold", str(shared("data", "ambignq", "dev_light.json")),
                  "--train", str(shared("data", "ambignq", "train_light.json")), "--predictions",
                  str(shared("golden", "ambigqa", "answers_noisy.predictions.json")),
                  "--convention", "squad"]) == 2
@@ -326,7 +326,7 @@ def test_group_means_intervals_and_differences(tmp_path):
                                                       ("other", ["answer 1"])]))
     a = compute_overlap(test, train)
     em = [float(i % 3 == 0) for i in range(60)]
-    r = score_groups(a, {"EM": em}, bootstrap=200, seed=3)
+    r = score_overlap(a, {"EM": em}, resamples=200, seed=3)
     inside = [i for i in range(60) if i % 7 in (0, 1)]
     outside = [i for i in range(60) if i % 7 not in (0, 1)]
     mean_in = sum(em[i] for i in inside) / len(inside)
@@ -337,7 +337,7 @@ def test_group_means_intervals_and_differences(tmp_path):
     d = next(x for x in r.differences if x.group == "answer_overlap")
     assert d.minus == "no_answer_overlap" and d.difference == pytest.approx(mean_in - mean_out)
     assert d.low <= d.difference <= d.high
-    again = score_groups(a, {"EM": em}, bootstrap=200, seed=3)
+    again = score_overlap(a, {"EM": em}, resamples=200, seed=3)
     assert again.to_json() == r.to_json()
 
 
@@ -350,7 +350,7 @@ def test_a_difference_without_an_interval_is_said(tmp_path):
     train = load_qa_set(_qa(tmp_path, "train.jsonl", [("unrelated", ["shared"])]))
     a = compute_overlap(test, train)
     em = [1.0] + [0.0] * 39
-    r = score_groups(a, {"EM": em}, bootstrap=200, seed=0)
+    r = score_overlap(a, {"EM": em}, resamples=200, seed=0)
     d = next(x for x in r.differences if x.group == "answer_overlap")
     assert d.difference == pytest.approx(1.0) and d.low is None and d.high is None
     assert [w.code for w in r.warnings if w.code == "no-interval"] == ["no-interval"]
@@ -359,7 +359,7 @@ def test_a_difference_without_an_interval_is_said(tmp_path):
 
 
 def test_score_needs_one_source_of_labels(shared, tmp_path, capsys):
-    assert main(["overlap", "score", "--test", str(shared("data", "nq-open", "NQ-open.dev.jsonl")),
+    assert main(["overlap", "score", "--gold", str(shared("data", "nq-open", "NQ-open.dev.jsonl")),
                  "--predictions", str(shared("golden", "nq-open", "mixed.predictions.jsonl"))
                  ]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -368,7 +368,7 @@ def test_score_needs_one_source_of_labels(shared, tmp_path, capsys):
 
 def test_per_item_records_labels(shared, tmp_path, capsys):
     out = tmp_path / "items.jsonl"
-    assert main(["overlap", "score", "--test", str(shared("data", "nq-open", "NQ-open.dev.jsonl")),
+    assert main(["overlap", "score", "--gold", str(shared("data", "nq-open", "NQ-open.dev.jsonl")),
                  "--train", str(_small_train(shared, tmp_path)), "--predictions",
                  str(shared("golden", "nq-open", "first_answer.predictions.jsonl")),
                  "--per-item", str(out)]) == 0
@@ -400,9 +400,39 @@ def test_leak_report_by_hand(tmp_path):
 
 
 def test_leak_cli_on_real_files(shared, capsys):
-    assert main(["overlap", "leak", str(shared("data", "ambignq", "dev_light.json")),
-                 str(shared("data", "dpr", "nq-dev.qa.tsv")), "--format", "json"]) == 0
+    assert main(["overlap", "leak", "--gold", str(shared("data", "ambignq", "dev_light.json")),
+                 "--train", str(shared("data", "dpr", "nq-dev.qa.tsv")), "--format",
+                 "json"]) == 0
     got = json.loads(capsys.readouterr().out)
     # AmbigNQ dev questions are DPR's nq-dev.qa questions (capitalised, with '?')
     assert got["exact_question_duplicates"] == 2002 == got["test_questions"]
     assert got["train"] == "dpr/nq-dev.qa"
+
+
+def test_leak_takes_the_earlier_positional_files_with_a_note(shared, capsys):
+    test, train = (str(shared("data", "ambignq", "dev_light.json")),
+                   str(shared("data", "dpr", "nq-dev.qa.tsv")))
+    assert main(["overlap", "leak", "--gold", test, "--train", train, "--format",
+                 "json"]) == 0
+    new = capsys.readouterr()
+    assert main(["overlap", "leak", test, train, "--format", "json"]) == 0
+    old = capsys.readouterr()
+    assert old.out == new.out and not new.err
+    assert old.err == ("nqkit: note: positional TEST TRAIN are deprecated and will be removed "
+                       f"in the next release; use --gold {test} --train {train}\n")
+
+
+@pytest.mark.parametrize("old, new", [("--test", "--gold"), ("--bootstrap", "--resamples")])
+def test_overlap_score_old_spellings_still_work_with_a_note(shared, capsys, old, new):
+    argv = ["overlap", "score", "--gold", str(shared("data", "nq-open", "NQ-open.dev.jsonl")),
+            "--resamples", "20", "--train", str(shared("data", "dpr", "nq-dev.qa.tsv")),
+            "--predictions", str(shared("golden", "nq-open", "first_answer.predictions.jsonl")),
+            "--format", "json"]
+    assert main(argv) == 0
+    want = capsys.readouterr()
+    argv[argv.index(new)] = old
+    assert main(argv) == 0
+    got = capsys.readouterr()
+    assert got.out == want.out
+    assert got.err == (f"nqkit: note: {old} is deprecated and will be removed in the next "
+                       f"release; use {new}\n") + want.err

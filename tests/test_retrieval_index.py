@@ -113,7 +113,7 @@ def test_duplicate_ids_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str
     path = tmp_path / "c.tsv"
     write_passages(path, [Passage("1", "a b c", "T"), Passage("2", "d e", "T"),
                           Passage("1", "f g", "T")])
-    assert main(["index", "build", "--cluster", "none", "--corpus", str(path), *BM25_OPTS,
+    assert main(["index", "build", "--cluster", "none", "--passages", str(path), *BM25_OPTS,
                  "-o", str(tmp_path / "ix")]) == 2
     assert "1 passage id occurs more than once ('1')" in capsys.readouterr().err
     assert not (tmp_path / "ix").exists()
@@ -223,7 +223,7 @@ def test_bm25_ties_break_by_passage_order_across_shards(real_corpus: Path, tmp_p
 def bm25_index(real_corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     require("bm25s")
     out = tmp_path_factory.mktemp("bm25") / "ix"
-    assert main(["index", "build", "--cluster", "none", "--corpus", str(real_corpus), *BM25_OPTS,
+    assert main(["index", "build", "--cluster", "none", "--passages", str(real_corpus), *BM25_OPTS,
                  "-o", str(out),
                  "--shard-size", "1000", "--format", "json"]) == 0
     return out
@@ -278,7 +278,7 @@ def test_hybrid_of_two_corpora_refused(bm25_index: Path, tmp_path: Path,
     (ix / "params.json").write_text(json.dumps(params))
     qa = shared_file("data", "dpr", "nq-test.qa.tsv")
     code = main(["retrieve", "--cluster", "none", "--index", str(bm25_index), "--index", str(ix),
-                 "--questions",
+                 "--gold",
                  str(qa), "-o", str(tmp_path / "run.json")])
     assert code == 2
     assert "was built from another corpus (fingerprint 000000000000" in capsys.readouterr().err
@@ -288,7 +288,7 @@ def test_hybrid_of_two_corpora_refused(bm25_index: Path, tmp_path: Path,
 def test_existing_index_never_overwritten(bm25_index: Path, real_corpus: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     before = (bm25_index / "params.json").read_bytes()
-    assert main(["index", "build", "--cluster", "none", "--corpus", str(real_corpus), *BM25_OPTS,
+    assert main(["index", "build", "--cluster", "none", "--passages", str(real_corpus), *BM25_OPTS,
                  "-o", str(bm25_index)]) == 2
     assert "is not empty" in capsys.readouterr().err
     assert (bm25_index / "params.json").read_bytes() == before
@@ -303,7 +303,7 @@ def bm25_run(bm25_index: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
     lines = shared_file("data", "dpr", "nq-test.qa.tsv").read_text(encoding="utf-8")
     qa.write_text("".join(lines.splitlines(keepends=True)[:100]), encoding="utf-8")
     out = {"qa": qa, "json": d / "run.json", "trec": d / "run.trec"}
-    assert main(["retrieve", "--cluster", "none", "--index", str(bm25_index), "--questions",
+    assert main(["retrieve", "--cluster", "none", "--index", str(bm25_index), "--gold",
                  str(qa), "--hits",
                  "100", "-o", str(out["json"]), "--trec", str(out["trec"]), "--eval",
                  "--format", "json"]) == 0
@@ -350,7 +350,7 @@ def test_eval_signature_names_corpus_and_settings(bm25_index: Path, tmp_path: Pa
     qa = tmp_path / "qa.tsv"
     qa.write_text("who got the first nobel prize in physics\t['Wilhelm Conrad Röntgen']\n",
                   encoding="utf-8")
-    assert main(["retrieve", "--cluster", "none", "--index", str(bm25_index), "--questions",
+    assert main(["retrieve", "--cluster", "none", "--index", str(bm25_index), "--gold",
                  str(qa), "--hits",
                  "5", "-o", str(tmp_path / "r.json"), "--eval"]) == 0
     out = capsys.readouterr().out
@@ -381,7 +381,7 @@ def test_retrieve_topk_is_the_old_spelling_of_hits(
     """`retrieve --hits` is the depth (Pyserini's name; `eval retrieval --topk` is the list
     of cut-offs, as in Pyserini's evaluation): the old `--topk` gives the same run, with one
     note."""
-    base = ["retrieve", "--cluster", "none", "--index", str(bm25_index), "--questions",
+    base = ["retrieve", "--cluster", "none", "--index", str(bm25_index), "--gold",
             str(bm25_run["qa"])]
     capsys.readouterr()
     assert main([*base, "--hits", "7", "--trec", str(tmp_path / "new.trec")]) == 0
@@ -401,7 +401,7 @@ def test_trec_only_and_eval_only_runs_equal_the_full_run(
         capsys: pytest.CaptureFixture[str]) -> None:
     """-o is optional with --trec or --eval: the TREC run and the printed recall are those
     of a run that also writes the results file, and nothing else is written."""
-    base = ["retrieve", "--cluster", "none", "--index", str(bm25_index), "--questions",
+    base = ["retrieve", "--cluster", "none", "--index", str(bm25_index), "--gold",
             str(bm25_run["qa"]), "--hits", "100", "--format", fmt]
     capsys.readouterr()
     assert main([*base, "-o", str(tmp_path / "full.json"), "--eval"]) == 0
@@ -420,7 +420,7 @@ def test_trec_only_and_eval_only_runs_equal_the_full_run(
 def test_a_run_with_nothing_to_write_or_print_is_refused(
         bm25_index: Path, bm25_run: dict[str, Path], tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["retrieve", "--cluster", "none", "--index", str(bm25_index), "--questions",
+    assert main(["retrieve", "--cluster", "none", "--index", str(bm25_index), "--gold",
                  str(bm25_run["qa"])]) == 2
     assert capsys.readouterr().err == (
         "nqkit: error: nothing to write or print — give -o FILE for the DPR results, --trec "
@@ -430,7 +430,7 @@ def test_a_run_with_nothing_to_write_or_print_is_refused(
 def test_retrieve_reports_the_time_of_each_step(
         bm25_index: Path, bm25_run: dict[str, Path], tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["retrieve", "--cluster", "none", "--index", str(bm25_index), "--questions",
+    assert main(["retrieve", "--cluster", "none", "--index", str(bm25_index), "--gold",
                  str(bm25_run["qa"]), "-o", str(tmp_path / "r.json"), "--trec",
                  str(tmp_path / "r.trec"), "--eval"]) == 0
     last = capsys.readouterr().err.splitlines()[-1]
@@ -457,7 +457,7 @@ def test_long_steps_show_progress(bm25_index: Path, bm25_run: dict[str, Path],
 
     monkeypatch.setattr(nqkit.report, "progress", recording)
     run, trec = tmp_path / "r.json", tmp_path / "r.trec"
-    assert main(["retrieve", "--cluster", "none", "--index", str(bm25_index), "--questions",
+    assert main(["retrieve", "--cluster", "none", "--index", str(bm25_index), "--gold",
                  str(bm25_run["qa"]), "-o", str(run), "--trec", str(trec), "--eval"]) == 0
     assert shown == ["BM25 search", "writing results", "writing the TREC run", "answer recall"]
     shown.clear()
@@ -515,12 +515,12 @@ def test_local_cluster_bm25_equals_one_process(bm25_index: Path, bm25_run: dict[
                                                real_corpus: Path, tmp_path: Path) -> None:
     require("dask.distributed")
     ix = tmp_path / "ix"
-    assert main(["index", "build", "--corpus", str(real_corpus), *BM25_OPTS, "-o", str(ix),
+    assert main(["index", "build", "--passages", str(real_corpus), *BM25_OPTS, "-o", str(ix),
                  "--shard-size", "1000", "--cluster", "local", "--workers", "2"]) == 0
     assert json.loads((ix / "params.json").read_text())["build"]["workers"] == 2
     assert _tree_bytes(ix) == _tree_bytes(bm25_index)
     run, trec = tmp_path / "run.json", tmp_path / "run.trec"
-    assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--questions",
+    assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--gold",
                  str(bm25_run["qa"]),
                  "-o", str(run), "--trec", str(trec), "--cluster", "local",
                  "--workers", "2"]) == 0
@@ -553,12 +553,12 @@ def test_scheduler_address_bm25_equals_one_process(bm25_index: Path, bm25_run: d
         address = cluster.scheduler_address
         assert address.startswith("tcp://127.0.0.1:")
         ix = tmp_path / "ix"
-        assert main(["index", "build", "--corpus", str(real_corpus), *BM25_OPTS, "-o", str(ix),
+        assert main(["index", "build", "--passages", str(real_corpus), *BM25_OPTS, "-o", str(ix),
                      "--shard-size", "1000", "--cluster", address]) == 0
         assert json.loads((ix / "params.json").read_text())["build"]["workers"] == 2
         assert _tree_bytes(ix) == _tree_bytes(bm25_index)
         run, trec = tmp_path / "run.json", tmp_path / "run.trec"
-        assert main(["retrieve", "--index", str(ix), "--questions", str(bm25_run["qa"]),
+        assert main(["retrieve", "--index", str(ix), "--gold", str(bm25_run["qa"]),
                      "-o", str(run), "--trec", str(trec), "--cluster", address]) == 0
     assert run.read_bytes() == bm25_run["json"].read_bytes()
     assert trec.read_bytes() == bm25_run["trec"].read_bytes()
@@ -578,7 +578,7 @@ def test_index_build_starts_from_its_preset(small_corpus: Path, tmp_path: Path,
              (["--preset", "reqa", "--b", "0.5"], (1.5, 0.5))]
     for i, (argv, want) in enumerate(cases):
         out = tmp_path / f"ix{i}"
-        assert main(["index", "build", "--cluster", "none", "--corpus", str(small_corpus),
+        assert main(["index", "build", "--cluster", "none", "--passages", str(small_corpus),
                      "--retriever", "bm25", "-o", str(out), *argv, "--format", "json"]) == 0
         settings = json.loads((out / "params.json").read_text(encoding="utf-8"))["settings"]
         assert (settings["k1"], settings["b"]) == want
@@ -599,11 +599,11 @@ def test_dense_local_cluster_equals_one_process_and_sentence_transformers(
     outs = {}
     for mode in ("none", "local"):
         ix = tmp_path / f"ix-{mode}"
-        assert main(["index", "build", "--corpus", str(small_corpus), "--retriever", "dense",
+        assert main(["index", "build", "--passages", str(small_corpus), "--retriever", "dense",
                      "-o", str(ix), "--shard-size", "8", "--device", "cpu",
                      "--cluster", mode, "--workers", "2"]) == 0
         run = tmp_path / f"{mode}.json"
-        assert main(["retrieve", "--index", str(ix), "--questions", str(qa), "--hits", "10",
+        assert main(["retrieve", "--index", str(ix), "--gold", str(qa), "--hits", "10",
                      "-o", str(run), "--device", "cpu", "--cluster", mode,
                      "--workers", "2"]) == 0
         outs[mode] = (ix, run)
@@ -643,14 +643,14 @@ def test_faiss_index_returns_every_passage_of_a_tiny_corpus(small_corpus: Path, 
     passages = list(read_passages(small_corpus))[:8]
     write_passages(tiny, passages)
     ix = tmp_path / "ix"
-    assert main(["index", "build", "--cluster", "none", "--corpus", str(tiny), "--retriever",
+    assert main(["index", "build", "--cluster", "none", "--passages", str(tiny), "--retriever",
                  "dense", "-o",
                  str(ix), "--device", "cpu", "--ann", ann]) == 0
     assert (ix / "dense" / f"{ann}.faiss").is_file()
     qa = tmp_path / "qa.tsv"
     qa.write_text("who sings does he love me with reba\t['Linda Davis']\n", encoding="utf-8")
     run = tmp_path / "run.json"
-    assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--questions", str(qa),
+    assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--gold", str(qa),
                  "--hits", "8",
                  "-o", str(run), "--device", "cpu"]) == 0
     ctxs = json.loads(run.read_text(encoding="utf-8"))[0]["ctxs"]
@@ -683,7 +683,7 @@ def test_dense_model_with_corrupt_config_is_one_line(tmp_path: Path,
     model.mkdir()
     (model / "config.json").write_bytes(b"{not json")
     before = sorted(p.name for p in tmp_path.iterdir())
-    assert main(["index", "build", "--cluster", "none", "--corpus", str(corpus),
+    assert main(["index", "build", "--cluster", "none", "--passages", str(corpus),
                  "--retriever", "dense", "--model", str(model), "-o", str(tmp_path / "ix")]) == 2
     err = capsys.readouterr().err
     assert err.splitlines() == [err.rstrip("\n")]
@@ -696,7 +696,7 @@ def test_a_run_tag_with_spaces_is_refused_before_any_work(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # the tag is checked first: no index or questions are read, no output is written
     out, trec = tmp_path / "r.json", tmp_path / "r.trec"
-    assert main(["retrieve", "--index", str(tmp_path / "missing"), "--questions",
+    assert main(["retrieve", "--index", str(tmp_path / "missing"), "--gold",
                  str(tmp_path / "missing.tsv"), "-o", str(out), "--trec", str(trec),
                  "--tag", "my run"]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
@@ -707,7 +707,7 @@ def test_a_run_tag_with_spaces_is_refused_before_any_work(
 def test_a_trec_run_over_the_results_file_names_both_options(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "r.json"
-    assert main(["retrieve", "--index", str(tmp_path / "missing"), "--questions",
+    assert main(["retrieve", "--index", str(tmp_path / "missing"), "--gold",
                  str(tmp_path / "missing.tsv"), "-o", str(out), "--trec", str(out)]) == 2
     assert capsys.readouterr().err == (f"nqkit: error: --trec {out}: is also the -o output — "
                                        "give the TREC run a file of its own\n")

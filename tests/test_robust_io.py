@@ -363,16 +363,16 @@ def _writing_commands(d: Path) -> dict[str, tuple[list[str], str]]:
     return {
         "simplify": (["simplify", gold, "-o", "OUT"], "file"),
         "convert nq-open": (["convert", "nq-open", gold, "-o", "OUT"], "file"),
-        "baseline": (["baseline", "first_paragraph", "--input", gold, "-o", "OUT"],
+        "baseline": (["baseline", "first_paragraph", "--gold", gold, "-o", "OUT"],
                      "file"),
-        "predict": (["predict", "first_paragraph", "--input", gold, "-o", "OUT"], "file"),
-        "baseline-open nearest-question": (["baseline", "nearest-question", "--memory",
-                                            nq_open, "--questions", nq_open, "-o", "OUT"],
+        "predict": (["predict", "first_paragraph", "--gold", gold, "-o", "OUT"], "file"),
+        "baseline-open nearest-question": (["baseline", "nearest-question", "--train",
+                                            nq_open, "--gold", nq_open, "-o", "OUT"],
                                            "file"),
         "baseline-open ambigqa-answers": (["baseline", "ambigqa-answers", "--train", amb,
-                                           "--questions", amb, "-o", "OUT"], "file"),
+                                           "--gold", amb, "-o", "OUT"], "file"),
         "baseline-open ambigqa-questions": (["baseline", "ambigqa-questions", "--method",
-                                             "prompt", "--questions", amb, "-o", "OUT"], "file"),
+                                             "prompt", "--gold", amb, "-o", "OUT"], "file"),
         "eval nq --pr-curve": (["eval", "nq", "--gold", gold, "--predictions", str(preds),
                                 "--pr-curve", "OUT"], "file"),
         "eval nq-open --per-question": (["eval", "nq-open", "--gold", nq_open,
@@ -486,7 +486,7 @@ def test_baseline_eval_failure_leaves_no_predictions(tmp_path, capsys):
     no_ann = tmp_path / "no-annotations.jsonl"
     no_ann.write_text("".join(json.dumps({k: v for k, v in json.loads(x).items()
                                           if k != "annotations"}) + "\n" for x in lines))
-    code, err = _run(["baseline", "first_paragraph", "--input", str(no_ann), "-o",
+    code, err = _run(["baseline", "first_paragraph", "--gold", str(no_ann), "-o",
                       "OUT", "--eval"], tmp_path / "preds.json", capsys)
     assert code == 2
     assert err.strip().splitlines()[-1].startswith("nqkit: error: ")
@@ -494,7 +494,7 @@ def test_baseline_eval_failure_leaves_no_predictions(tmp_path, capsys):
 
 
 def test_baseline_eval_success_writes_and_scores(tmp_path, capsys):
-    code, err = _run(["baseline", "first_paragraph", "--input", str(_gold()), "-o",
+    code, err = _run(["baseline", "first_paragraph", "--gold", str(_gold()), "-o",
                       "OUT", "--eval"], tmp_path / "preds.json", capsys)
     assert code == 0, err
     assert sorted(os.listdir(tmp_path)) == ["preds.json"]
@@ -618,10 +618,10 @@ def test_missing_dependency_message_matches_how_nqkit_runs(installed, tmp_path):
 # ------------------------------------------------------------ 7. bounded work
 
 @pytest.mark.parametrize("extra, fragment", [
-    (["--bootstrap", "100000000000"], "argument --bootstrap: must be in [0, 100000]"),
-    (["--bootstrap", "100001"], "argument --bootstrap: must be in [0, 100000]"),
-    (["--bootstrap", "-1"], "argument --bootstrap: must be in [0, 100000]"),
-    (["--bootstrap", "10", "--seed", "-1"], "argument --seed: must be >= 0"),
+    (["--resamples", "100000000000"], "argument --resamples: must be in [0, 100000]"),
+    (["--resamples", "100001"], "argument --resamples: must be in [0, 100000]"),
+    (["--resamples", "-1"], "argument --resamples: must be in [0, 100000]"),
+    (["--resamples", "10", "--seed", "-1"], "argument --seed: must be >= 0"),
 ])
 def test_unbounded_or_invalid_bootstrap_is_refused(extra, fragment, tmp_path, monkeypatch,
                                                    capsys):
@@ -639,6 +639,6 @@ def test_large_seeds_are_accepted(tmp_path, monkeypatch, capsys):
     preds, want = _mixed0()
     for seed in ("0", str(2**64 + 1)):
         code = main(["eval", "nq", "--gold", str(_gold()), "--predictions", str(preds),
-                     "--bootstrap", "20", "--seed", seed])
+                     "--resamples", "20", "--seed", seed])
         out = capsys.readouterr().out
         assert code == 0 and _long_f1(out) == want and f"seed {seed}" in out

@@ -307,7 +307,7 @@ def test_reqa_run_writes_its_ranking_as_a_trec_run(tmp_path, capsys):
     index = [json.loads(x)["sentence"] for x in (task / "index.jsonl").read_text().splitlines()]
     queries = [json.loads(x) for x in (task / "queries.jsonl").read_text().splitlines()]
     run, ranks = tmp_path / "bm25.trec", tmp_path / "ranks.jsonl"
-    assert main(["reqa", "run", "--gold", str(task), "--trec", str(run), "--trec-depth", "5",
+    assert main(["reqa", "run", "--gold", str(task), "--trec", str(run), "--hits", "5",
                  "--per-item", str(ranks), "--format", "json"]) == 0
     assert "TREC run" in capsys.readouterr().err
     groups = ranked(read_trec_run(run))

@@ -225,7 +225,7 @@ def test_the_nan_cli_error_is_one_line(tmp_path, capsys, monkeypatch):
 
     monkeypatch.setattr(trec, "write_trec_blocks", poisoned)
     run = tmp_path / "run.trec"
-    assert main(["reqa", "run", "--gold", str(task), "--trec", str(run), "--trec-depth", "3",
+    assert main(["reqa", "run", "--gold", str(task), "--trec", str(run), "--hits", "3",
                  "--no-per-item", "--format", "json"]) == 2
     err = capsys.readouterr().err
     assert err.endswith("nqkit: error: rank 1 / score nan of query 0 cannot be written — "
@@ -255,7 +255,7 @@ def test_reqa_run_trec_is_the_line_paths_run(tmp_path, capsys, monkeypatch, leve
     require("bm25s")
     task = small_reqa_task(tmp_path / "task")
     new, old = tmp_path / "new.trec", tmp_path / "old.trec"
-    argv = ["reqa", "run", "--gold", str(task), "--level", level, "--trec-depth", "7",
+    argv = ["reqa", "run", "--gold", str(task), "--level", level, "--hits", "7",
             "--chunk-size", "5", "--no-per-item", "--format", "json"]
     assert main([*argv, "--trec", str(new)]) == 0
     monkeypatch.setattr(trec, "write_trec_blocks", _old_writer)
@@ -316,11 +316,11 @@ def test_retrieve_bm25_trec_is_the_line_paths_run(tmp_path, capsys, corpus, monk
     require("bm25s")
     tsv, qa = corpus
     ix = tmp_path / "bm25"
-    assert main(["index", "build", "--cluster", "none", "--corpus", str(tsv),
+    assert main(["index", "build", "--cluster", "none", "--passages", str(tsv),
                  "--retriever", "bm25", "-o", str(ix)]) == 0
-    monkeypatch.setattr("nqkit.commands.retrieve.TREC_BLOCK", 3)  # blocks of 3 questions
+    monkeypatch.setattr("nqkit.tasks.retrieve.TREC_BLOCK", 3)  # blocks of 3 questions
     out, new, old = tmp_path / "run.json", tmp_path / "new.trec", tmp_path / "old.trec"
-    assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--questions", str(qa),
+    assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--gold", str(qa),
                  "--hits", "5", "-o", str(out), "--trec", str(new)]) == 0
     capsys.readouterr()
     _old_run_from_results(out, old, "nqkit-bm25")
@@ -338,12 +338,12 @@ def test_retrieve_hybrid_trec_is_the_line_paths_run(tmp_path, capsys, corpus):
     ixs = []
     for retriever in ("bm25", "dense"):
         ix = tmp_path / retriever
-        assert main(["index", "build", "--cluster", "none", "--corpus", str(tsv),
+        assert main(["index", "build", "--cluster", "none", "--passages", str(tsv),
                      "--retriever", retriever, "-o", str(ix),
                      *(["--device", "cpu"] if retriever == "dense" else [])]) == 0
         ixs += ["--index", str(ix)]
     out, new, old = tmp_path / "run.json", tmp_path / "new.trec", tmp_path / "old.trec"
-    assert main(["retrieve", "--cluster", "none", *ixs, "--questions", str(qa), "--hits", "8",
+    assert main(["retrieve", "--cluster", "none", *ixs, "--gold", str(qa), "--hits", "8",
                  "--device", "cpu", "-o", str(out), "--trec", str(new), "--tag", "hy"]) == 0
     capsys.readouterr()
     _old_run_from_results(out, old, "hy")

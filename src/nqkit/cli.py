@@ -81,10 +81,23 @@ class NqkitArgumentParser(argparse.ArgumentParser):
             # argparse's intermixed parsing calls this method again: once is enough
             self._in_intermixed = True
             try:
-                return self.parse_known_intermixed_args(args, namespace)
+                parsed = self.parse_known_intermixed_args(args, namespace)
             finally:
                 self._in_intermixed = False
-        return super().parse_known_args(args, namespace)
+            return self._required_given(parsed)
+        parsed = super().parse_known_args(args, namespace)
+        return parsed if self._in_intermixed else self._required_given(parsed)
+
+    def _required_given(self, parsed: Any) -> Any:
+        """A required option that an old spelling may stand in for is checked here, once
+        both spellings had their chance (:meth:`nqkit.settings.Param.add_to`)."""
+        namespace = parsed[0]
+        missing = [a.option_strings[-1] for a in self._actions
+                   if getattr(a, "required_after", False)
+                   and getattr(namespace, a.dest, None) is None]
+        if missing:
+            self.error(f"the following arguments are required: {', '.join(missing)}")
+        return parsed
 
     def format_help(self) -> str:
         self._ensure()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 __all__ = [
@@ -40,7 +40,9 @@ class Param:
     default: Any = None
     type: Callable[[str], Any] | None = None
     choices: tuple[Any, ...] | None = None
-    action: str | None = None  # "store_true", "append", or "boolean" for --FLAG / --no-FLAG
+    # "store_true", "append" (one value per use), "extend" (values of every use, nargs
+    # each), or "boolean" for --FLAG / --no-FLAG
+    action: str | None = None
     nargs: str | int | None = None
     metavar: str | None = None
     required: bool = False
@@ -48,6 +50,21 @@ class Param:
     deprecated: tuple[str, ...] = ()
     output: bool = False  # a file the command writes: checked against the inputs first
     short: str | None = None  # e.g. "-o"
+
+    def but(self, **changes: Any) -> Param:
+        """This declaration as one command uses it: another default, help, requirement or
+        old spelling. The flag and the library argument are the concept's, never changed
+        (:mod:`nqkit.vocabulary` declares each once)."""
+        fixed = sorted(k for k in ("name", "flag", "short") if k in changes)
+        if fixed:
+            raise TypeError(f"{self.flag}: {', '.join(fixed)} cannot be changed; declare "
+                            "another setting instead")
+        out = replace(self, **changes)
+        if out.action == "extend" and out.nargs is None:
+            # argparse would extend the list by the characters of the one value
+            raise TypeError(f"{self.flag}: a single value (nargs=None) needs action=None "
+                            "or 'append', not 'extend'")
+        return out
 
     def add_to(self, parser: argparse.ArgumentParser, *, enforce: bool = True) -> None:
         """Add the option (or positional) to ``parser``. A required option is enforced by
@@ -66,15 +83,20 @@ class Param:
                 add_deprecated(parser, old, f"--no-{self.flag[2:]}", self.name, const=False)
             elif self.action == "store_true":
                 add_deprecated(parser, old, shown, self.name, const=True)
+            elif self.action in ("append", "extend"):
+                add_deprecated(parser, old, shown, self.name, type=self.type,
+                               nargs=self.nargs if self.action == "extend" else None,
+                               accumulate=self.action)
             else:
                 add_deprecated(parser, old, shown, self.name, nargs=self.nargs,
                                type=self.type)
         kwargs: dict[str, Any] = {"dest": self.name, "help": self.help}
         if self.action == "boolean":
             kwargs.update(action=argparse.BooleanOptionalAction, default=self.default)
-        elif self.action == "append":  # a repeatable option: each value typed and named
-            kwargs.update(action="append", default=self.default, type=self.type,
-                          choices=self.choices, metavar=self.metavar)
+        elif self.action in ("append", "extend"):  # repeatable: each value typed and named
+            kwargs.update(action=self.action, default=self.default, type=self.type,
+                          choices=self.choices, metavar=self.metavar,
+                          nargs=self.nargs if self.action == "extend" else None)
             kwargs = {k: v for k, v in kwargs.items() if v is not None or k == "default"}
         elif self.action:
             kwargs.update(action=self.action, default=self.default)
@@ -88,6 +110,9 @@ class Param:
         action = parser.add_argument(*filter(None, (self.short, self.flag)), **kwargs)
         if self.required and not action.required:
             action.shown_required = True  # type: ignore[attr-defined]
+            # an old spelling may stand in for it: the parser checks it once parsed
+            # (nqkit.cli), unless the caller checks it itself (enforce=False)
+            action.required_after = enforce  # type: ignore[attr-defined]
 
 
 def format_param(*choices: str, default: str | None = "table", help: str | None = None
@@ -116,8 +141,10 @@ class DeprecatedOption(argparse.Action):
 
     def __init__(self, option_strings: Sequence[str], dest: str, new: str = "",
                  const: Any = None, nargs: Any = None, type: Any = None,
-                 default: Any = argparse.SUPPRESS, **kwargs: Any) -> None:
+                 default: Any = argparse.SUPPRESS, accumulate: str | None = None,
+                 **kwargs: Any) -> None:
         self.new = new
+        self.accumulate = accumulate  # "append" or "extend": added to the new option's list
         if const is not None:
             nargs = 0
         super().__init__(option_strings, dest, nargs=nargs, const=const, type=type,
@@ -129,14 +156,19 @@ class DeprecatedOption(argparse.Action):
 
         note(f"{option_string or 'this spelling'} is deprecated and will be removed in the "
              f"next release; use {self.new}")
-        setattr(namespace, self.dest, self.const if self.nargs == 0 else values)
+        value = self.const if self.nargs == 0 else values
+        if self.accumulate is not None:
+            items = list(getattr(namespace, self.dest, None) or [])
+            value = [*items, *value] if self.accumulate == "extend" else [*items, value]
+        setattr(namespace, self.dest, value)
 
 
 def add_deprecated(parser: argparse.ArgumentParser, old: str, new: str, dest: str, *,
-                   const: Any = None, nargs: Any = None, type: Any = None) -> None:
+                   const: Any = None, nargs: Any = None, type: Any = None,
+                   accumulate: str | None = None) -> None:
     """Accept ``old`` as a hidden spelling of ``new`` (see :class:`DeprecatedOption`)."""
     parser.add_argument(old, dest=dest, action=DeprecatedOption, new=new, const=const,
-                        nargs=nargs, type=type)
+                        nargs=nargs, type=type, accumulate=accumulate)
 
 
 def _range_text(lo: float | None, hi: float | None) -> str:
@@ -205,6 +237,7 @@ def settings_values(kind: str, name: str, params: Sequence[Param], given: dict[s
     required setting left unset is one :class:`~nqkit.errors.InputError` line whose fix
     is ``hint(param)``."""
     known = {p.name for p in params}
+    given = _renamed(kind, name, params, given, known)
     unknown = sorted(set(given) - known)
     if unknown:
         raise TypeError(f"{kind} {name!r} has no setting(s) {unknown}; known: {sorted(known)}")
@@ -215,4 +248,29 @@ def settings_values(kind: str, name: str, params: Sequence[Param], given: dict[s
             from nqkit.errors import InputError
 
             raise InputError(None, f"{p.flag} is required", hint(p))
+    return out
+
+
+def _renamed(kind: str, name: str, params: Sequence[Param], given: dict[str, Any],
+             known: set[str]) -> dict[str, Any]:
+    """``given`` with old keyword names (those of a declaration's old flags: ``bootstrap``
+    for ``--bootstrap``) under their new ones, each with a ``DeprecationWarning``: a
+    library caller gets the release of grace a command-line user gets."""
+    # (an old spelling of a --FLAG/--no-FLAG pair is the negative one: not a keyword)
+    old_names = {d.lstrip("-").replace("-", "_"): p.name for p in params
+                 for d in p.deprecated if d.startswith("--") and p.action != "boolean"}
+    renamed = {k: old_names[k] for k in given if k not in known and k in old_names}
+    if not renamed:
+        return given
+    import warnings
+
+    out = dict(given)
+    for old, new in renamed.items():
+        if new in given:
+            raise TypeError(f"{kind} {name!r}: {old}= and {new}= name the same setting; "
+                            f"give {new}= only")
+        warnings.warn(f"{kind} {name!r}: the setting {old}= is deprecated and will be "
+                      f"removed in the next release; use {new}=", DeprecationWarning,
+                      stacklevel=4)
+        out[new] = out.pop(old)
     return out

@@ -22,8 +22,8 @@ Open-Domain Question Answering Datasets" (EACL), split a test set three ways:
   (:func:`overlap_from_annotations`) when a user has it;
 * **answer overlap only**: answer overlap without question overlap.
 
-On those groups :func:`score_groups` reports any per-question metric with bootstrap
-intervals and the difference between complementary groups; :func:`leak_report` lists
+On those groups :mod:`nqkit.tasks.overlap` scores a system's predictions (with the
+task contract's grouped scores, :mod:`nqkit.tasks.groups`); :func:`leak_report` lists
 what a test file shares with a training file before a split is published.
 
 The training set is named in every signature by its split fingerprint
@@ -34,9 +34,8 @@ against NQ-open's 87,925 are different numbers.
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,25 +56,19 @@ __all__ = [
     "NQ_TEST_ROW_ORDER",
     "PROXY",
     "SCOPES",
-    "GroupDifference",
-    "GroupScore",
     "Leak",
     "LeakReport",
     "OverlapAnalysis",
     "OverlapItem",
-    "OverlapScores",
     "QaRecord",
     "QaSet",
-    "ambigqa_item_scores",
     "compute_overlap",
     "file_digest",
     "leak_report",
     "load_qa_set",
-    "nq_open_item_scores",
     "overlap_from_annotations",
     "row_order",
     "row_order_warnings",
-    "score_groups",
 ]
 
 # answer normalisations by name: squad (the QA-Overlap evaluation's), orqa (NFD first)
@@ -344,170 +337,6 @@ def overlap_from_annotations(test: QaSet, annotations: Iterable[OverlapAnnotatio
                            tuple(row_order_warnings(rows)))
 
 
-# --------------------------------------------------------------------------- scores
-
-@dataclass(frozen=True, slots=True)
-class GroupScore:
-    """One metric on one group."""
-
-    group: str
-    metric: str
-    n: int
-    score: float | None  # mean over the group's questions, None for an empty group
-    low: float | None = None  # bootstrap 95% interval, when asked for
-    high: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class GroupDifference:
-    """``score(group) - score(minus)`` for one metric, with its bootstrap interval (the
-    whole test set resampled, so that group sizes vary as they would in a new sample)."""
-
-    group: str
-    minus: str
-    metric: str
-    difference: float
-    low: float | None = None
-    high: float | None = None
-
-
-@dataclass
-class OverlapScores:
-    """Every metric on every group, and the differences between complementary groups."""
-
-    analysis: OverlapAnalysis
-    metrics: tuple[str, ...]
-    scores: list[GroupScore]
-    differences: list[GroupDifference]
-    signature: str
-    per_item: dict[str, np.ndarray]  # metric -> score of each item
-    resamples: int = 0
-    seed: int = 0
-    warnings: list[ResultWarning] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)  # the task's own numbers
-
-    def score(self, group: str, metric: str) -> GroupScore:
-        return next(s for s in self.scores if s.group == group and s.metric == metric)
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if self.warnings:
-            out["warnings"] = [w.to_json() for w in self.warnings]
-        groups: dict[str, Any] = {}
-        for s in self.scores:
-            g = groups.setdefault(s.group, {"n": s.n})
-            g[s.metric] = s.score
-            if s.low is not None:
-                g.setdefault("ci95", {})[s.metric] = [s.low, s.high]
-        out["groups"] = groups
-        out["differences"] = [
-            {"group": d.group, "minus": d.minus, "metric": d.metric,
-             "difference": d.difference,
-             **({"ci95": [d.low, d.high]} if d.low is not None else {})}
-            for d in self.differences]
-        if self.resamples:
-            out["bootstrap"] = {"resamples": self.resamples, "seed": self.seed,
-                                "confidence": 0.95}
-        out.update(self.extra)
-        out["signature"] = self.signature
-        return out
-
-    def item_records(self) -> list[dict[str, Any]]:
-        """One JSON record per test question: its labels, overlap evidence and scores."""
-        out = []
-        for i, it in enumerate(self.analysis.items):
-            rec: dict[str, Any] = {
-                "row": it.row, "question": it.question, "answers": list(it.answers),
-                "labels": list(it.labels), "shared_answers": list(it.shared_answers),
-                "nearest_train_row": it.nearest_row,
-                "nearest_train_question": it.nearest_question,
-                "similarity": it.similarity}
-            rec.update({m: float(v[i]) for m, v in self.per_item.items()})
-            out.append(rec)
-        return out
-
-
-def _difference(scores: np.ndarray, a: np.ndarray, b: np.ndarray, n: int) -> Any:
-    from nqkit.stats import ItemStats
-
-    in_a = np.zeros(n)
-    in_a[a] = 1.0
-    in_b = np.zeros(n)
-    in_b[b] = 1.0
-
-    def compute(sums: np.ndarray) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return sums[..., 0] / sums[..., 1] - sums[..., 2] / sums[..., 3]
-
-    return ItemStats(np.stack([scores * in_a, in_a, scores * in_b, in_b], axis=1), compute)
-
-
-def score_groups(analysis: OverlapAnalysis, per_item: Mapping[str, Any], *,
-                 bootstrap: int = 0, seed: int = 0, settings: Mapping[str, object] = {},
-                 warnings: Sequence[ResultWarning] = ()) -> OverlapScores:
-    """Each metric's mean on each group of ``analysis`` (``per_item``: metric -> one
-    score per test question, in the analysis' order), with percentile bootstrap 95%
-    intervals from ``bootstrap`` resamples (each group resampled on its own) and the
-    differences of :data:`DIFFERENCES` (the whole test set resampled). ``settings`` are
-    the scoring's own signature fields (task, conventions, missing policy)."""
-    from nqkit.stats import bootstrap_interval, interval_warnings
-
-    n = len(analysis.items)
-    arrays = {m: np.asarray(v, dtype=np.float64) for m, v in per_item.items()}
-    for m, v in arrays.items():
-        if v.shape != (n,):
-            raise ValueError(f"{m}: {v.shape[0]} scores for {n} test questions")
-    members = {g: analysis.members(g) for g in GROUPS}
-    scores: list[GroupScore] = []
-    intervals = {}
-    for g in GROUPS:
-        idx = members[g]
-        for m, v in arrays.items():
-            if not len(idx):
-                scores.append(GroupScore(g, m, 0, None))
-                continue
-            score = float(v[idx].mean())
-            if bootstrap:
-                iv = bootstrap_interval(v[idx], resamples=bootstrap, seed=seed)
-                intervals[f"{m} on {g}"] = iv
-                scores.append(GroupScore(g, m, len(idx), score, iv.low, iv.high))
-            else:
-                scores.append(GroupScore(g, m, len(idx), score))
-    diffs = []
-    undefined: list[str] = []  # differences some resample leaves without one of its groups
-    for a, b in DIFFERENCES:
-        if not len(members[a]) or not len(members[b]):
-            continue
-        for m, v in arrays.items():
-            d = float(v[members[a]].mean() - v[members[b]].mean())
-            if bootstrap:
-                iv = bootstrap_interval(_difference(v, members[a], members[b], n),
-                                        resamples=bootstrap, seed=seed)
-                if np.isfinite(iv.low) and np.isfinite(iv.high):
-                    diffs.append(GroupDifference(a, b, m, d, iv.low, iv.high))
-                    continue
-                undefined.append(f"{a} - {b}")
-            diffs.append(GroupDifference(a, b, m, d))
-    out_warnings = [*analysis.warnings, *warnings]
-    if undefined:
-        out_warnings.append(ResultWarning(
-            "no-interval", f"{', '.join(dict.fromkeys(undefined))}: no interval, since some "
-            "resamples of the test set hold no question of one of the two groups (a group "
-            "too small to resample) — score more questions or give the difference without "
-            "an interval"))
-    empty = [g for g in ("question_overlap", "answer_overlap") if not len(members[g])]
-    if empty:
-        out_warnings.append(ResultWarning(
-            "empty-group", f"no test question is in {' or '.join(empty)}: those groups have "
-            "no score"))
-    few = [w for w in interval_warnings(intervals)] if bootstrap else []
-    out_warnings.extend(few)
-    sig = make_signature("overlap", {"test": analysis.test, **analysis.source, **settings},
-                         out_warnings)
-    return OverlapScores(analysis, tuple(arrays), scores, diffs, sig, arrays, bootstrap,
-                         seed, out_warnings)
-
-
 # --------------------------------------------------------------------------- leak report
 
 @dataclass(frozen=True, slots=True)
@@ -593,92 +422,3 @@ def leak_report(test: QaSet, train: QaSet, *, threshold: float = 0.8,
                                           "answers": answer_norm,
                                           "near": f"{PROXY}>={threshold:g}"})
     return LeakReport(test, train, exact, shared, near, threshold, sig)
-
-
-
-# --------------------------------------------------------------------------- predictions
-
-TASKS = ("nq-open", "ambigqa")  # prediction formats: NQ-open / EfficientQA, AmbigQA
-
-
-def nq_open_item_scores(test: QaSet, predictions: PathLike, *, allow_missing: bool = False,
-                        conventions: Sequence[str] | None = None,
-                        ) -> tuple[dict[str, np.ndarray], dict[str, object],
-                                   list[ResultWarning]]:
-    """Per-question exact match under each named convention
-    (:mod:`nqkit.metrics.em_conventions`) and SQuAD token F1 (max over the gold answers)
-    of NQ-open / EfficientQA predictions ``{"question", "prediction"}``, joined to the
-    test questions by question string as the official NQ-open evaluation joins them.
-
-    Returns the scores (metric -> array in test order), the signature fields and the
-    metric's warnings (missing predictions, another split: as ``nqkit eval nq-open``).
-    """
-    import os
-
-    from nqkit.formats.nq_open import NqOpenExample, read_nq_open_predictions
-    from nqkit.metrics.em_conventions import CONVENTIONS, get_convention
-    from nqkit.metrics.nq_open import score_nq_open
-    from nqkit.metrics.qa_overlap import squad_f1
-
-    counts = Counter(r.question for r in test.records)
-    repeats = [q for q, c in counts.items() if c > 1]
-    if repeats:
-        raise InputError(test.files[0], f"{len(repeats):,} test questions appear twice "
-                         f"({examples(repeats, quote=True)}), so predictions joined by "
-                         "question cannot tell them apart", "remove the duplicate lines")
-    # the official rule first, then the others by name
-    default = sorted(CONVENTIONS.names(), key=lambda n: (n != "orqa", n))
-    names = list(dict.fromkeys(get_convention(c).name for c in (conventions or default)))
-    refs = [NqOpenExample(r.question, r.answers, r.where) for r in test.records]
-    preds = list(read_nq_open_predictions(predictions))
-    where = os.fspath(predictions)
-    out: dict[str, np.ndarray] = {}
-    warnings: list[ResultWarning] = []
-    result = None
-    for name in names:
-        result = score_nq_open(refs, preds, missing="wrong" if allow_missing else "error",
-                               convention=name, where=where)
-        out[f"EM {name}"] = np.array([it.correct for it in result.items], dtype=np.float64)
-        for w in result.warnings:
-            if w.code not in {x.code for x in warnings}:
-                warnings.append(w)
-    assert result is not None  # at least one convention
-    out["F1 squad"] = np.array(
-        [max(squad_f1(it.prediction, g) for g in it.answers) if it.prediction is not None
-         else 0.0 for it in result.items], dtype=np.float64)
-    settings: dict[str, object] = {
-        "task": "nq-open", "em": "+".join(names), "f1": "squad",
-        "missing": "wrong" if allow_missing else "error"}
-    if result.missing_predictions:
-        warnings.append(ResultWarning(
-            "missing", f"{result.missing_predictions:,} of {result.num_total:,} test "
-            "questions have no prediction and are scored wrong"))
-    return out, settings, warnings
-
-
-def ambigqa_item_scores(test_paths: PathsLike, test: QaSet, predictions: PathLike, *,
-                        allow_missing: bool = False,
-                        ) -> tuple[dict[str, np.ndarray], dict[str, object],
-                                   list[ResultWarning]]:
-    """Per-question F1_ans (the official AmbigQA metric, Min et al. 2020 §3.2) of AmbigQA
-    predictions ``{id: [answers]}``, joined by id, in the order of ``test``."""
-    from nqkit.formats.ambignq import read_ambignq, read_ambigqa_predictions
-    from nqkit.metrics.ambigqa import score_ambigqa
-
-    refs = [ex for f in expand_paths(test_paths, what="test") for ex in read_ambignq(f)]
-    if any(r.id is None for r in test.records):
-        raise InputError(test.files[0], "AmbigQA predictions are keyed by id, and the test "
-                         "file has no ids", "give the AmbigNQ file the predictions were "
-                         "made for (e.g. dev_light.json)")
-    result = score_ambigqa(refs, read_ambigqa_predictions(predictions),
-                           missing="empty" if allow_missing else "error")
-    scores = np.array([result.per_example[str(r.id)]["F1 answer"] for r in test.records],
-                      dtype=np.float64)
-    warnings = list(result.warnings)
-    if result.missing:
-        warnings.append(ResultWarning(
-            "missing", f"{len(result.missing):,} of {result.num_examples:,} test questions "
-            "have no prediction and score 0"))
-    return ({"F1 answer": scores},
-            {"task": "ambigqa", "f1": "ambigqa-answer",
-             "missing": "empty" if allow_missing else "error"}, warnings)

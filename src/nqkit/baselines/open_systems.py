@@ -15,14 +15,15 @@ from typing import Any, Literal
 
 from nqkit.baselines.systems import FORMAT, OUTPUT, SYSTEMS, System, SystemSettings
 from nqkit.settings import Param, float_in, positive_int
+from nqkit.vocabulary import ANSWER_FIELD, GOLD, TRAIN
 
 
 @dataclass(frozen=True, kw_only=True)
 class NearestQuestionSettings(SystemSettings):
     """The settings of ``nqkit baseline nearest-question``."""
 
-    memory: list[str]  # question-answer files whose answers are copied
-    questions: str  # the NQ-open file to answer (and score)
+    train: list[str]  # the memory: question-answer files whose answers are copied
+    gold: str  # the NQ-open file to answer (and score)
     answer_field: str  # the gold field holding the answers
 
 
@@ -34,8 +35,8 @@ def run_nearest_question(s: NearestQuestionSettings) -> Any:
     from nqkit.report import progress, warn
     from nqkit.tasks.nq_open import nq_open_result
 
-    memory = load_qa_memory(s.memory)
-    questions = list(read_nq_open(s.questions, answer_field=s.answer_field))
+    memory = load_qa_memory(s.train)
+    questions = list(read_nq_open(s.gold, answer_field=s.answer_field))
     index = TfidfIndex(memory.questions)
     memory_set = set(memory.questions)
     overlap = sum(1 for ex in questions if ex.question in memory_set)
@@ -61,7 +62,7 @@ class AmbigQaAnswersSettings(SystemSettings):
     """The settings of ``nqkit baseline ambigqa-answers``."""
 
     train: str  # AmbigNQ train: the neighbours and their answers
-    questions: str  # the AmbigNQ file to answer (and score)
+    gold: str  # the AmbigNQ file to answer (and score)
     k: int | None  # neighbours (None, with tau None: tuned)
     tau: float | None  # relative similarity threshold (None, with k None: tuned)
     tune_slice: int  # the first training questions, used for tuning
@@ -82,7 +83,7 @@ def run_ambigqa_answers(s: AmbigQaAnswersSettings) -> Any:
     from nqkit.tasks.ambigqa import ambigqa_result
 
     train = list(read_ambignq(s.train))
-    questions = list(read_ambignq(s.questions))
+    questions = list(read_ambignq(s.gold))
     if s.k is not None and s.tau is not None:
         params, how = NearestAnswersParams(s.k, s.tau), "given"
     elif s.k is not None or s.tau is not None:
@@ -111,7 +112,7 @@ class AmbigQaQuestionsSettings(SystemSettings):
     """The settings of ``nqkit baseline ambigqa-questions``."""
 
     method: Literal["prompt", "nearest-edit"]  # how each answer's question is written
-    questions: str  # the AmbigNQ file (its gold answers are used)
+    gold: str  # the AmbigNQ file (its gold answers are used)
     train: str | None  # AmbigNQ train (needed by nearest-edit)
 
 
@@ -123,7 +124,7 @@ def run_ambigqa_questions(s: AmbigQaQuestionsSettings) -> Any:
     from nqkit.metrics.ambigqa import QUESTION_METRICS, score_ambigqa
     from nqkit.tasks.ambigqa import ambigqa_result
 
-    questions = list(read_ambignq(s.questions))
+    questions = list(read_ambignq(s.gold))
     if s.method == "prompt":
         pairs = prompt_copy_questions(questions)
     else:
@@ -146,14 +147,14 @@ SYSTEMS.add("nearest-question", System(
     description="Answer each question with the first answer of the most similar memory "
     "question (TF-IDF cosine of word unigrams+bigrams).",
     params=(
-        Param("memory", "--memory", "question-answer files: NQ-open .jsonl, DPR .qa.tsv, "
-              "AmbigNQ .json", required=True, nargs="+", metavar="FILE"),
-        Param("questions", "--questions", "NQ-open JSONL to answer (and score)",
-              required=True, metavar="FILE"),
-        Param("answer_field", "--answer-field", "gold field holding the answers "
-              "(default: answer)", default="answer", metavar="FIELD"),
+        TRAIN.but(help="the memory: question-answer files (NQ-open .jsonl, DPR .qa.tsv, "
+                  "AmbigNQ .json) whose answers are copied", required=True, metavar="FILE",
+                  deprecated=("--memory",)),
+        GOLD.but(help="NQ-open JSONL to answer (and score)", nargs=None, metavar="FILE",
+                 deprecated=("--questions",)),
+        ANSWER_FIELD.but(help="gold field holding the answers (default: answer)"),
         OUTPUT, FORMAT),
-    run=run_nearest_question, inputs=("memory", "questions"),
+    run=run_nearest_question, inputs=("train", "gold"),
     settings_type=NearestQuestionSettings))
 
 SYSTEMS.add("ambigqa-answers", System(
@@ -163,10 +164,10 @@ SYSTEMS.add("ambigqa-answers", System(
     "and tau are tuned on the first --tune-slice training questions (answered from the "
     "rest of train) unless given.",
     params=(
-        Param("train", "--train", "AmbigNQ train (train_light.json)", required=True,
-              metavar="FILE"),
-        Param("questions", "--questions", "AmbigNQ file to answer (and score)",
-              required=True, metavar="FILE"),
+        TRAIN.but(help="AmbigNQ train (train_light.json)", required=True, nargs=None,
+                  action=None, metavar="FILE"),
+        GOLD.but(help="AmbigNQ file to answer (and score)", nargs=None, metavar="FILE",
+                 deprecated=("--questions",)),
         OUTPUT,
         Param("k", "--k", "neighbours (default: tuned)", type=positive_int),
         Param("tau", "--tau", "relative similarity threshold (default: tuned)",
@@ -174,7 +175,7 @@ SYSTEMS.add("ambigqa-answers", System(
         Param("tune_slice", "--tune-slice", "training questions used for tuning "
               "(default: 1000)", default=1000, type=positive_int),
         FORMAT),
-    run=run_ambigqa_answers, inputs=("train", "questions"),
+    run=run_ambigqa_answers, inputs=("train", "gold"),
     settings_type=AmbigQaAnswersSettings))
 
 SYSTEMS.add("ambigqa-questions", System(
@@ -185,9 +186,10 @@ SYSTEMS.add("ambigqa-questions", System(
     params=(
         Param("method", "--method", "prompt or nearest-edit", required=True,
               choices=("prompt", "nearest-edit")),
-        Param("questions", "--questions", "AmbigNQ file (gold answers are used)",
-              required=True, metavar="FILE"),
-        Param("train", "--train", "AmbigNQ train (needed by nearest-edit)", metavar="FILE"),
+        GOLD.but(help="AmbigNQ file (gold answers are used)", nargs=None, metavar="FILE",
+                 deprecated=("--questions",)),
+        TRAIN.but(help="AmbigNQ train (needed by nearest-edit)", nargs=None, action=None,
+                  metavar="FILE"),
         OUTPUT, FORMAT),
-    run=run_ambigqa_questions, inputs=("questions", "train"),
+    run=run_ambigqa_questions, inputs=("gold", "train"),
     settings_type=AmbigQaQuestionsSettings))

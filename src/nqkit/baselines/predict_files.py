@@ -78,3 +78,46 @@ def run_system(name: str, train: Sequence[str] | None, inputs: PathsLike, output
     summary = predict_files(baseline, inputs, output, train_files=train_files,
                             num_train=n_train)
     return baseline, summary
+
+
+# the command line `nqkit predict` takes (and names in its messages)
+PREDICT_USE = "NAME --gold INPUT_PATTERN -o OUTPUT.json"
+
+
+def predict(name: str | None, gold: PathsLike | None, output: str | None, *,
+            train: Sequence[str] | None = None, legacy: Sequence[str] = (),
+            system: str | None = None) -> PredictSummary:
+    """``nqkit predict NAME --gold INPUT -o OUTPUT``: the competition's contract, examples
+    in, one predictions file out. ``legacy`` (positional INPUT OUTPUT) and ``system``
+    (``--system NAME INPUT OUTPUT``) are the earlier forms, each with one notice."""
+    from nqkit.io import check_output
+    from nqkit.report import say
+
+    positionals = list(legacy)
+    if system is not None:  # the oldest form: --system NAME INPUT OUTPUT
+        name, positionals = system, [p for p in (name, *positionals) if p]
+    if positionals and (gold is not None or output is not None):
+        raise InputError(None, "give the input and output either as --gold/-o or as "
+                         "positional arguments, not both", f"nqkit predict {PREDICT_USE}")
+    if len(positionals) > 2:
+        raise InputError(None, f"unexpected argument(s) {' '.join(positionals[2:])}",
+                         f"nqkit predict {PREDICT_USE}")
+    inputs, out = (gold, output) if not positionals else (
+        positionals[0], positionals[1] if len(positionals) == 2 else None)
+    if name is None or inputs is None or out is None:
+        raise InputError(None, f"expected {PREDICT_USE}",
+                         "nqkit predict first_paragraph --gold 'nq-test-*.jsonl.gz' "
+                         "-o preds.json")
+    # the old forms: one notice, once the command line is known to be complete
+    if system is not None:
+        note(f"--system is deprecated and will be removed in the next release; use "
+             f"{PREDICT_USE}")
+    elif positionals:
+        note("positional INPUT_PATTERN OUTPUT.json are deprecated and will be removed in "
+             f"the next release; use {PREDICT_USE}")
+    files = expand_paths(inputs, what="input")
+    train_files = expand_paths(train, what="training") if train else []
+    check_output(out, [*files, *train_files], option="-o" if not positionals else "OUTPUT")
+    _, summary = run_system(name, train, inputs, out)
+    say(f"{summary.system}: {summary.num_examples:,} predictions written to {out}")
+    return summary

@@ -21,6 +21,7 @@ from typing import Any, Generic, TypeVar
 
 from nqkit.registry import Registry, discover
 from nqkit.settings import Param, check_record, format_param, output_param, settings_values
+from nqkit.vocabulary import EVAL, GOLD, TRAIN
 
 __all__ = ["FORMAT", "OUTPUT", "SYSTEMS", "NqBaselineSettings", "System", "SystemSettings",
            "get_system", "nq_baseline", "nq_params", "system_names"]
@@ -84,14 +85,14 @@ def nq_params() -> tuple[Param, ...]:
     from nqkit.tasks.nq import THRESHOLDS
 
     return (
-        Param("input", "--input", "examples to predict (original or simplified NQ, with or "
-              "without annotations; globs of shards)", required=True, nargs="+",
-              metavar="GLOB", deprecated=("--gold-or-input",)),
-        Param("train", "--train", "training files (original or simplified), for baselines "
-              "that learn", nargs="+", metavar="GLOB"),
+        GOLD.but(help="examples to predict (original or simplified NQ, with or without "
+                 "annotations; globs of shards): their annotations are the gold of --eval",
+                 metavar="GLOB", deprecated=("--input", "--gold-or-input")),
+        TRAIN.but(help="training files (original or simplified), for baselines that learn",
+                  metavar="GLOB"),
         OUTPUT,
-        Param("eval", "--eval", "then score the predictions against the input's annotations "
-              "(as `nqkit eval nq` does)", action="store_true", default=False),
+        EVAL.but(help="then score the predictions against the input's annotations (as "
+                 "`nqkit eval nq` does)"),
         *THRESHOLDS, FORMAT,
     )
 
@@ -100,7 +101,7 @@ def nq_params() -> tuple[Param, ...]:
 class NqBaselineSettings(SystemSettings):
     """The settings of every NQ baseline (:func:`nq_params`)."""
 
-    input: list[str]  # examples to predict: paths or globs of shards
+    gold: list[str]  # examples to predict: paths or globs of shards
     train: list[str] | None  # training files, for baselines that learn
     eval: bool  # then score the predictions against the input's annotations
     long_threshold: int  # as in `nqkit eval nq`
@@ -117,9 +118,9 @@ def run_nq_baseline(name: str, s: NqBaselineSettings) -> Any:
         from nqkit.tasks.nq import load_gold_for_eval
 
         # Refuse a gold the scores cannot mean anything on before predicting anything.
-        gold = load_gold_for_eval(s.input, long_threshold=s.long_threshold,
+        gold = load_gold_for_eval(s.gold, long_threshold=s.long_threshold,
                                   short_threshold=s.short_threshold, cache=False)
-    baseline, summary = run_system(name, s.train, s.input, s.output)
+    baseline, summary = run_system(name, s.train, s.gold, s.output)
     trained = f", trained on {summary.num_train:,} examples" if baseline.needs_train else ""
     from nqkit.report import say
 
@@ -129,7 +130,7 @@ def run_nq_baseline(name: str, s: NqBaselineSettings) -> Any:
         return None
     from nqkit.tasks.nq import evaluate_files, nq_result
 
-    r, _ = evaluate_files(s.input, str(staged_path(s.output)), cache=False,
+    r, _ = evaluate_files(s.gold, str(staged_path(s.output)), cache=False,
                           long_threshold=s.long_threshold,
                           short_threshold=s.short_threshold, gold_examples=gold)
     return nq_result(r)
@@ -145,7 +146,7 @@ def nq_baseline(name: str) -> Callable[[T], T]:
         SYSTEMS.add(name, System(name, "nq", f"NQ: {doc}", nq_params(),
                                  partial(run_nq_baseline, name),
                                  description=f"{doc} Writes official NQ predictions.",
-                                 inputs=("input", "train"), predictor=cls,
+                                 inputs=("gold", "train"), predictor=cls,
                                  settings_type=NqBaselineSettings))
         return cls
 

@@ -394,10 +394,16 @@ def load_ambigqa_view(gold: PathsLike, predictions: str, *,
 
 # ---------------------------------------------------------------------------- dispatch
 
-def _load_retrieval_view(*args: Any, **kwargs: Any) -> OpenView:
+def _load_retrieval_view(gold: PathsLike, predictions: str, *, passages: str | None = None,
+                         qrels: str | None = None, first_qid: int = 0,
+                         topk: list[int] | None = None, allow_missing: bool | None = None,
+                         ) -> OpenView:
+    # the keywords are the view's settings (nqkit.browser.serve.view_settings): the same
+    # as load_retrieval_view's, which is imported only when a retrieval view is loaded
     from nqkit.browser.run_view import load_retrieval_view
 
-    return load_retrieval_view(*args, **kwargs)
+    return load_retrieval_view(gold, predictions, passages=passages, qrels=qrels,
+                               first_qid=first_qid, topk=topk, allow_missing=allow_missing)
 
 
 LOADERS: dict[str, Callable[..., OpenView]] = {

@@ -34,6 +34,7 @@ from nqkit.metrics.gold_recall import COINCIDENCE, GOLD, GOLD_UNKNOWN
 from nqkit.report import fmt_value
 from nqkit.tasks.base import Result
 from nqkit.text.dpr_tokenize import AnswerCheck, answer_char_spans
+from nqkit.vocabulary import DEFAULT_CUTOFFS
 
 __all__ = ["PassageView", "RetrievalRun", "RunPassage", "RunQuestion", "load_run",
            "rank_buckets"]
@@ -180,7 +181,7 @@ class _Collector:
 
 def load_run(predictions: str | os.PathLike[str], *, gold: Any = None,
              passages: str | None = None, first_qid: int = 0, qrels: str | None = None,
-             topk: Sequence[int] = (1, 5, 20, 100), recall: str = "answer",
+             topk: Sequence[int] = DEFAULT_CUTOFFS, recall: str = "answer",
              allow_missing: bool = False, allow_extra: bool = False) -> RetrievalRun:
     """Read and score a retrieval run as ``nqkit eval retrieval`` does with the same
     options (its errors, its numbers, its signature), keeping what the browser shows."""
@@ -218,7 +219,7 @@ def load_run(predictions: str | os.PathLike[str], *, gold: Any = None,
         if value != default:
             args += [flag, str(value)]
     ks = tuple(sorted(set(topk)))
-    if ks != (1, 5, 20, 100):
+    if ks != DEFAULT_CUTOFFS:
         args += ["--topk", *map(str, ks)]
     args += [f for f, on in (("--allow-missing", allow_missing),
                              ("--allow-extra", allow_extra)) if on]

@@ -31,6 +31,7 @@ from nqkit.browser.render import mark_spans
 from nqkit.browser.run_model import HIT_KINDS, RetrievalRun, load_run, rank_buckets
 from nqkit.errors import InputError
 from nqkit.metrics.gold_recall import COINCIDENCE, GOLD, GOLD_UNKNOWN
+from nqkit.vocabulary import DEFAULT_CUTOFFS
 
 __all__ = ["headline_metric", "load_retrieval_view"]
 
@@ -114,7 +115,7 @@ def load_retrieval_view(gold: Any, predictions: str, *, passages: str | None = N
     """A retrieval run (DPR results JSON, or a TREC run with ``passages``) over the
     questions and answers of ``gold``, scored by ``nqkit eval retrieval``'s code."""
     run = _load(predictions, allow_missing, gold=gold, passages=passages, qrels=qrels,
-                first_qid=first_qid, topk=topk or [1, 5, 20, 100])
+                first_qid=first_qid, topk=topk or list(DEFAULT_CUTOFFS))
     ks = run.ks
     buckets = rank_buckets(ks)
     rows: list[OpenRow] = []

@@ -13,6 +13,7 @@ from typing import Any
 
 from nqkit.commands.base import Command, format_param, output_param
 from nqkit.settings import Param, float_in, int_in
+from nqkit.vocabulary import JOBS, NAMES, REGISTRY, SHARDS
 
 
 def _registry(args: argparse.Namespace) -> Any:
@@ -71,7 +72,7 @@ def run_info(args: argparse.Namespace) -> int:
     from nqkit.datasets.registry import FORMATS
 
     reg = _registry(args)
-    ds = reg.get(args.name)
+    ds = reg.get(args.names)
     state = on_disk(ds)
     directory = dataset_dir(ds)
     record = read_record(directory)
@@ -261,10 +262,10 @@ def run_export(args: argparse.Namespace) -> int:
     from nqkit.io import check_output
     from nqkit.report import say
 
-    name, selector = split_name(args.name)
+    name, selector = split_name(args.names)
     if args.shards:
         if selector:
-            raise InputError(args.name, "both NAME:SEL and --shards given", "give one")
+            raise InputError(args.names, "both NAME:SEL and --shards given", "give one")
         selector = args.shards
     fmt = args.format or ("parquet" if str(args.output).endswith((".parquet", ".pq"))
                           else "jsonl")
@@ -275,15 +276,10 @@ def run_export(args: argparse.Namespace) -> int:
         check_output(args.output, paths, option="-o")
     n = export_dataset(ds, paths, args.output, fmt)
     where = "standard output" if args.output == "-" else args.output
-    say(f"exported {n:,} records of {args.name} ({len(paths)} file(s)) as {fmt} to {where}")
+    say(f"exported {n:,} records of {args.names} ({len(paths)} file(s)) as {fmt} to {where}")
     return 0
 
 
-REGISTRY = Param("registry", "--registry", "also read datasets from this registry file (nqkit's "
-                 "registry JSON, see docs/data.md, or a TSV: dataset file url md5 size); "
-                 "repeatable; NQKIT_REGISTRY lists more (':'-separated)", default=[],
-                 action="append", metavar="FILE")
-NAMES = Param("names", "names", "registry names, e.g. nq/dev", nargs="+", metavar="NAME")
 FORMAT = format_param("table", "json")
 
 ORDER = 130  # where `nqkit --help` lists it
@@ -298,7 +294,7 @@ COMMANDS = (
             "published'), licence, citation, how it relates to other splits, and what is on "
             "disk (with the recorded sha256).",
             run_info, group="data", params=(
-                Param("name", "name", "a registry name, e.g. nq/dev", metavar="NAME"),
+                NAMES.but(help="a registry name, e.g. nq/dev", nargs=None),
                 FORMAT, REGISTRY)),
     Command("get", "download datasets (resumable, verified, atomic)",
             "Download the official files of datasets into $NQKIT_HOME/data/NAME (default "
@@ -308,14 +304,12 @@ COMMANDS = (
             "disk are not fetched again.",
             run_get, group="data", params=(
                 NAMES,
-                Param("shards", "--shards", "only these files of a sharded dataset, "
-                      "numbered from 0 like the official names: 0-1, 0,3, 5-7",
-                      metavar="SPEC"),
+                SHARDS,
                 Param("mirror", "--mirror", "fetch from a copy laid out like the official "
                       "URLs' paths: each URL's scheme and host are replaced by URL (a base "
                       "URL or a directory)", metavar="URL"),
-                Param("jobs", "--jobs", "files downloaded at once (default 4)", default=4,
-                      type=int_in(1, 32)),
+                JOBS.but(help="files downloaded at once (default 4)", default=4,
+                         type=int_in(1, 32)),
                 Param("retries", "--retries", "retries of a file after a dropped connection "
                       "(default 3; an attempt that brings 1 MB resets the count; 0 never "
                       "retries)", default=3, type=int_in(0, 100)),
@@ -334,8 +328,7 @@ COMMANDS = (
             "recorded and is gone) and the command that fetches it again. NAME:SEL checks "
             "part of a dataset (nq/dev:0-1).",
             run_verify, group="data", params=(
-                Param("names", "names", "registry names (default: every dataset on disk)",
-                      nargs="*", metavar="NAME"),
+                NAMES.but(help="registry names (default: every dataset on disk)", nargs="*"),
                 FORMAT, REGISTRY)),
     Command("path", "print the local path of each file of a dataset, one per line",
             "Print the local files of datasets, one per line (the extracted files for an "
@@ -344,7 +337,7 @@ COMMANDS = (
             "data get` command.",
             run_path, group="data", params=(
                 NAMES,
-                Param("shards", "--shards", "only these files (0-1, 0,3)", metavar="SPEC"),
+                SHARDS.but(help="only these files (0-1, 0,3)"),
                 REGISTRY)),
     Command("export", "export a dataset as JSON lines or Parquet, streaming",
             "Export the records of a downloaded dataset: JSON lines (verbatim lines for "
@@ -352,12 +345,11 @@ COMMANDS = (
             "or Parquet (pyarrow, written in batches). `-o -` streams JSON lines to standard "
             "output.",
             run_export, group="data", params=(
-                Param("name", "name", "a registry name (NAME:SEL for part of it)",
-                      metavar="NAME"),
+                NAMES.but(help="a registry name (NAME:SEL for part of it)", nargs=None),
                 output_param("output file (.gz compresses JSON lines), or - for standard "
                              "output"),
                 format_param("jsonl", "parquet", default=None, help="output format "
                              "(default: parquet for a .parquet name, else jsonl)"),
-                Param("shards", "--shards", "only these files (0-1, 0,3)", metavar="SPEC"),
+                SHARDS.but(help="only these files (0-1, 0,3)"),
                 REGISTRY)),
 )

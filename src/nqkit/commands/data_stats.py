@@ -3,65 +3,23 @@ and 4, long-answer types, lengths), streaming, with an optional picture.
 
 The numbers are :class:`nqkit.analysis.nq_data_stats.NqDataStats`; files are read one
 example at a time with :func:`nqkit.formats.nq.read_nq` (original or simplified format,
-detected per line), several shards in parallel with ``-j``.
+detected per line), several shards in parallel with ``-j``
+(:func:`nqkit.analysis.nq_data_stats.emit_data_stats`).
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from nqkit.commands.base import Command, format_param
-from nqkit.settings import Param, positive_int
-
-
-def _file_stats(path: str) -> Any:
-    """The statistics of one file (a worker's job)."""
-    from nqkit.analysis.nq_data_stats import nq_data_stats
-    from nqkit.formats.nq import read_nq
-
-    return nq_data_stats(read_nq(path, unique=False))
+from nqkit.settings import Param
+from nqkit.vocabulary import INPUTS, JOBS
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
+    from nqkit.analysis.nq_data_stats import emit_data_stats
 
-    from nqkit.analysis.nq_data_stats import NqDataStats
-    from nqkit.formats.nq import read_nq
-    from nqkit.io import atomic_output, check_output, expand_paths
-    from nqkit.report import format_table, progress, say
-
-    files = expand_paths(args.inputs, what="NQ")
-    if args.plot:
-        check_output(args.plot, files, option="--plot")
-    stats = NqDataStats()
-    if args.jobs > 1 and len(files) > 1:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(max_workers=min(args.jobs, len(files))) as pool:
-            for part in progress(pool.map(_file_stats, [str(f) for f in files]),
-                                 desc="stats", total=len(files), unit="file"):
-                stats.merge(part)
-    else:
-        # Repeats are counted as read, in both paths alike: the -j workers read a file
-        # each and could not see one repeated across files (refusing them is open).
-        for ex in progress(read_nq(files, unique=False), desc="stats", unit="ex"):
-            stats.add(ex)
-    if args.plot:
-        png = stats.plot_png(title=files[0].name if len(files) == 1
-                             else f"{files[0].name} (+{len(files) - 1} files)")
-        with atomic_output(args.plot, "wb") as f:
-            f.write(png)
-        say(f"picture written to {args.plot}")
-    if args.format == "json":
-        print(json.dumps({"files": [str(f) for f in files], **stats.to_json()}, indent=1))
-        return 0
-    for title, headers, rows in stats.tables():
-        print(format_table(headers, rows, title=title))
-        print()
-    print("paper train: Kwiatkowski et al. 2019, Figure 2 ('null' = bad question 14% + no "
-          "answer 37%) and §3.3")
-    print(f"signature: {stats.signature}")
+    emit_data_stats(args.inputs, format=args.format, plot=args.plot, jobs=args.jobs)
     return 0
 
 
@@ -76,10 +34,8 @@ COMMANDS = (Command(
     "lengths in words. Streams with bounded memory; the paper's train figures are shown "
     "beside.",
     run, group="data", params=(
-        Param("inputs", "inputs", "NQ .jsonl or .jsonl.gz files (globs allowed)", nargs="+",
-              metavar="PATH"),
+        INPUTS.but(help="NQ .jsonl or .jsonl.gz files (globs allowed)", metavar="PATH"),
         format_param("table", "json"),
         Param("plot", "--plot", "also draw the statistics (PNG)", metavar="FILE.png"),
-        Param("jobs", "--jobs", "shards read in parallel (processes; default 1)", default=1,
-              type=positive_int, metavar="N", short="-j"),
+        JOBS.but(help="shards read in parallel (processes; default 1)", default=1),
     )),)

@@ -1,42 +1,18 @@
-"""``nqkit simplify``: original NQ files to the simplified format, byte for byte official."""
+"""``nqkit simplify``: original NQ files to the simplified format, byte for byte official
+(:func:`nqkit.formats.simplify.simplify_command`)."""
 
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Iterator
 
 from nqkit.commands.base import Command, output_param
-from nqkit.settings import Param, positive_int
+from nqkit.vocabulary import INPUTS, JOBS
 
 
 def run(args: argparse.Namespace) -> int:
-    from nqkit.errors import InputError
-    from nqkit.formats.simplify import SimplifyResult, iter_simplify, tune_malloc
-    from nqkit.io import check_output, expand_paths
-    from nqkit.report import progress
+    from nqkit.formats.simplify import simplify_command
 
-    tune_malloc()
-
-    if args.jobs is not None and args.jobs < 1:
-        raise InputError("--jobs", f"must be at least 1, found {args.jobs}", "give -j 1 or more")
-    check_output(args.output, expand_paths(args.inputs, what="NQ"), option="-o")
-    gen = iter_simplify(args.inputs, args.output, jobs=args.jobs)
-    result: SimplifyResult | None = None
-
-    def drive() -> Iterator[int]:
-        nonlocal result
-        result = yield from gen
-
-    try:
-        for _ in progress(drive(), desc="simplify", unit="ex"):
-            pass
-    finally:
-        gen.close()  # on an error or a signal: stop the workers, remove temp files now
-    assert result is not None  # set when the generator finishes
-    n_files = len(result.inputs)
-    print(f"simplified {result.examples:,} examples from {n_files:,} "
-          f"file{'s' if n_files != 1 else ''} into {result.output}", file=sys.stdout)
+    simplify_command(args.inputs, args.output, jobs=args.jobs)
     return 0
 
 
@@ -47,10 +23,8 @@ COMMANDS = (Command(
     "offsets), byte-identical to the official simplification. Several shards are "
     "simplified in parallel; the output keeps the input order.",
     run, params=(
-        Param("inputs", "inputs", "original-format NQ files (.jsonl or .jsonl.gz; globs "
-              "allowed)", nargs="+", metavar="IN"),
+        INPUTS.but(help="original-format NQ files (.jsonl or .jsonl.gz; globs allowed)"),
         output_param("output file (.jsonl, or .jsonl.gz to compress); written atomically",
                      metavar="OUT"),
-        Param("jobs", "--jobs", "processes, one shard each (default: one per core)",
-              type=positive_int, metavar="N", short="-j"),
+        JOBS.but(help="processes, one shard each (default: one per core)"),
     )),)

@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from nqkit.errors import InputError, examples, location
-from nqkit.io import PathsLike, expand_paths, iter_lines, parse_json_line, read_json
+from nqkit.io import PathLike, PathsLike, expand_paths, iter_lines, parse_json_line, read_json
 
 __all__ = [
     "NqOpenExample",
@@ -220,3 +220,43 @@ def nq_open_from_nq(obj: dict[str, Any], where: str, *, max_tokens: int = 5
     if not answers:
         return None
     return NqOpenExample(question=question, answers=tuple(answers))
+
+
+def convert_nq_to_open(inputs: PathsLike, output: PathLike, *, max_tokens: int = 5) -> None:
+    """``nqkit convert nq-open``: NQ examples (original format) to NQ-open lines, as ORQA's
+    convert_to_nq_open.py converts them (:func:`nq_open_from_nq`), streaming, in input
+    order; the counts on stderr."""
+    from nqkit.formats.nq import ExampleIds, validate_nq_json
+    from nqkit.io import check_output, write_jsonl
+    from nqkit.report import progress, say
+
+    if max_tokens < 1:
+        raise InputError(None, f"--max-tokens must be positive, found {max_tokens}",
+                         "the official conversion uses 5")
+    paths = expand_paths(inputs, what="NQ")
+    check_output(output, paths, option="-o")
+    counts = {"read": 0, "kept": 0}
+
+    def converted() -> Iterator[dict[str, Any]]:
+        ids = ExampleIds(paths)  # a repeated example would be a repeated question
+        for file_no, path in enumerate(paths):
+            for lineno, raw in progress(iter_lines(path), desc=path.name, unit="ex"):
+                where = location(path, lineno) or str(path)
+                obj = parse_json_line(raw, where)
+                if not isinstance(obj, dict):
+                    raise InputError(where, f"expected a JSON object, found "
+                                     f"{type(obj).__name__}", "give NQ JSON lines")
+                counts["read"] += 1
+                ex = nq_open_from_nq(obj, where, max_tokens=max_tokens)
+                validate_nq_json(obj, where)  # after the conversion's own, pointed checks
+                ids.add(obj["example_id"], file_no, lineno)
+                if ex is not None:
+                    counts["kept"] += 1
+                    yield nq_open_to_json(ex)
+        if counts["read"] == 0:
+            raise InputError(examples(paths, width=None), "the NQ input holds no example",
+                             "give non-empty NQ files")
+
+    write_jsonl(output, converted())
+    say(f"{counts['kept']:,} of {counts['read']:,} examples have a short answer of at most "
+        f"{max_tokens} tokens; wrote {output}")

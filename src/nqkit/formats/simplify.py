@@ -68,6 +68,7 @@ __all__ = [
     "document_text",
     "dumps_simplified",
     "iter_simplify",
+    "simplify_command",
     "simplify_example",
     "simplify_files",
     "simplify_line",
@@ -721,3 +722,37 @@ def simplify_files(inputs: PathsLike, output: str | os.PathLike[str], *,
         except StopIteration as stop:
             result: SimplifyResult = stop.value
             return result
+
+
+def simplify_command(inputs: PathsLike, output: str | os.PathLike[str], *,
+                     jobs: int | None = None) -> None:
+    """``nqkit simplify``: original NQ files to the simplified format, byte for byte
+    official, several shards in parallel (``jobs`` processes), with a progress bar; the
+    count on stdout."""
+    import sys
+
+    from nqkit.errors import InputError
+    from nqkit.io import check_output, expand_paths
+    from nqkit.report import progress
+
+    tune_malloc()
+
+    if jobs is not None and jobs < 1:
+        raise InputError("--jobs", f"must be at least 1, found {jobs}", "give -j 1 or more")
+    check_output(output, expand_paths(inputs, what="NQ"), option="-o")
+    gen = iter_simplify(inputs, output, jobs=jobs)
+    result: SimplifyResult | None = None
+
+    def drive() -> Iterator[int]:
+        nonlocal result
+        result = yield from gen
+
+    try:
+        for _ in progress(drive(), desc="simplify", unit="ex"):
+            pass
+    finally:
+        gen.close()  # on an error or a signal: stop the workers, remove temp files now
+    assert result is not None  # set when the generator finishes
+    n_files = len(result.inputs)
+    print(f"simplified {result.examples:,} examples from {n_files:,} "
+          f"file{'s' if n_files != 1 else ''} into {result.output}", file=sys.stdout)

@@ -8,7 +8,7 @@ declarations, once, for every task: the ``nqkit eval TASK`` and ``nqkit compare 
 command lines, the signature (sacrebleu's idea: every setting that changes a number, the
 version last), bootstrap intervals of the headline metrics and paired significance tests
 (:mod:`nqkit.stats`). Library callers go through the same path:
-``get_task("nq-open").run(gold=[...], predictions=..., bootstrap=1000).to_table()``.
+``get_task("nq-open").run(gold=[...], predictions=..., resamples=1000).to_table()``.
 
 Tasks register themselves in :data:`TASKS` when their module is imported; every module of
 :mod:`nqkit.tasks` is imported on first use (:func:`nqkit.registry.discover`), so adding a
@@ -22,16 +22,26 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from nqkit.registry import Registry, discover
-from nqkit.settings import Param, check_record, format_param, int_in, settings_values
+from nqkit.settings import Param, check_record, format_param, settings_values
 from nqkit.signature import ResultWarning
+from nqkit.vocabulary import (
+    ALLOW_EXTRA,
+    ALLOW_MISSING,
+    GOLD,
+    MAX_RESAMPLES,
+    PER_ITEM,
+    PREDICTIONS,
+    RESAMPLES,
+    SEED,
+)
 
 if TYPE_CHECKING:  # numpy stays out of start-up
     from nqkit.io import PathLike, PathsLike
     from nqkit.stats import Interval, ItemStats
 
-# The most bootstrap resamples `--bootstrap` accepts: far more than a 95% interval needs
-# (1,000 to 10,000 is usual), and a bound on the time a mistyped count can cost.
-MAX_BOOTSTRAP = 100_000
+# The most bootstrap resamples `--resamples` accepts (its earlier name; the bound is
+# declared in nqkit.vocabulary)
+MAX_BOOTSTRAP = MAX_RESAMPLES
 
 __all__ = [
     "COMMON",
@@ -46,29 +56,11 @@ __all__ = [
 ]
 
 
-# Settings that every evaluation task has, in one vocabulary.
-GOLD = Param("gold", "--gold", "gold file(s): paths or globs", required=True, nargs="+",
-             metavar="GOLD", deprecated=("--references",))
-PREDICTIONS = Param("predictions", "--predictions", "predictions file", required=True,
-                    metavar="FILE")
-ALLOW_MISSING = Param("allow_missing", "--allow-missing",
-                      "score gold items without a prediction as wrong (default: error)",
-                      action="store_true", default=False)
-ALLOW_EXTRA = Param("allow_extra", "--allow-extra",
-                    "ignore predictions for items not in the gold (default: error)",
-                    action="store_true", default=False)
+# Settings that every evaluation task has, in nqkit's one vocabulary (nqkit.vocabulary)
 FORMAT = format_param("table", "json", "jsonl", help="table (default), json, or jsonl (one "
                       "line per item on stdout; the summary goes to stderr)")
-PER_ITEM = Param("per_item", "--per-item", "also write one JSON line per gold item",
-                 metavar="FILE", output=True,
-                 deprecated=("--per-question", "--per-example", "--ranks"))
-BOOTSTRAP = Param("bootstrap", "--bootstrap", "95%% confidence intervals of the headline "
-                  f"metrics from N bootstrap resamples (at most {MAX_BOOTSTRAP:,})",
-                  default=0, type=int_in(0, MAX_BOOTSTRAP), metavar="N")
-SEED = Param("seed", "--seed", "seed of the resampling, a non-negative integer (default 0)",
-             default=0, type=int_in(0))
 COMMON: tuple[Param, ...] = (GOLD, PREDICTIONS, ALLOW_MISSING, ALLOW_EXTRA, FORMAT, PER_ITEM,
-                             BOOTSTRAP, SEED)
+                             RESAMPLES, SEED)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,8 +77,13 @@ class Settings:
     allow_extra: bool  # predictions for items not in the gold are ignored (else an error)
     format: str  # how the CLI prints the result: table, json or jsonl
     per_item: PathLike | None  # where the CLI writes one JSON line per gold item
-    bootstrap: int  # resamples of the headline metrics' intervals (0: none)
+    resamples: int  # bootstrap resamples of the headline metrics' intervals (0: none)
     seed: int  # seed of the resampling
+
+    @property
+    def bootstrap(self) -> int:
+        """The earlier name of :attr:`resamples` (kept for one release)."""
+        return self.resamples
 
     def inputs(self) -> tuple[PathsLike, str]:
         """The gold and the predictions file, for a task that requires both (given: the
@@ -219,7 +216,7 @@ class Task(Generic[S]):
     score: Callable[[S], Result]
     params: tuple[Param, ...] = ()  # the task's own settings
     common: tuple[str, ...] = ("gold", "predictions", "allow_missing", "allow_extra",
-                               "format", "per_item", "bootstrap", "seed")
+                               "format", "per_item", "resamples", "seed")
     gold_help: str = "gold file(s): paths or globs"
     predictions_help: str = "predictions file"
     allow_missing_help: str = ALLOW_MISSING.help  # how the task scores a missing prediction
@@ -273,6 +270,7 @@ class Task(Generic[S]):
             lambda p: f"nqkit eval {self.name} {p.flag} {p.metavar or p.name.upper()} ...",
             defaults=params if self.settings_type is None else (*COMMON, *params))
         if self.settings_type is None:
+            out.setdefault("bootstrap", out.get("resamples"))  # its name before 0.2
             return out  # type: ignore[return-value]  # the earlier form: a dict
         return self.settings_type(**out)
 
@@ -280,22 +278,22 @@ class Task(Generic[S]):
         """Score with the given settings (defaults for the rest), intervals included."""
         settings = self.settings(**given)
         if isinstance(settings, dict):  # the earlier form
-            bootstrap, seed = settings.get("bootstrap") or 0, settings.get("seed") or 0
+            resamples, seed = settings.get("resamples") or 0, settings.get("seed") or 0
         else:
-            bootstrap, seed = settings.bootstrap or 0, settings.seed or 0
-        if bootstrap and not 1 <= bootstrap <= MAX_BOOTSTRAP:
+            resamples, seed = settings.resamples or 0, settings.seed or 0
+        if resamples and not 1 <= resamples <= MAX_RESAMPLES:
             from nqkit.errors import InputError
 
-            raise InputError(None, f"--bootstrap must be between 0 and {MAX_BOOTSTRAP:,}, "
-                             f"found {bootstrap:,}", "1,000 to 10,000 resamples are usual")
+            raise InputError(None, f"--resamples must be between 0 and {MAX_RESAMPLES:,}, "
+                             f"found {resamples:,}", "1,000 to 10,000 resamples are usual")
         if seed < 0:
             from nqkit.errors import InputError
 
             raise InputError(None, f"--seed must be a non-negative integer, found {seed}",
                              "give a seed such as 0 or 12345")
         result = self.score(settings)
-        if bootstrap:
-            self.add_intervals(result, bootstrap, seed)
+        if resamples:
+            self.add_intervals(result, resamples, seed)
         return result
 
     def add_intervals(self, result: Result, resamples: int, seed: int) -> None:
@@ -326,8 +324,9 @@ class Task(Generic[S]):
 
 
 TASKS: Registry[Task[Any]] = Registry("task")
-# Modules of nqkit.tasks that declare no task: this one.
-NOT_TASKS = ("base",)
+# Modules of nqkit.tasks that declare no task: this one, the grouped scores and the
+# test-train overlap evaluation built on them.
+NOT_TASKS = ("base", "groups", "overlap")
 _loaded = False
 
 

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from nqkit.settings import Param, positive_int
 from nqkit.tasks.base import TASKS, Result, Settings, Task
+from nqkit.vocabulary import GOLD_CACHE
 
 EPILOG = """\
 The paper splits 25-way annotations into 5 references and a pool of 20 (super-annotator:
@@ -86,8 +87,6 @@ TASK = TASKS.add("human-bounds", Task(
         Param("splits", "--splits", "first: the first N annotations are the references; "
               "all: average over every choice of N references (default first)",
               default="first", choices=("first", "all")),
-        Param("gold_cache", "--gold-cache", "read and write the gold annotation cache "
-              "(default; --no-gold-cache to skip it)", action="boolean", default=True,
-              deprecated=("--no-cache",)),
+        GOLD_CACHE,
     ),
 ))

@@ -19,8 +19,9 @@ from nqkit.formats.nq_predictions import NqPrediction, check_id_types, read_nq_p
 from nqkit.io import ExpandedPaths, PathsLike, expand_paths, gc_paused
 from nqkit.metrics.nq import NqResult, check_gold, evaluate_nq
 from nqkit.report import progress
-from nqkit.settings import Param, positive_int
+from nqkit.settings import Param
 from nqkit.tasks.base import TASKS, Coverage, Result, Settings, Task
+from nqkit.vocabulary import GOLD_CACHE, LONG_THRESHOLD, SHORT_THRESHOLD
 
 if TYPE_CHECKING:
     from nqkit.analysis.nq_breakdown import GroupScore
@@ -191,17 +192,7 @@ def score(s: NqSettings) -> Result:
     return result
 
 
-THRESHOLDS: tuple[Param, ...] = (
-    Param("long_threshold", "--long-threshold", "gold has a long answer when >= K "
-          "annotators gave one (default 2; 1 for 1-way train gold)", default=2,
-          type=positive_int, metavar="K"),
-    Param("short_threshold", "--short-threshold", "gold has a short answer when >= K "
-          "annotators gave one (default 2; 1 for 1-way train gold)", default=2,
-          type=positive_int, metavar="K"),
-)
-GOLD_CACHE = Param("gold_cache", "--gold-cache", "read and write the gold annotation cache "
-                   "(default; --no-gold-cache to skip it)", action="boolean", default=True,
-                   deprecated=("--no-cache",))
+THRESHOLDS: tuple[Param, ...] = (LONG_THRESHOLD, SHORT_THRESHOLD)
 
 FORMAT_HELP = """\
 predictions: {"predictions": [{"example_id": INT, "long_answer": {"start_byte", "end_byte",

@@ -13,15 +13,11 @@ from typing import Any
 from nqkit.settings import Param
 from nqkit.signature import ResultWarning
 from nqkit.tasks.base import TASKS, Coverage, Result, Settings, Task
+from nqkit.vocabulary import ANSWER_FIELD, CONVENTION
 
 PARAMS: tuple[Param, ...] = (
-    Param("answer_field", "--answer-field",
-          "gold field holding the answers (default: answer; EfficientQA test: "
-          "answer_and_def_correct_predictions)", default="answer", metavar="FIELD"),
-    Param("convention", "--convention",
-          "exact-match rule: orqa (official NQ-open, default), squad (= dpr), containment "
-          "(FlashRAG's 'acc': the gold is a substring of the prediction)", default="orqa",
-          metavar="NAME"),
+    ANSWER_FIELD,
+    CONVENTION,
     Param("regex", "--regex", "gold answers are regular expressions (CuratedTrec): a pattern "
           "must match at the start of the prediction, case-insensitively",
           action="store_true", default=False),

@@ -15,27 +15,23 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nqkit.errors import InputError, for_example
-from nqkit.settings import Param, int_in, positive_int
+from nqkit.settings import Param
 from nqkit.signature import ResultWarning
 from nqkit.tasks.base import TASKS, Coverage, Result, Settings, Task
+from nqkit.vocabulary import DEFAULT_CUTOFFS, FIRST_QID, PASSAGES, QRELS, TOPK
 
 if TYPE_CHECKING:
     from nqkit.io import PathsLike
 
 PARAMS: tuple[Param, ...] = (
-    Param("topk", "--topk", "cut-offs (default: 1 5 20 100)", default=[1, 5, 20, 100],
-          type=positive_int, nargs="+", metavar="K"),
-    Param("passages", "--passages", "the passage corpus of a TREC run (DPR psgs_w100.tsv "
-          "format); with it, --predictions is a TREC run and --gold its questions",
-          metavar="TSV"),
-    Param("first_qid", "--first-qid", "the query id of the first question, in a TREC run "
-          "and in --qrels (default 0, as Pyserini numbers DPR topics)", default=0,
-          type=int_in(0)),
-    Param("qrels", "--qrels", "TREC qrels of gold passages (qid 0 docid rel; qid = "
-          "--first-qid + the question's position in --gold, or in the results without "
-          "--gold; see nqkit convert qrels): adds gold-passage recall and splits each "
-          "answer-recall hit into gold passage / coincidence / gold unknown",
-          metavar="FILE"),
+    TOPK,
+    PASSAGES.but(help="the passage corpus of a TREC run (DPR psgs_w100.tsv format); with "
+                 "it, --predictions is a TREC run and --gold its questions"),
+    FIRST_QID,
+    QRELS.but(help="TREC qrels of gold passages (qid 0 docid rel; qid = --first-qid + the "
+              "question's position in --gold, or in the results without --gold; see nqkit "
+              "convert qrels): adds gold-passage recall and splits each answer-recall hit "
+              "into gold passage / coincidence / gold unknown"),
     Param("recall", "--recall", "the recall of the headline: answer (DPR's has_answer, "
           "default) or gold-passage (a gold passage of --qrels in the top k, over the "
           "questions whose gold passage is known)", default="answer",
@@ -200,7 +196,7 @@ def _qrels_checks(qr: _Qrels, g: _GoldRanks, qrels_path: str, results_path: str,
                          f"(qids {for_example(map(repr, sorted(qr.gold)[:3]))}) is a question of "
                          f"the results (numbered from --first-qid {g.first_qid})",
                          "give the qrels made for these questions (nqkit convert qrels "
-                         "--questions) and the same --first-qid")
+                         "--gold) and the same --first-qid")
     warnings = []
     if in_corpus is not None:
         if not in_corpus:
@@ -255,12 +251,10 @@ def score(s: RetrievalSettings, *,
     ``--qrels`` (None without qrels, or when the qrels know no gold passage for it),
     while the stream is scored: the results are read once, by the same code.
     """
-    import numpy as np
 
     from nqkit.formats.dpr import read_dpr_results
     from nqkit.metrics.answer_recall import score_answer_recall
     from nqkit.report import progress
-    from nqkit.stats import ItemStats
 
     if not s.predictions:
         raise InputError(None, "no retrieval results given",
@@ -308,12 +302,36 @@ def score(s: RetrievalSettings, *,
         run_settings = {"recall": s.recall, "qrels": qrels.fingerprint}
     if keep is not None:
         results = _kept(results, keep, gold_ranks)
+    if gold_ranks is None or qrels is None:
+        return recall_result(progress(results, desc="answer recall", unit="q"), ks,
+                             where=path, run_settings=run_settings, missing=missing)
     r = score_answer_recall(_noted(progress(results, desc="answer recall", unit="q"),
                                    scored), ks, where=path, run_settings=run_settings)
-    if gold_ranks is not None and qrels is not None:
-        return _with_gold(s, r, scored, missing, gold_ranks, qrels,
-                          _qrels_checks(qrels, gold_ranks, os.fspath(s.qrels or ""), path,
-                                        in_corpus, str(s.passages)), ks)
+    return _with_gold(s, r, scored, missing, gold_ranks, qrels,
+                      _qrels_checks(qrels, gold_ranks, os.fspath(s.qrels or ""), path,
+                                    in_corpus, str(s.passages)), ks)
+
+
+def recall_result(results: Iterable[Any], topk: Iterable[int], *, where: str | None,
+                  run_settings: dict[str, object] | None = None,
+                  missing: list[str] | None = None, check: Any = None) -> Result:
+    """Top-k answer recall of a stream of :class:`~nqkit.formats.dpr.DprResult` s (already
+    joined with their gold answers), as ``nqkit eval retrieval`` gives it without qrels:
+    ``nqkit retrieve --eval`` scores its run in memory with this. ``run_settings`` go
+    into the signature after the metric's; ``missing`` lists the gold questions the
+    results had none for (counted in the coverage, filled in as the stream ends);
+    ``check`` is the has-answer check to share (:class:`~nqkit.text.dpr_tokenize.
+    AnswerCheck`)."""
+    import numpy as np
+
+    from nqkit.metrics.answer_recall import score_answer_recall
+    from nqkit.stats import ItemStats
+
+    ks = sorted(set(topk))
+    scored: list[str] = []
+    missing = [] if missing is None else missing
+    r = score_answer_recall(_noted(results, scored), ks, where=where,
+                            run_settings=run_settings, check=check)
     items = [{"question": q, "first_hit": hit}
              for q, hit in zip(scored, r.first_hit, strict=True)]
 
@@ -402,6 +420,6 @@ TASK = TASKS.add("retrieval", Task(
     gold_help="optional questions and answers (DPR .qa.tsv or NQ-open JSONL); default: the "
     "answers inside the results",
     predictions_help="retrieval results JSON (DPR dense_retriever output)",
-    headline=("top-1", "top-5", "top-20", "top-100"), headline_from_result=True,
+    headline=tuple(f"top-{k}" for k in DEFAULT_CUTOFFS), headline_from_result=True,
     deprecated_positional="predictions",
 ))
