@@ -261,7 +261,8 @@ def test_human_bounds_command(tmp_path, capsys, shared):
 def test_system_settings_are_a_typed_record_and_unknown_names_are_refused():
     import dataclasses
 
-    from nqkit.baselines.systems import NqBaselineSettings, get_system
+    from nqkit.baselines.predict_files import NqBaselineSettings
+    from nqkit.baselines.systems import get_system
 
     system = get_system("first_paragraph")
     s = system.settings(input=["in.jsonl"], output="out.json")

@@ -23,8 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
-from nqkit.baselines import AnyNqExample
-from nqkit.baselines.systems import nq_baseline
+from nqkit.baselines.predict_files import AnyNqExample, nq_baseline
 from nqkit.formats.nq import NULL_SPAN
 from nqkit.formats.nq_predictions import NqPrediction
 from nqkit.retrieval.base import Retriever

@@ -24,9 +24,8 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from nqkit.baselines import AnyNqExample
 from nqkit.baselines.pages import CopiedAnswer, example_answer, page_keys, transfer
-from nqkit.baselines.systems import nq_baseline
+from nqkit.baselines.predict_files import AnyNqExample, nq_baseline
 from nqkit.formats.nq import NULL_SPAN
 from nqkit.formats.nq_predictions import NqPrediction
 

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from nqkit.baselines import AnyNqExample
+from nqkit.baselines.predict_files import AnyNqExample
 from nqkit.formats.nq import NqExample, Span
 
 _TITLE_RE = re.compile(r"[?&](?:amp;)?title=([^&]+)")

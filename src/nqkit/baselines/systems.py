@@ -5,8 +5,9 @@ frozen record they arrive in (a subclass of :class:`SystemSettings`) and a
 ``run(settings)`` that writes the predictions to ``settings.output`` and returns the
 scores as a :class:`~nqkit.tasks.base.Result` (``None`` when nothing is scored). An NQ
 baseline is a class with ``fit``/``predict(example)`` registered with
-:func:`nq_baseline`, which makes it a system with the shared NQ settings that
-``nqkit predict NAME`` runs too; the NQ-open and AmbigQA baselines register themselves in
+:func:`nqkit.baselines.predict_files.nq_baseline`, which makes it a system with the
+shared NQ settings that ``nqkit predict NAME`` runs too; the NQ-open and AmbigQA
+baselines register themselves in
 :mod:`nqkit.baselines.open_systems`. Every module of :mod:`nqkit.baselines` is imported
 on first use (:func:`nqkit.registry.discover`), so adding a system is one module with
 one ``SYSTEMS.add(...)`` (see docs/contributing.md).
@@ -16,15 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache, partial
 from typing import Any, Generic, TypeVar
 
 from nqkit.registry import Registry, discover
 from nqkit.settings import Param, check_record, format_param, output_param, settings_values
-from nqkit.vocabulary import EVAL, GOLD, TRAIN
 
-__all__ = ["FORMAT", "OUTPUT", "SYSTEMS", "NqBaselineSettings", "System", "SystemSettings",
-           "get_system", "nq_baseline", "nq_params", "system_names"]
+__all__ = ["FORMAT", "OUTPUT", "SYSTEMS", "System", "SystemSettings", "get_system",
+           "system_names"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,80 +76,6 @@ T = TypeVar("T", bound=Callable[..., Any])
 
 OUTPUT = output_param("where to write the predictions")
 FORMAT = format_param("table", "json")
-
-
-@cache
-def nq_params() -> tuple[Param, ...]:
-    """The settings every NQ baseline takes (built on first use: they need the NQ task)."""
-    from nqkit.tasks.nq import THRESHOLDS
-
-    return (
-        GOLD.but(help="examples to predict (original or simplified NQ, with or without "
-                 "annotations; globs of shards): their annotations are the gold of --eval",
-                 metavar="GLOB", deprecated=("--input", "--gold-or-input")),
-        TRAIN.but(help="training files (original or simplified), for baselines that learn",
-                  metavar="GLOB"),
-        OUTPUT,
-        EVAL.but(help="then score the predictions against the input's annotations (as "
-                 "`nqkit eval nq` does)"),
-        *THRESHOLDS, FORMAT,
-    )
-
-
-@dataclass(frozen=True, kw_only=True)
-class NqBaselineSettings(SystemSettings):
-    """The settings of every NQ baseline (:func:`nq_params`)."""
-
-    gold: list[str]  # examples to predict: paths or globs of shards
-    train: list[str] | None  # training files, for baselines that learn
-    eval: bool  # then score the predictions against the input's annotations
-    long_threshold: int  # as in `nqkit eval nq`
-    short_threshold: int
-
-
-def run_nq_baseline(name: str, s: NqBaselineSettings) -> Any:
-    """Fit (when it learns) and run NQ baseline ``name``; score it with ``--eval``."""
-    from nqkit.baselines.predict_files import run_system
-    from nqkit.io import staged_path
-
-    gold = None
-    if s.eval:
-        from nqkit.tasks.nq import load_gold_for_eval
-
-        # Refuse a gold the scores cannot mean anything on before predicting anything.
-        gold = load_gold_for_eval(s.gold, long_threshold=s.long_threshold,
-                                  short_threshold=s.short_threshold, cache=False)
-    baseline, summary = run_system(name, s.train, s.gold, s.output)
-    trained = f", trained on {summary.num_train:,} examples" if baseline.needs_train else ""
-    from nqkit.report import say
-
-    say(f"{summary.system}: {summary.num_examples:,} predictions "
-        f"({summary.num_answered:,} with a long answer{trained}) written to {s.output}")
-    if not s.eval:
-        return None
-    from nqkit.tasks.nq import evaluate_files, nq_result
-
-    r, _ = evaluate_files(s.gold, str(staged_path(s.output)), cache=False,
-                          long_threshold=s.long_threshold,
-                          short_threshold=s.short_threshold, gold_examples=gold)
-    return nq_result(r)
-
-
-def nq_baseline(name: str) -> Callable[[T], T]:
-    """Register an NQ baseline class (``fit``, ``predict(example)``, see
-    :class:`nqkit.baselines.NqBaseline`) as system ``name``: its help is the first
-    paragraph of its docstring, its settings :func:`nq_params`."""
-
-    def deco(cls: T) -> T:
-        doc = " ".join((cls.__doc__ or name).strip().split("\n\n")[0].split())
-        SYSTEMS.add(name, System(name, "nq", f"NQ: {doc}", nq_params(),
-                                 partial(run_nq_baseline, name),
-                                 description=f"{doc} Writes official NQ predictions.",
-                                 inputs=("gold", "train"), predictor=cls,
-                                 settings_type=NqBaselineSettings))
-        return cls
-
-    return deco
 
 
 _loaded = False
