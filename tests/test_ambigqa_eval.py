@@ -223,11 +223,11 @@ def test_empty_prediction_scores_zero_and_missing_policy():
     r = score_ambigqa(refs, {"1": AmbigQaPrediction((), None),
                              "2": AmbigQaPrediction(("b",), None)})
     assert r.per_example["1"]["F1 answer"] == 0 and r.metrics["F1 answer"]["all"] == 0.5
-    with pytest.raises(InputError, match="1 of 2 reference ids have no prediction"):
+    with pytest.raises(InputError, match="1 of 2 gold ids have no prediction"):
         score_ambigqa(refs, {"1": AmbigQaPrediction(("a",), None)})
     r = score_ambigqa(refs, {"1": AmbigQaPrediction(("a",), None)}, missing="empty")
     assert r.metrics["F1 answer"]["all"] == 0.5 and r.missing == ["2"]
-    with pytest.raises(InputError, match=r"1 predicted id\(s\) are not in the references"):
+    with pytest.raises(InputError, match=r"1 predicted id\(s\) are not in the gold"):
         score_ambigqa(refs, {"1": AmbigQaPrediction(("a",), None),
                              "2": AmbigQaPrediction(("b",), None),
                              "3": AmbigQaPrediction(("c",), None)})
@@ -267,9 +267,9 @@ def test_cli_table_and_per_example(tmp_path, capsys):
     (REFS, ["a"], "preds.json: expected a JSON object {id: [...]}, found list"),
     (REFS, {"1": [{"answer": "a"}]}, "preds.json: id 1: wrong prediction shape"),
     (REFS, {"1": 3}, "preds.json: id 1: expected a list, found int"),
-    (REFS, {"1": ["a"], "7": ["b"]}, "1 predicted id(s) are not in the references (e.g. 7)"),
+    (REFS, {"1": ["a"], "7": ["b"]}, "1 predicted id(s) are not in the gold (e.g. 7)"),
     ([*REFS, {**REFS[0], "id": "2"}], {"1": ["a"]},
-     "1 of 2 reference ids have no prediction (e.g. 2)"),
+     "1 of 2 gold ids have no prediction (e.g. 2)"),
     ([{"id": "1", "question": "Who?", "annotations": [{"type": "single", "answer": ["A"]}]}],
      {"1": ["a"]}, "unknown annotation type 'single'"),
     ({"data": []}, {"1": ["a"]}, "refs.json: expected a JSON list of examples, found dict"),

@@ -418,7 +418,7 @@ def test_three_systems_bad_input(tmp_path, capsys):
     short.write_text("".join((tmp_path / "b.jsonl").read_text().splitlines(True)[:3]))
     assert main(["compare", "nq-open", "--gold", refs, a, b, str(short)]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 1 and err[0].startswith(f"nqkit: error: {short}: 1 of 4 reference "
+    assert len(err) == 1 and err[0].startswith(f"nqkit: error: {short}: 1 of 4 gold "
                                                "questions have no prediction")
     # ... and with --allow-missing it is scored as wrong there
     out = _json(capsys, ["compare", "nq-open", "--gold", refs, a, b, str(short),

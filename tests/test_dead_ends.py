@@ -388,8 +388,8 @@ def test_nq_open_predictions_of_another_split_are_refused(capsys, tmp_path):
     # both files are known splits (nqkit.splits): the one line names them
     assert msg == (
         f"{preds}: the 1,800 predicted questions are the questions of efficientqa/dev, the "
-        "references the questions of nq-open/dev: none of the predictions is in the "
-        "references — score the predictions against the references of efficientqa/dev, or "
+        "gold holds the questions of nq-open/dev: none of the predictions is in the "
+        "gold — score the predictions against the gold of efficientqa/dev, or "
         "predict the questions of nq-open/dev")
     with pytest.raises(InputError, match="none of the 2 predicted questions"):
         score_nq_open([NqOpenExample("q", ("a",))],

@@ -72,12 +72,12 @@ def test_regex_scoring_and_signature():
 
 def test_missing_is_an_error_by_default():
     refs = [NqOpenExample("q1", ("a1",)), NqOpenExample("q2", ("a2",))]
-    with pytest.raises(InputError, match=r"1 of 2 reference questions have no prediction"):
+    with pytest.raises(InputError, match=r"1 of 2 gold questions have no prediction"):
         score_nq_open(refs, [NqOpenPrediction("q1", "a1")])
     r = score_nq_open(refs, [NqOpenPrediction("q1", "a1")], missing="wrong")
     assert (r.accuracy, r.missing_predictions) == (0.5, 1)
     with pytest.raises(InputError, match=r"; 1 predictions are for questions not in the "
-                       r"references \(another split\?\)"):
+                       r"gold \(another split\?\)"):
         score_nq_open(refs, [NqOpenPrediction("q1", "a1"), NqOpenPrediction("Q2", "a2")])
 
 
@@ -131,7 +131,7 @@ def test_cli_answer_field(tmp_path, capsys):
 
 
 @pytest.mark.parametrize(("refs", "preds", "message"), [
-    ([], [{"question": "q", "prediction": "p"}], "refs.jsonl: the references file is empty"),
+    ([], [{"question": "q", "prediction": "p"}], "refs.jsonl: the gold file is empty"),
     ([{"question": "q", "answer": ["a"]}], [], "preds.jsonl: the predictions file is empty"),
     ([{"question": "q", "answers": ["a"]}], [{"question": "q", "prediction": "p"}],
      "refs.jsonl:1: missing answer field 'answer' (found answers, question)"),

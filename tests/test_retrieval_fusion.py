@@ -163,7 +163,7 @@ def test_questions_without_an_answer_field_name_the_line_shape(tmp_path: Path) -
         read_questions(path)
     assert e.value.where == f"{path}:1"
     assert e.value.problem == ("missing answer field 'answer' (found answers, question) "
-                               "(EfficientQA test references use "
+                               "(EfficientQA test gold uses "
                                "'answer_and_def_correct_predictions')")
     assert e.value.fix == 'each line must look like {"question": "...", "answer": ["..."]}'
 

@@ -175,8 +175,8 @@ def test_check_split_names_both_splits_in_one_line():
         check_split(set(nq_open_dev()), efficientqa_dev()[:5], where="p.jsonl")
     assert e.value.message == (
         "p.jsonl: the 5 predicted questions are 5 of the 1,800 questions of efficientqa/dev, "
-        "the references the questions of nq-open/dev: none of the predictions is in the "
-        "references — score the predictions against the references of efficientqa/dev, or "
+        "the gold holds the questions of nq-open/dev: none of the predictions is in the "
+        "gold — score the predictions against the gold of efficientqa/dev, or "
         "predict the questions of nq-open/dev")
     # the same split written differently (AmbigNQ's capitalised prompts against DPR dev)
     amb = [d["question"] for d in _ambignq("dev_light.json")][:2]
@@ -206,8 +206,8 @@ def test_nq_open_partly_other_split_warning_names_it():
     r = score_nq_open(refs, preds, missing="wrong")
     (w,) = r.warnings
     assert w.code == "other-split"
-    assert ("2 predictions are for questions not in the references (they are 2 of the 1,800 "
-            "questions of efficientqa/dev) and 2 reference questions") in w.message
+    assert ("2 predictions are for questions not in the gold (they are 2 of the 1,800 "
+            "questions of efficientqa/dev) and 2 gold questions") in w.message
     assert r.signature.startswith("nq-open|split:nq-open/dev|")
 
 
@@ -221,8 +221,8 @@ def test_nq_open_task_refuses_dpr_dev_predictions_against_nq_open_dev(tmp_path):
         get_task("nq-open").run(gold=[str(refs)], predictions=str(preds), allow_missing=True)
     assert e.value.message == (
         f"{preds}: the 8,757 predicted questions are the questions of dpr/nq-dev.qa, the "
-        "references the questions of nq-open/dev: none of the predictions is in the "
-        "references — score the predictions against the references of dpr/nq-dev.qa, or "
+        "gold holds the questions of nq-open/dev: none of the predictions is in the "
+        "gold — score the predictions against the gold of dpr/nq-dev.qa, or "
         "predict the questions of nq-open/dev")
 
 
@@ -235,10 +235,10 @@ def test_ambigqa_signature_and_ids_of_another_split():
     with pytest.raises(InputError) as e:
         score_ambigqa(dev, {k: AmbigQaPrediction(("x",), None) for k in train_ids})
     assert e.value.message.startswith(
-        "the 10,036 predicted ids are the ids of ambignq/train, the references the ids of "
-        "ambignq/dev: none of the predictions is in the references")
+        "the 10,036 predicted ids are the ids of ambignq/train, the gold holds the ids of "
+        "ambignq/dev: none of the predictions is in the gold")
     mixed = {**preds, train_ids[0]: AmbigQaPrediction(("x",), None)}
-    with pytest.raises(InputError, match=r"1 predicted id\(s\) are not in the references "
+    with pytest.raises(InputError, match=r"1 predicted id\(s\) are not in the gold "
                        r"\(e.g. .*\); they are 1 of the 10,036 ids of ambignq/train"):
         score_ambigqa(dev, mixed)
 

@@ -28,9 +28,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NoReturn
 
 from nqkit._version import __version__
@@ -75,8 +76,12 @@ class NqkitArgumentParser(argparse.ArgumentParser):
         if populate is not None:
             populate(self)
 
+    # the parser of the (sub)command being parsed: the last one whose parse started
+    _active: NqkitArgumentParser | None = None
+
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         self._ensure()
+        NqkitArgumentParser._active = self
         if self._intermixed and not self._in_intermixed:
             # argparse's intermixed parsing calls this method again: once is enough
             self._in_intermixed = True
@@ -126,7 +131,39 @@ class NqkitArgumentParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         message = " ".join(message.split())  # argparse may wrap long choice lists
-        self.exit(2, f"nqkit: error: {self.prog}: {message} — see `{self.prog} --help`\n")
+        parser: argparse.ArgumentParser = self
+        if message.startswith("unrecognized arguments:") and self._active is not None:
+            # argparse reports them at the top; they belong to the command being parsed
+            parser = self._active
+        hint = did_you_mean(parser, message)
+        self.exit(2, f"nqkit: error: {parser.prog}: {message}{hint} — see "
+                     f"`{parser.prog} --help`\n")
+
+
+_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)$")
+
+
+def did_you_mean(parser: argparse.ArgumentParser, message: str) -> str:
+    """`` — did you mean --gold?`` for a typo'd option or command (the nearest visible
+    spelling by :func:`difflib.get_close_matches`), or ``""``."""
+    import difflib
+
+    if message.startswith("unrecognized arguments:"):
+        words = [w for w in message.split(":", 1)[1].split() if w.startswith("-")]
+        known = [o for a in parser._actions if a.help != argparse.SUPPRESS
+                 for o in a.option_strings if o.startswith("--")]
+        for word in words:
+            close = difflib.get_close_matches(word.split("=", 1)[0], known, n=1)
+            if close:
+                return f"; did you mean {close[0]}?"
+        return ""
+    m = _CHOICE.search(message)
+    if m:
+        choices = re.findall(r"'([^']*)'", m.group(2))
+        close = difflib.get_close_matches(m.group(1), choices, n=1)
+        if close:
+            return f"; did you mean {close[0]!r}?"
+    return ""
 
 
 def command_modules() -> list[Any]:
@@ -166,6 +203,58 @@ def build_parser() -> argparse.ArgumentParser:
                 continue  # added in its group's place
             command.add_to(group_subs[command.group] if command.group else sub)
     return parser
+
+
+def walk_parsers(parser: argparse.ArgumentParser | None = None, path: str = "nqkit"
+                 ) -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    """Every (sub)command's parser, with its command line (``nqkit eval nq``), its
+    registry-built subcommands included."""
+    parser = parser if parser is not None else build_parser()
+    if isinstance(parser, NqkitArgumentParser):
+        parser._ensure()
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from walk_parsers(sub, f"{path} {name}")
+
+
+def vocabulary_table() -> str:
+    """docs/vocabulary.md's table: each concept of :data:`nqkit.vocabulary.TERMS`, its
+    flag, library argument and signature key, the commands that take it and the old
+    spellings each still accepts (read from the commands' parsers)."""
+    from nqkit.settings import DeprecatedOption
+    from nqkit.vocabulary import TERMS
+
+    used: dict[str, list[str]] = {}
+    old: dict[str, dict[str, list[str]]] = {}
+    for path, parser in walk_parsers():
+        command = path.removeprefix("nqkit ")
+        for action in parser._actions:
+            if isinstance(action, DeprecatedOption):
+                for o in action.option_strings:
+                    old.setdefault(action.dest, {}).setdefault(o, []).append(command)
+            elif action.help != argparse.SUPPRESS:
+                used.setdefault(action.dest, []).append(command)
+    def listed(commands: Iterable[str], most: int) -> str:
+        names = sorted(set(commands))
+        if len(names) > most:
+            return f"{len(names)} commands"
+        return ", ".join(f"`{c}`" for c in names)
+
+    rows = ["| concept | flag | library argument | signature key | commands | old spellings "
+            "(one release) |", "|---|---|---|---|---|---|"]
+    for t in TERMS:
+        p = t.param
+        if p.flag.startswith("-"):
+            flag = f"`{p.short}/{p.flag}`" if p.short else f"`{p.flag}`"
+        else:
+            flag = f"positional `{p.metavar}`"
+        olds = "; ".join(f"`{o}` ({listed(cs, 3)})"
+                         for o, cs in sorted(old.get(p.name, {}).items()))
+        rows.append(f"| {t.concept} | {flag} | `{p.name}` | {t.signature or '-'} | "
+                    f"{listed(used.get(p.name, ()), 4) or '-'} | {olds or '-'} |")
+    return "\n".join(rows) + "\n"
 
 
 class Terminated(KeyboardInterrupt):

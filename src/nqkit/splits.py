@@ -117,7 +117,7 @@ class SplitCheck:
     """The split of references and of predictions not in them (see :func:`check_split`)."""
 
     references: SplitMatch
-    unused: int  # predicted keys that are not in the references
+    unused: int  # predicted keys that are not in the gold
     unused_split: SplitMatch | None  # the split of those, when there are any
 
 
@@ -296,7 +296,7 @@ def check_split(references: Collection[str], predictions: Collection[str], *,
     exactly as the metric joins them. When no predicted key is in the references, raise
     :class:`InputError` in one line naming both splits (or saying that the questions are
     those of the references written differently). Otherwise return the references' split
-    and the split of the predicted keys that are not in the references, for warnings.
+    and the split of the predicted keys that are not in the gold, for warnings.
     ``reference_match`` saves identifying the references twice.
     """
     ref = reference_match or match_split(references, kind)
@@ -310,22 +310,21 @@ def check_split(references: Collection[str], predictions: Collection[str], *,
                                                                               ref.split):
             raise InputError(
                 where, f"the {n:,} predicted {noun} are {describe(pred, noun)}, the "
-                f"references {describe(ref, noun)}: none of the predictions is in the "
-                "references",
-                f"score the predictions against the references of {pred.split}, or predict "
+                f"gold holds {describe(ref, noun)}: none of the predictions is in the gold",
+                f"score the predictions against the gold of {pred.split}, or predict "
                 f"the {noun} of {ref.split}")
         if pred.split is not None and ref.split is not None:
             raise InputError(
-                where, f"none of the {n:,} predicted {noun} is in the references, though they "
-                f"are {describe(pred, noun)} and the references {describe(ref, noun)}: they "
+                where, f"none of the {n:,} predicted {noun} is in the gold, though they "
+                f"are {describe(pred, noun)} and the gold holds {describe(ref, noun)}: they "
                 f"are written differently ({for_example(repr(q) for q in predictions)})",
-                f"write the {noun} exactly as in the references")
+                f"write the {noun} exactly as in the gold")
         of = f" of {ref.split}" if ref.split is not None else ""
         from_ = f"; they are {describe(pred, noun)}" if pred.split is not None else ""
         raise InputError(
-            where, f"none of the {n:,} predicted {noun} is in the references{of} "
+            where, f"none of the {n:,} predicted {noun} is in the gold{of} "
             f"({for_example(repr(q) for q in predictions)}){from_}, so every "
             f"{'question' if kind == 'question' else 'example'} would be scored wrong",
-            "score the predictions against the references of the split they were made for "
+            "score the predictions against the gold of the split they were made for "
             f"({noun} must match exactly)")
     return SplitCheck(ref, len(unused), match_split(unused, kind) if unused else None)

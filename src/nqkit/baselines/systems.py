@@ -15,7 +15,7 @@ one ``SYSTEMS.add(...)`` (see docs/contributing.md).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -23,7 +23,7 @@ from nqkit.registry import Registry, discover
 from nqkit.settings import Param, check_record, format_param, output_param, settings_values
 
 __all__ = ["FORMAT", "OUTPUT", "SYSTEMS", "System", "SystemSettings", "get_system",
-           "system_names"]
+           "run_command", "system_names"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,3 +97,24 @@ def get_system(name: str) -> System[Any]:
 def system_names() -> list[str]:
     load_systems()
     return list(SYSTEMS)
+
+
+def run_command(system_name: str, given: Mapping[str, Any]) -> None:
+    """``nqkit baseline NAME``: system ``system_name`` run with a command's parsed
+    arguments (``given``), never over one of its inputs; its scores printed, if any."""
+    from nqkit.io import check_output, expand_paths
+    from nqkit.report import emit_result
+
+    system = get_system(system_name)
+    # an old spelling may stand in for a required option: checked here, not by argparse
+    settings = system.settings(**{p.name: given[p.name] for p in system.params})
+    values = settings if isinstance(settings, dict) else vars(settings)  # dict: earlier form
+    inputs = [v for name in system.inputs
+              for v in ([values[name]] if isinstance(values[name], str) else
+                        values[name] or [])]
+    # several options' files at once: one file may serve two of them (memory and questions)
+    check_output(values["output"], expand_paths(inputs, what="input", unique=False),
+                 option="-o")
+    result = system.run(settings)
+    if result is not None:
+        emit_result(result, format=values.get("format") or "table")

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nqkit.settings import Param, int_in
-from nqkit.vocabulary import GOLD, PREDICTIONS
+from nqkit.vocabulary import GOLD, PREDICTIONS, TASK
 
 __all__ = ["BROWSE_PARAMS", "browse_params", "load_open", "serve", "view_settings"]
 
@@ -82,10 +82,10 @@ def browse_params() -> list[Param]:
     from nqkit.tasks.overlap import LABEL_SOURCE
 
     tasks = _tasks()
-    out: list[Param] = [*BROWSE_PARAMS, Param(
-        "task", "--task", "what the files are: nq (default: NQ examples, original or "
-        "simplified), nq-open (NQ-open / EfficientQA predictions), ambigqa (AmbigQA "
-        "predictions), retrieval", default="nq", choices=tasks)]
+    out: list[Param] = [*BROWSE_PARAMS, TASK.but(
+        help="what the files are: nq (default: NQ examples, original or simplified), "
+        "nq-open (NQ-open / EfficientQA predictions), ambigqa (AmbigQA predictions), "
+        "retrieval", default="nq", choices=tasks, metavar=None)]
     seen: set[str] = set()
     for name in tasks[1:]:
         for p in view_settings(name):

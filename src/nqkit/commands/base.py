@@ -27,7 +27,8 @@ from typing import Any
 
 from nqkit.settings import Param, format_param, output_param
 
-__all__ = ["Command", "format_param", "output_param", "print_help"]
+__all__ = ["Command", "add_systems", "add_task_options", "format_param", "output_param",
+           "print_help"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,34 @@ class Command:
             param.add_to(p)
         p.set_defaults(func=self.run or (lambda _args: print_help(p)))
         return p
+
+
+def add_task_options(p: argparse.ArgumentParser, task: Any) -> None:
+    """A task's settings as a command's options (``nqkit eval TASK`` and its old name):
+    required settings are checked after parsing, in declared order (--gold first), so an
+    old spelling can stand in for them; the usage shows them."""
+    for param in task.all_params():
+        param.add_to(p, enforce=False)
+    if task.deprecated_positional:
+        p.add_argument("legacy_positional", nargs="?", help=argparse.SUPPRESS)
+
+
+def add_systems(p: argparse.ArgumentParser, run: Callable[[argparse.Namespace], int],
+                tasks: tuple[str, ...] = ()) -> None:
+    """One subcommand per registered baseline system (of ``tasks`` only, when given), each
+    running ``run``: ``nqkit baseline NAME`` and its old name."""
+    from nqkit.baselines.systems import get_system, system_names
+
+    systems = p.add_subparsers(dest="system_name", metavar="NAME")
+    for name in system_names():
+        system = get_system(name)
+        if tasks and system.task not in tasks:
+            continue
+        q = systems.add_parser(system.name, help=system.help,
+                               description=system.description or system.help)
+        for param in system.params:
+            param.add_to(q)
+        q.set_defaults(func=run, system_name=system.name)
 
 
 def print_help(parser: argparse.ArgumentParser) -> int:

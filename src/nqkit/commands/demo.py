@@ -1,4 +1,5 @@
-"""``nqkit demo``: the whole loop on the project's own toy data, in a second."""
+"""``nqkit demo``: the whole loop on the project's own toy data, in a second
+(:func:`nqkit.demo.run_demo`)."""
 
 from __future__ import annotations
 
@@ -6,92 +7,11 @@ import argparse
 
 from nqkit.commands.base import Command, output_param
 
-NEXT_STEPS = """\
-Where to go next:
-  nqkit eval nq --gold 'nq-dev-*.jsonl.gz' --predictions preds.json   score your system
-  nqkit eval nq ... --breakdown --bootstrap 1000 --pr-curve pr.png      analyse it
-  nqkit compare nq --gold 'nq-dev-*.jsonl.gz' A.json B.json            is B better than A?
-  nqkit simplify 'nq-dev-*.jsonl.gz' -o simplified-dev.jsonl.gz        the simplified format
-  nqkit --help                                                          every command
-  docs/ in the repository                                               guides per task"""
-
-# the two baselines of the NQ paper's §6.1 the demo runs
-BASELINES = ("first_paragraph", "closest_question")
-
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    from nqkit.demo import run_demo
 
-    from nqkit.baselines.predict_files import load_system
-    from nqkit.data.toy import TOY_PATH, TOY_TRAIN_PATH
-    from nqkit.formats.nq import read_nq_original
-    from nqkit.formats.nq_gold import read_nq_gold
-    from nqkit.formats.nq_predictions import NqPrediction, write_nq_predictions
-    from nqkit.io import atomic_output, check_output
-    from nqkit.metrics.human import human_bounds
-    from nqkit.metrics.nq import evaluate_nq
-    from nqkit.report import format_table
-
-    if args.out:
-        check_output(args.out, kind="dir", option="-o")
-    examples = list(read_nq_original(TOY_PATH))
-    n_long = sum(sum(a.has_long for a in ex.annotations) >= 2 for ex in examples)
-    print(f"Toy Natural Questions: {len(examples)} examples, 5 annotations each, "
-          f"{n_long} with a gold long answer (>=2 of 5 annotators).")
-    for ex in examples[:3]:
-        print(f"  - {ex.question_text!r} ({ex.document_title}, "
-              f"{len(ex.long_answer_candidates)} candidates)")
-    print("  ...")
-    gold = read_nq_gold(TOY_PATH, workers=1)
-    rows, signatures = [], []
-    predictions: dict[str, dict[int | str, NqPrediction]] = {}
-    n_train = 0
-    shorts: dict[str, float] = {}  # short-answer F1, said in words below
-    for name in BASELINES:
-        baseline, n = load_system(name, [str(TOY_TRAIN_PATH)], quiet=True)
-        n_train = max(n_train, n)
-        preds: dict[int | str, NqPrediction] = {ex.example_id: baseline.predict(ex)
-                                                for ex in examples}
-        result = evaluate_nq(gold, preds)
-        predictions[name] = preds
-        shorts[name] = result.short.best_f1
-        rows.append((name, result.long.best_f1, result.long.best_precision,
-                     result.long.best_recall))
-        signatures.append(result.signature)
-    print("\nNatural Questions, official metrics: two baselines of the paper (§6.1), long "
-          "answers")
-    print(format_table(("system", "F1", "precision", "recall"), rows))
-    for sig in dict.fromkeys(signatures):
-        print(f"signature: {sig}")
-    short = ("Neither gives short\nanswers (their short-answer F1 is 0)." if not any(
-        shorts.values()) else "Short-answer F1:\n" + ", ".join(
-        f"{name} {f1:.4f}" for name, f1 in shorts.items()) + ".")
-    print(f"first_paragraph answers with the page's first paragraph; closest_question with "
-          f"the answer\nof the most similar of {n_train} toy training questions on the same "
-          f"page. {short}")
-    # what a person scores: each annotator against the other four, in turn (§5.2)
-    hb = human_bounds([(i, g.annotations) for i, g in gold.items()], references=4,
-                      splits="all")
-    print(f"\nA single human annotator against the other four, each left out in turn "
-          f"(paper §5.2; {hb.num_splits} splits)")
-    print(format_table(("task", "F1", "precision", "recall"),
-                       [(task, p.f1, p.precision, p.recall)
-                        for task, p in (("long answer", hb.single_long),
-                                        ("short answer", hb.single_short))]))
-    print(f"signature: {hb.signature}")
-    if args.out:
-        out = Path(args.out)
-        with atomic_output(out / "toy-nq-dev.jsonl", "wb") as f:
-            f.write(TOY_PATH.read_bytes())
-        written = []
-        for name, preds in predictions.items():
-            write_nq_predictions(out / f"{name}.predictions.json", preds.values())
-            written.append(f"{out}/{name}.predictions.json")
-        a, b = written
-        print(f"\nWrote {out}/toy-nq-dev.jsonl, {a} and {b}; try:\n"
-              f"  nqkit eval nq --gold {out}/toy-nq-dev.jsonl --predictions {b} --breakdown\n"
-              f"  nqkit compare nq --gold {out}/toy-nq-dev.jsonl {a} {b}")
-    print("\n" + NEXT_STEPS)
+    run_demo(args.output)
     return 0
 
 
@@ -102,5 +22,5 @@ COMMANDS = (Command(
     "official NQ metrics, and set them beside a single human annotator.",
     run, params=(
         output_param("also write the toy gold and the predictions here, to try the CLI on",
-                     metavar="DIR", required=False, dest="out", deprecated=("--out",)),
+                     metavar="DIR", required=False, deprecated=("--out",)),
     )),)

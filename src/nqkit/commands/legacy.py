@@ -8,42 +8,39 @@ from __future__ import annotations
 
 import argparse
 
-from nqkit.commands.base import Command
+from nqkit.commands.base import Command, add_systems, add_task_options
 
 
 def _add_human_bounds(p: argparse.ArgumentParser) -> None:
     from nqkit.tasks.base import get_task
 
     task = get_task("human-bounds")
-    for param in task.all_params():
-        param.add_to(p)
+    add_task_options(p, task)
     p.set_defaults(task_name=task.name)
 
 
 def run_human_bounds(args: argparse.Namespace) -> int:
-    from nqkit.commands.eval import run as run_eval
     from nqkit.report import note
+    from nqkit.tasks.base import run_command
 
     note("`nqkit human-bounds` is deprecated and will be removed in the next release; "
          "use `nqkit eval human-bounds`")
-    return run_eval(args)
+    run_command(args.task_name, vars(args))
+    return 0
 
 
 def _add_open_systems(p: argparse.ArgumentParser) -> None:
-    from nqkit.commands.baseline import add_systems
-    from nqkit.commands.baseline import run as run_baseline
+    add_systems(p, run_open, tasks=("nq-open", "ambigqa"))
 
-    def run_open(args: argparse.Namespace) -> int:
-        from nqkit.report import note
 
-        note(f"`nqkit baseline-open {args.system_name}` is deprecated and will be removed "
-             f"in the next release; use `nqkit baseline {args.system_name}`")
-        return run_baseline(args)
+def run_open(args: argparse.Namespace) -> int:
+    from nqkit.baselines.systems import run_command
+    from nqkit.report import note
 
-    add_systems(p, tasks=("nq-open", "ambigqa"))
-    for action in p._subparsers._group_actions if p._subparsers else []:
-        for q in getattr(action, "choices", {}).values():
-            q.set_defaults(func=run_open)
+    note(f"`nqkit baseline-open {args.system_name}` is deprecated and will be removed "
+         f"in the next release; use `nqkit baseline {args.system_name}`")
+    run_command(args.system_name, vars(args))
+    return 0
 
 
 ORDER = 80  # where `nqkit --help` lists it

@@ -86,11 +86,11 @@ def read_nq_open(paths: PathsLike, *, answer_field: str = "answer",
     field or an answer field that is not a non-empty list of strings.
     """
     example = f'{{"question": "...", "{answer_field}": ["..."]}}'
-    for where, obj in _lines(paths, "references"):
+    for where, obj in _lines(paths, "gold"):
         question = _string_field(obj, "question", where, example)
         if answer_field not in obj:
             found = examples(sorted(obj)) or "no keys"
-            hint = (" (EfficientQA test references use 'answer_and_def_correct_predictions')"
+            hint = (" (EfficientQA test gold uses 'answer_and_def_correct_predictions')"
                     if answer_field == "answer" else "")
             raise InputError(where, f"missing answer field {answer_field!r} (found {found})"
                              + hint, f"choose the field with {field_option}" if field_option

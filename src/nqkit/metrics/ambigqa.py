@@ -25,7 +25,7 @@ Faithful to the official ``ambigqa_evaluate_script.py`` (shown by the outputs in
 Beyond the official script: an empty prediction list scores 0 instead of crashing (a run
 whose lists are all empty is flagged by a warning, as are predicted answers that count as
 correct only because both they and a gold answer normalize to the empty string), predicted
-ids that are not in the references are refused (naming the split they are from, when known:
+ids that are not in the gold are refused (naming the split they are from, when known:
 :mod:`nqkit.splits`), the signature names the references' split (``split:ambignq/dev``),
 and
 ``matching="optimal"`` replaces both greedy matchings by maximum-weight bipartite
@@ -322,7 +322,7 @@ def score_ambigqa(
     ``matching`` is ``"greedy"`` (official) or ``"optimal"``; ``tokenizer`` is ``"ptb"``
     (official) or ``"whitespace"`` (no PTB splitting, for comparison); ``missing`` is
     ``"error"`` or ``"empty"`` (score a missing id as an empty prediction, i.e. 0). Ids in
-    the predictions that are not in the references raise :class:`InputError`.
+    the predictions that are not in the gold raise :class:`InputError`.
     ``question_normalizer`` overrides the tokenizer (text -> normalized words).
     """
     if matching not in MATCHINGS:
@@ -331,22 +331,22 @@ def score_ambigqa(
         raise ValueError(f"missing must be 'error' or 'empty', not {missing!r}")
     ref_ids = {ex.id for ex in references}
     if not references:
-        raise InputError(None, "the references hold no example", "give AmbigNQ references")
+        raise InputError(None, "the gold holds no example", "give the AmbigNQ gold")
     if not predictions:
         raise InputError(None, "there is no prediction, so every score would be 0",
-                         "predict the ids of the references")
+                         "predict the ids of the gold")
     unknown = [k for k in predictions if k not in ref_ids]
     if unknown:
         # none of the ids in the references: refused naming both splits where known
         check_split(ref_ids, predictions.keys(), where=None, kind="id")
         other = match_split(unknown, "id")
         which = f"; they are {describe(other, 'ids')}" if other.known else ""
-        raise InputError(None, f"{len(unknown):,} predicted id(s) are not in the references "
+        raise InputError(None, f"{len(unknown):,} predicted id(s) are not in the gold "
                          f"({for_example(unknown)}){which}",
-                         "check that the references are the right split")
+                         "check that the gold is the right split")
     absent = [ex.id for ex in references if ex.id not in predictions]
     if absent and missing == "error":
-        raise InputError(None, f"{len(absent):,} of {len(references):,} reference ids have no "
+        raise InputError(None, f"{len(absent):,} of {len(references):,} gold ids have no "
                          f"prediction ({for_example(absent)})",
                          "predict every id, or pass --allow-missing to score them as 0")
     with_questions = any(p.questions is not None for p in predictions.values())
@@ -473,7 +473,7 @@ def _score_example(ex: AmbigNqExample, pred: AmbigQaPrediction, names: tuple[str
                     refs_norm = [norm_q(s.replace("\n", " ")) for s in qa.phrasings]
                 if not refs_norm:
                     raise InputError(f"id {ex.id}", "a gold rewrite has no phrasing",
-                                     "check the references")
+                                     "check the gold")
                 qs = bleu_scores(gen_norm[j], refs_norm)
                 qs.append(edit_f1(prompt_norm, refs_norm, gen_norm[j]))
                 matched.append((i, j, qs))

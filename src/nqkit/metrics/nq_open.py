@@ -63,7 +63,7 @@ class NqOpenResult:
     empty_gold_answers: int = 0  # gold answer strings normalizing to ""
     duplicate_references: int = 0  # reference lines whose question appeared before
     duplicate_predictions: int = 0
-    unused_predictions: int = 0  # predictions for questions not in the references
+    unused_predictions: int = 0  # predictions for questions not in the gold
     items: list[NqOpenItem] = field(default_factory=list, repr=False)
     warnings: tuple[ResultWarning, ...] = ()  # what limits the meaning of the accuracy
 
@@ -168,8 +168,8 @@ def score_nq_open(
     """
     rule = get_convention(convention)
     if regex and rule.name != "orqa":
-        raise InputError(None, f"regular-expression references have no {rule.name!r} "
-                         "exact-match rule", "score regex references with --convention orqa")
+        raise InputError(None, f"regular-expression gold answers have no {rule.name!r} "
+                         "exact-match rule", "score regex gold answers with --convention orqa")
     if missing not in MISSING_POLICIES:
         raise ValueError(f"missing must be one of {MISSING_POLICIES}, not {missing!r}")
     refs: dict[str, tuple[str, ...]] = {}
@@ -183,7 +183,7 @@ def score_nq_open(
     if regex:
         check_patterns((ref_where[q], answers) for q, answers in refs.items())
     if not refs:
-        raise InputError(None, "the references contain no question", "give NQ-open references")
+        raise InputError(None, "the gold holds no question", "give the NQ-open gold")
     preds: dict[str, str] = {}
     dup_preds = 0
     for p in predictions:
@@ -196,11 +196,11 @@ def score_nq_open(
     split = check_split(refs, preds, where=where)
     unused = split.unused
     if absent and missing == "error":
-        extra = (f"; {unused:,} predictions are for questions not in the references "
+        extra = (f"; {unused:,} predictions are for questions not in the gold "
                  "(another split?)" if unused else "")
         raise InputError(
             None,
-            f"{len(absent):,} of {len(refs):,} reference questions have no prediction "
+            f"{len(absent):,} of {len(refs):,} gold questions have no prediction "
             f"({for_example(repr(q) for q in absent)}){extra}",
             "predict every question (questions must match exactly), or pass "
             "--allow-missing to score them as wrong",
@@ -247,8 +247,8 @@ def score_nq_open(
         which = (f" (they are {describe(other)})" if other is not None and other.known
                  else "")
         warnings.append(ResultWarning(
-            "other-split", f"{unused:,} predictions are for questions not in the references"
-            f"{which} and {len(absent):,} reference questions have no prediction (scored "
+            "other-split", f"{unused:,} predictions are for questions not in the gold"
+            f"{which} and {len(absent):,} gold questions have no prediction (scored "
             "wrong) — were the predictions made for another split?"))
     return NqOpenResult(
         accuracy=num_correct / float(total),

@@ -51,8 +51,11 @@ __all__ = [
     "Result",
     "Settings",
     "Task",
+    "check_outputs",
     "get_task",
+    "run_command",
     "task_names",
+    "task_settings",
 ]
 
 
@@ -345,3 +348,71 @@ def get_task(name: str) -> Task[Any]:
 def task_names() -> list[str]:
     _load()
     return TASKS.names()
+
+
+# ---------------------------------------------------------------------------- the command
+
+def task_settings(task: Task[Any], given: Mapping[str, Any]) -> dict[str, Any]:
+    """The task's settings from a command's parsed arguments (``vars(args)``; old
+    spellings resolved)."""
+    from nqkit.report import note
+
+    settings = {p.name: given[p.name] for p in task.all_params() if p.name in given}
+    legacy = given.get("legacy_positional")
+    if legacy is not None and task.deprecated_positional:
+        new = next(p.flag for p in task.all_params() if p.name == task.deprecated_positional)
+        note(f"a positional {task.deprecated_positional} is deprecated and will be removed "
+             f"in the next release; use {new} {legacy}")
+        settings[task.deprecated_positional] = legacy
+    return settings
+
+
+def check_outputs(task: Task[Any], settings: dict[str, Any]) -> dict[str, Any]:
+    """Refuse output files that are inputs, before any work; returns the settings to score
+    with.
+
+    The gold files expanded for this check are passed on as
+    :class:`~nqkit.io.ExpandedPaths` (which keep the paths as given for messages), so the
+    task reads exactly these files without expanding its globs or registry names again. A
+    directory given as gold (a ReQA task) stands for the files in it and is passed on as
+    given; so is the predictions file (one file, named as given in messages).
+    """
+    import os
+    from pathlib import Path
+
+    from nqkit.io import ExpandedPaths, check_output, expand_paths
+
+    outputs = [p for p in task.all_params() if p.output and settings.get(p.name)]
+    if not outputs:
+        return settings
+    settings = dict(settings)
+    files: list[Path] = []
+    for name in ("gold", "predictions"):
+        given = settings.get(name)
+        if not given:
+            continue
+        items = [given] if isinstance(given, str | os.PathLike) else list(given)
+        dirs = [Path(g) for g in items if name == "gold" and os.path.isdir(g)]
+        files += [f for d in dirs for f in d.iterdir() if f.is_file()]
+        rest = [g for g in items if Path(g) not in dirs]
+        if rest:
+            expanded = expand_paths(rest, what=name)
+            files += expanded
+            if name == "gold" and not dirs:
+                settings[name] = ExpandedPaths(expanded, items)
+    for p in outputs:
+        check_output(settings[p.name], files, option=p.flag)
+    return settings
+
+
+def run_command(task_name: str, given: Mapping[str, Any]) -> None:
+    """``nqkit eval TASK``: the task run with a command's parsed arguments (``given``),
+    its outputs checked against its inputs first, the result printed
+    (:func:`nqkit.report.emit_result`)."""
+    from nqkit.report import emit_result
+
+    task = get_task(task_name)
+    settings = task_settings(task, given)
+    result = task.run(**check_outputs(task, settings))
+    emit_result(result, format=settings.get("format", "table"),
+                per_item=settings.get("per_item"))

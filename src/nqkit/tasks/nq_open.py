@@ -36,14 +36,14 @@ def result_warnings(r: Any) -> list[ResultWarning]:
             "empty-gold", f"{r.empty_gold_answers} gold answer(s) of "
             f"{r.empty_gold_questions} question(s) normalize to the empty string; an empty "
             "prediction counts as correct for them (as in the official script)"))
-    for count, what in ((r.duplicate_references, "reference questions"),
+    for count, what in ((r.duplicate_references, "gold questions"),
                         (r.duplicate_predictions, "predicted questions")):
         if count:
             lines.append(ResultWarning("duplicates", f"{count} duplicate {what}; the last "
                                        "one is used (as in the official script)"))
     if r.unused_predictions and "other-split" not in codes:
         lines.append(ResultWarning("extra", f"{r.unused_predictions} prediction(s) for "
-                                   "questions not in the references were ignored"))
+                                   "questions not in the gold were ignored"))
     return lines
 
 

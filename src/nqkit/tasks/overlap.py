@@ -517,7 +517,7 @@ def emit_official(annotations: PathLike, gold: PathsLike, predictions: PathLike,
     from nqkit.metrics.qa_overlap import score_overlap_official
     from nqkit.report import format_table, print_warnings
 
-    refs = load_qa_set(gold, what="references")
+    refs = load_qa_set(gold, what="gold")
     (path,) = expand_paths(annotations, what="annotations")[:1]
     r = score_overlap_official([(x.question, x.answers) for x in refs.records],
                                read_row_predictions(predictions),
