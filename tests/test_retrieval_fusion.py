@@ -207,8 +207,8 @@ def test_a_two_index_run_refuses_a_whole_row_fusion() -> None:
 
     from nqkit.retrieval.open_run import check_compatible
 
-    indexes = [SimpleNamespace(root=Path(name), fingerprint="f" * 64, retriever=name)
-               for name in ("bm25", "dense")]
+    indexes = [SimpleNamespace(root=Path(name), fingerprint="f" * 64, retriever=name,
+                               digest=name * 12) for name in ("bm25", "dense")]
     check_compatible(indexes, "norm")  # type: ignore[arg-type]
     check_compatible(indexes, "rrf")  # type: ignore[arg-type]
     with pytest.raises(InputError) as e:

@@ -1,17 +1,18 @@
-"""Fusion of a lexical and a dense retriever, for both paths: the formulas, then the plumbing.
+"""Fusion of two retrievers (a hybrid's first and second part; by default BM25 and a dense
+one), for both paths: the formulas, then the plumbing.
 
 The formulas (small functions named for what they compute):
 
 * :func:`zscore_rows` — standardize each score row over all documents (minus the row
   mean, divided by the row standard deviation; a constant row becomes zeros). ``zscore``
-  fusion is ``weight * z(dense) + (1 - weight) * z(lexical)`` (``--weight``, the dense
-  side; 0.5 by default, not tuned on any evaluation data).
+  fusion is ``weight * z(second) + (1 - weight) * z(first)`` (``--weight``, the second,
+  dense side by default; 0.5, not tuned on any evaluation data).
 * :func:`midrange_normalize` — Pyserini's ``HybridSearcher`` with ``normalization=True``
   (Ma et al. 2021, "A replication study of dense passage retriever", §3): scores centred
   on the mid-range and divided by the range, ``(s - (min + max) / 2) / (max - min)``; a
   zero range gives 0 instead of dividing by zero. ``norm`` fusion is
-  ``alpha * sparse + dense`` (``--alpha``, the weight on the sparse side, Pyserini's
-  convention; 1.0 by default, not tuned).
+  ``alpha * first + second`` (``--alpha``, the weight on the first, sparse side by
+  default: Pyserini's convention; 1.0, not tuned).
 * :func:`reciprocal_rank` — reciprocal rank fusion (Cormack, Clarke and Büttcher, SIGIR
   2009): ``sum over lists of 1 / (60 + rank)``, rank from 1.
 
@@ -70,11 +71,12 @@ def _ordered(rows: np.ndarray, scores: np.ndarray, k: int) -> Hits:
     return rows[order].astype(np.int64), scores[order].astype(np.float64)
 
 
-def fuse_normalized(sparse: Hits, dense: Hits, alpha: float, k: int) -> Hits:
-    """Pyserini's normalized hybrid of one question's sparse and dense hit lists."""
-    rows = np.union1d(sparse[0], dense[0]).astype(np.int64)
+def fuse_normalized(first: Hits, second: Hits, alpha: float, k: int) -> Hits:
+    """Pyserini's normalized hybrid of one question's two hit lists (its sparse one
+    first): ``alpha * first + second``."""
+    rows = np.union1d(first[0], second[0]).astype(np.int64)
     parts = []
-    for hits in (sparse, dense):
+    for hits in (first, second):
         s = hits[1].astype(np.float64)
         lo = float(s.min()) if s.shape[0] else 0.0
         hi = float(s.max()) if s.shape[0] else 1.0
@@ -104,24 +106,25 @@ def _row_ranks(scores: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def fuse_rows(fusion: str, lexical: np.ndarray, dense: np.ndarray, *, weight: float = 0.5,
+def fuse_rows(fusion: str, first: np.ndarray, second: np.ndarray, *, weight: float = 0.5,
               alpha: float = 1.0) -> np.ndarray:
-    """Fused float32 ``(queries, documents)`` scores of two score matrices."""
+    """Fused float32 ``(queries, documents)`` scores of two score matrices, a hybrid's
+    first part's (lexical by default) and its second's (dense by default)."""
     if fusion == "zscore":
-        total = np.zeros(lexical.shape, dtype=np.float32)
-        # dense first, then lexical: the order of the float32 additions is part of the result
-        for w, part in ((weight, dense), (1.0 - weight, lexical)):
+        total = np.zeros(first.shape, dtype=np.float32)
+        # the second first: the order of the float32 additions is part of the result
+        for w, part in ((weight, second), (1.0 - weight, first)):
             total += np.float32(w) * zscore_rows(part)
         return total
     if fusion == "norm":
         parts = []
-        for s in (lexical, dense):
+        for s in (first, second):
             s = s.astype(np.float64)
             parts.append(midrange_normalize(s, s.min(axis=1, keepdims=True),
                                             s.max(axis=1, keepdims=True)))
         return np.asarray(alpha * parts[0] + parts[1], dtype=np.float32)
     if fusion == "rrf":
-        total64 = (reciprocal_rank(_row_ranks(lexical).astype(np.float64))
-                   + reciprocal_rank(_row_ranks(dense).astype(np.float64)))
+        total64 = (reciprocal_rank(_row_ranks(first).astype(np.float64))
+                   + reciprocal_rank(_row_ranks(second).astype(np.float64)))
         return np.asarray(total64, dtype=np.float32)
     raise ValueError(f"fusion must be one of {FUSIONS}, got {fusion!r}")

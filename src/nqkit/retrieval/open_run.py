@@ -43,28 +43,31 @@ class Run:
     peak_rss_mb: float
 
 
-def _hybrid_parts() -> tuple[str, str]:
-    """The (lexical, dense) retrievers a two-index run fuses, from the hybrid's declaration."""
+def hybrid_order(indexes: Sequence[OpenIndex]) -> list[OpenIndex]:
+    """The two indexes of a hybrid run as its first and second part: in the order of the
+    hybrid's declared parts (a bm25 index first, a dense one second), otherwise in the
+    order given."""
     from nqkit.retrieval.base import load_retrievers
 
-    lexical, dense = load_retrievers().get("hybrid").parts
-    return lexical, dense
+    parts = load_retrievers().get("hybrid").parts
+    rank = {name: i for i, name in enumerate(parts)}
+    return sorted(indexes, key=lambda index: rank.get(index.retriever, len(parts)))
 
 
 def check_compatible(indexes: Sequence[OpenIndex], fusion: str | None = None) -> None:
-    """Two indexes fuse only over the same corpus, as one lexical plus one dense, and with
-    a fusion of top-depth hit lists."""
+    """Two indexes fuse only over the same corpus, as two different indexes, and with a
+    fusion of top-depth hit lists."""
     if len(indexes) == 2:
         a, b = indexes
         if a.fingerprint != b.fingerprint:
             raise InputError(f"--index {b.root}", f"was built from another corpus (fingerprint "
                              f"{b.fingerprint[:12]}, the first index has {a.fingerprint[:12]})",
                              "build both indexes from the same corpus file")
-        lexical, dense = _hybrid_parts()
-        if {a.retriever, b.retriever} != {lexical, dense}:
-            raise InputError(f"--index {b.root}", f"a hybrid run fuses one {lexical} and one "
-                             f"{dense} index, got {a.retriever} and {b.retriever}",
-                             "give --index BM25_DIR --index DENSE_DIR")
+        if a.digest == b.digest:
+            raise InputError(f"--index {b.root}", f"is the same index as --index {a.root} "
+                             f"(digest {a.digest[:12]}): fusing it with itself changes "
+                             "nothing", "give two indexes of different retrievers or "
+                             "settings over the corpus")
         from nqkit.retrieval.fusion import LIST_FUSIONS
 
         if fusion is not None and fusion not in LIST_FUSIONS:
@@ -73,12 +76,12 @@ def check_compatible(indexes: Sequence[OpenIndex], fusion: str | None = None) ->
                              "use --fusion " + " or ".join(LIST_FUSIONS))
     elif len(indexes) != 1:
         raise InputError(None, f"give one or two --index directories, got {len(indexes)}",
-                         "one for a bm25 or dense run, two for a hybrid run")
+                         "one for a single run, two for a hybrid run")
 
 
 def run_signature_settings(indexes: Sequence[OpenIndex], fusion: str | None, alpha: float,
                            depth: int) -> dict[str, object]:
-    from nqkit.retrieval.hybrid import fusion_settings
+    from nqkit.retrieval.hybrid import fusion_settings, part_settings
 
     first = indexes[0]
     out: dict[str, object] = {"corpus": first.fingerprint[:12], "passages": first.passages}
@@ -88,11 +91,8 @@ def run_signature_settings(indexes: Sequence[OpenIndex], fusion: str | None, alp
     out["retriever"] = "hybrid"
     out.update(fusion_settings(str(fusion), 0.0, alpha))
     out["depth"] = depth
-    for prefix, name in zip(("sparse", "dense"), _hybrid_parts(), strict=True):
-        index = next(i for i in indexes if i.retriever == name)
-        for key, value in index.signature_settings().items():
-            if key != "retriever":
-                out[f"{prefix}.{key}"] = value
+    out.update(part_settings([{"retriever": index.retriever, **index.signature_settings()}
+                              for index in hybrid_order(indexes)]))
     return out
 
 
@@ -108,7 +108,7 @@ def search_options(indexes: Sequence[OpenIndex], settings: Mapping[str, Any]
 def run_retrieval(indexes: Sequence[OpenIndex], questions: Sequence[Question], k: int,
                   cluster: Cluster, settings: Mapping[str, Any],
                   options: Mapping[str, Mapping[str, Any]] | None = None) -> Run:
-    """Search one index, or a lexical and a dense index and fuse them.
+    """Search one index, or two indexes and fuse them (:func:`hybrid_order`).
 
     ``settings``: ``retrieve``'s parsed settings after
     :func:`nqkit.retrieval.base.apply_preset` (``fusion``, ``alpha``, ``depth`` and the
@@ -126,17 +126,17 @@ def run_retrieval(indexes: Sequence[OpenIndex], questions: Sequence[Question], k
     if len(indexes) == 1:
         hits, peak = indexes[0].search(texts, k, cluster, options[indexes[0].retriever])
         return Run(hits, run_settings, False, peak)
-    by_kind = {}
+    lists = []
     peak = 0.0
-    for index in indexes:
+    for index in hybrid_order(indexes):
         h, p = index.search(texts, depth, cluster, options[index.retriever])
-        by_kind[index.retriever] = h
+        lists.append(h)
         peak = max(peak, p)
-    lexical, dense = (by_kind[name] for name in _hybrid_parts())
+    first, second = lists
     if fusion == "norm":
-        fused = [fuse_normalized(s, d, alpha, k) for s, d in zip(lexical, dense, strict=True)]
+        fused = [fuse_normalized(a, b, alpha, k) for a, b in zip(first, second, strict=True)]
     else:
-        fused = [fuse_rrf([s, d], k) for s, d in zip(lexical, dense, strict=True)]
+        fused = [fuse_rrf([a, b], k) for a, b in zip(first, second, strict=True)]
     return Run(fused, run_settings, True, peak)
 
 
