@@ -26,6 +26,12 @@ def _blocks() -> list[str]:
     return re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
 
 
+def _block(path: str) -> str:
+    """The worked example whose first line names its module (``# src/nqkit/...``)."""
+    (code,) = [b for b in _blocks() if b.startswith(f"# {path}\n")]
+    return code
+
+
 def _load(code: str, name: str) -> types.ModuleType:
     module = types.ModuleType(name)
     sys.modules[name] = module  # dataclasses resolve annotations through sys.modules
@@ -62,7 +68,7 @@ SQUAD = {"version": "1.1", "data": [{"title": "t", "paragraphs": [
 
 def test_worked_example_retriever(tmp_path, capsys, registered):
     require("bm25s")
-    _load(_blocks()[0], "doc_overlap")
+    _load(_block("src/nqkit/retrieval/overlap.py"), "doc_overlap")
     squad = tmp_path / "squad.json"
     squad.write_text(json.dumps(SQUAD), encoding="utf-8")
     assert main(["reqa", "build", "--from", "squad", str(squad), "-o", str(tmp_path / "t")]) == 0
@@ -119,6 +125,130 @@ def test_worked_example_retriever(tmp_path, capsys, registered):
     assert "retriever:overlap|min-length:3|" in got["signature"]
 
 
+def test_the_worked_examples_are_the_five_additions():
+    assert [b.split("\n", 1)[0] for b in _blocks()] == [
+        "# src/nqkit/tasks/nq_open_f1.py", "# src/nqkit/retrieval/overlap.py",
+        "# src/nqkit/conventions/strict.py", "# src/nqkit/commands/count.py",
+        "# src/nqkit/baselines/constant_answer.py"]
+
+
+def _open_files(tmp_path, gold, *systems):
+    g = tmp_path / "gold.jsonl"
+    g.write_text("".join(json.dumps({"question": q, "answer": a}) + "\n" for q, a in gold),
+                 encoding="utf-8")
+    out = [str(g)]
+    for i, preds in enumerate(systems):
+        p = tmp_path / f"p{i}.jsonl"
+        p.write_text("".join(json.dumps({"question": q, "prediction": x}) + "\n"
+                             for q, x in preds), encoding="utf-8")
+        out.append(str(p))
+    return out
+
+
+def test_worked_example_task(tmp_path, capsys, monkeypatch):
+    """The module, saved in the tasks package, is `nqkit eval` and `nqkit compare` TASK."""
+    import nqkit.tasks
+    import nqkit.tasks.base as base
+
+    package = tmp_path / "package"
+    package.mkdir()
+    (package / "nq_open_f1.py").write_text(_block("src/nqkit/tasks/nq_open_f1.py"),
+                                           encoding="utf-8")
+    base.task_names()  # the shipped ones first
+    monkeypatch.setattr(nqkit.tasks, "__path__", [*nqkit.tasks.__path__, str(package)])
+    monkeypatch.setattr(base, "_loaded", False)  # search the package again
+    monkeypatch.setattr(base.TASKS, "_items", dict(base.TASKS._items))
+    monkeypatch.delitem(sys.modules, "nqkit.tasks.nq_open_f1", raising=False)
+    gold, a, b = _open_files(
+        tmp_path, [("who won", ["The United States", "the US"]), ("where is it",
+                                                                  ["Paris, France"]),
+                   ("when", ["1990"])],
+        [("who won", "United States"), ("where is it", "in Paris"), ("when", "1991")],
+        [("who won", "the US"), ("where is it", "France"), ("when", "1990")])
+    try:
+        assert main(["eval", "nq-open-f1", "--gold", gold, "--predictions", a, "--format",
+                     "json", "--resamples", "100"]) == 0
+        got = json.loads(capsys.readouterr().out)
+        # "united states" = "united states": 1; {in, paris} vs {paris, france}: p = r = 1/2,
+        # F1 1/2; "1991" vs "1990": 0. Mean 1/2
+        assert got["f1"] == pytest.approx(0.5)
+        assert got["signature"].startswith("nq-open-f1|f1:squad|missing:error|")
+        assert got["bootstrap"]["resamples"] == 100
+        assert main(["compare", "nq-open-f1", "--gold", gold, a, b, "--resamples", "100",
+                     "--trials", "100", "--format", "json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        # B: "us" = "us": 1; {france} vs {paris, france}: p 1, r 1/2, F1 2/3; 1990: 1
+        (row,) = out["metrics"]
+        assert (row["metric"], row["a"], row["b"]) == ("F1", pytest.approx(0.5),
+                                                       pytest.approx((1 + 2 / 3 + 1) / 3))
+        assert main(["eval", "nq-open-f1", "--gold", gold, "--predictions", a,
+                     "--answer-field", "nope"]) == 2
+        assert "missing answer field 'nope'" in capsys.readouterr().err
+    finally:
+        sys.modules.pop("nqkit.tasks.nq_open_f1", None)
+
+
+def test_worked_example_convention(tmp_path, capsys, monkeypatch):
+    """The module, saved in the conventions package, is a convention everywhere."""
+    import nqkit.conventions
+    import nqkit.conventions.base as base
+
+    package = tmp_path / "package"
+    package.mkdir()
+    (package / "strict.py").write_text(_block("src/nqkit/conventions/strict.py"),
+                                       encoding="utf-8")
+    base.convention_names()  # the shipped ones first
+    monkeypatch.setattr(nqkit.conventions, "__path__",
+                        [*nqkit.conventions.__path__, str(package)])
+    monkeypatch.setattr(base, "_loaded", False)  # search the package again
+    monkeypatch.setattr(base.CONVENTIONS, "_items", dict(base.CONVENTIONS._items))
+    monkeypatch.delitem(sys.modules, "nqkit.conventions.strict", raising=False)
+    gold, preds = _open_files(
+        tmp_path, [("who sang", ["The Beatles"]), ("where", ["Paris"]), ("when", ["1990"])],
+        [("who sang", "Beatles"), ("where", " PARIS "), ("when", "1990.")])
+    try:
+        assert main(["eval", "nq-open", "--gold", gold, "--predictions", preds,
+                     "--convention", "strict", "--format", "json"]) == 0
+        got = json.loads(capsys.readouterr().out)
+        # only " PARIS " equals "Paris" once case and spaces are folded: 1 of 3
+        assert (got["num_correct"], got["num_total"]) == (1, 3)
+        assert "match:em-strict" in got["signature"]
+        assert main(["eval", "nq-open", "--gold", gold, "--predictions", preds,
+                     "--explain", "--format", "json"]) == 0
+        got = json.loads(capsys.readouterr().out)
+        assert got["conventions"]["strict"]["num_correct"] == 1
+        assert got["conventions"]["orqa"]["num_correct"] == 3
+        with pytest.raises(SystemExit):
+            main(["eval", "nq-open", "--help"])
+        assert "containment, orqa, squad, strict" in " ".join(capsys.readouterr().out.split())
+    finally:
+        sys.modules.pop("nqkit.conventions.strict", None)
+
+
+def test_a_result_scores_its_headline_metrics_by_group(tmp_path):
+    """Result.by_groups: the task contract's grouped scores, with the whole set's bootstrap."""
+    from nqkit.stats import ItemStats, bootstrap_interval
+    from nqkit.tasks.base import get_task
+
+    rows = [(f"q{i}", [f"a{i}"]) for i in range(60)]
+    gold, preds = _open_files(tmp_path, rows,
+                              [(f"q{i}", f"a{i}" if i % 3 else "no") for i in range(60)])
+    r = get_task("nq-open").run(gold=[gold], predictions=preds)
+    even, odd = list(range(0, 60, 2)), list(range(1, 60, 2))
+    g = r.by_groups({"even": even, "odd": odd}, differences=[("even", "odd")],
+                    resamples=200, seed=4)
+    # correct unless i % 3 == 0: 20 of the 30 even items are right (0, 6, ... 54 wrong),
+    # and 20 of the 30 odd ones (3, 9, ... 57 wrong)
+    s = g.score("even", "exact match")
+    assert (s.n, s.score) == (30, pytest.approx(20 / 30))
+    want = bootstrap_interval(ItemStats.of([float(i % 3 != 0) for i in even]),
+                              resamples=200, seed=4)
+    assert (s.low, s.high) == (want.low, want.high)
+    (d,) = g.differences
+    assert (d.group, d.minus, d.difference) == ("even", "odd", pytest.approx(0.0))
+    assert d.low is not None and d.low <= 0 <= d.high
+
+
 def test_worked_example_baseline(tmp_path, capsys, registered, monkeypatch):
     """The module, saved in the baselines package, is found with no registration."""
     import nqkit.baselines
@@ -126,7 +256,8 @@ def test_worked_example_baseline(tmp_path, capsys, registered, monkeypatch):
 
     package = tmp_path / "package"
     package.mkdir()
-    (package / "constant_answer.py").write_text(_blocks()[1], encoding="utf-8")
+    (package / "constant_answer.py").write_text(_block("src/nqkit/baselines/constant_answer.py"),
+                                                encoding="utf-8")
     monkeypatch.setattr(nqkit.baselines, "__path__", [*nqkit.baselines.__path__, str(package)])
     monkeypatch.setattr(systems, "_loaded", False)  # search the package again
     monkeypatch.delitem(sys.modules, "nqkit.baselines.constant_answer", raising=False)
@@ -355,7 +486,7 @@ def test_worked_example_command(tmp_path, monkeypatch, capsys):
 
     package = tmp_path / "package"
     package.mkdir()
-    (package / "count.py").write_text(_blocks()[2], encoding="utf-8")
+    (package / "count.py").write_text(_block("src/nqkit/commands/count.py"), encoding="utf-8")
     monkeypatch.setattr(nqkit.commands, "__path__", [*nqkit.commands.__path__, str(package)])
     monkeypatch.delitem(sys.modules, "nqkit.commands.count", raising=False)
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"

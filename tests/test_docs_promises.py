@@ -84,6 +84,7 @@ PROSE = _commands_in_prose()
 HYPOTHETICAL = {
     ("docs/contributing.md", "constant-answer"): "the worked example of adding a baseline",
     ("docs/contributing.md", "count"): "the worked example of adding a command",
+    ("docs/contributing.md", "nq-open-f1"): "the worked example of adding a task",
     ("docs/vocabulary.md", "evl"): "a typo, to show the suggestion",
 }
 

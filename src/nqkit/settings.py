@@ -50,6 +50,9 @@ class Param:
     deprecated: tuple[str, ...] = ()
     output: bool = False  # a file the command writes: checked against the inputs first
     short: str | None = None  # e.g. "-o"
+    # the registered names "{names}" in the help stands for, read when the option is added
+    # (a registry: adding a member changes no help text by hand)
+    names: Callable[[], Sequence[str]] | None = None
 
     def but(self, **changes: Any) -> Param:
         """This declaration as one command uses it: another default, help, requirement or
@@ -90,7 +93,10 @@ class Param:
             else:
                 add_deprecated(parser, old, shown, self.name, nargs=self.nargs,
                                type=self.type)
-        kwargs: dict[str, Any] = {"dest": self.name, "help": self.help}
+        text = self.help
+        if self.names is not None:
+            text = text.replace("{names}", ", ".join(self.names()))
+        kwargs: dict[str, Any] = {"dest": self.name, "help": text}
         if self.action == "boolean":
             kwargs.update(action=argparse.BooleanOptionalAction, default=self.default)
         elif self.action in ("append", "extend"):  # repeatable: each value typed and named

@@ -123,9 +123,16 @@ ALLOW_EXTRA = Param("allow_extra", "--allow-extra",
 ANSWER_FIELD = Param("answer_field", "--answer-field", "gold field holding the answers "
                      "(default: answer; EfficientQA test: answer_and_def_correct_predictions)",
                      default="answer", metavar="FIELD")
-CONVENTION = Param("convention", "--convention", "exact-match rule: orqa (official NQ-open, "
-                   "default), squad (= dpr), containment (FlashRAG's 'acc': the gold is a "
-                   "substring of the prediction)", default="orqa", metavar="NAME")
+def _convention_names() -> list[str]:
+    from nqkit.conventions import convention_names
+
+    return convention_names()
+
+
+CONVENTION = Param("convention", "--convention", "exact-match rule, by name: {names} "
+                   "(default orqa, the official NQ-open rule; each is a module of "
+                   "nqkit.conventions, docs/nq-open-ambigqa.md says what it does)",
+                   default="orqa", metavar="NAME", names=_convention_names)
 LONG_THRESHOLD = Param("long_threshold", "--long-threshold", "gold has a long answer when "
                        ">= K annotators gave one (default 2; 1 for 1-way train gold)",
                        default=2, type=positive_int, metavar="K")

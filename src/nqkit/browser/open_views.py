@@ -97,7 +97,7 @@ def run_task(task_name: str, allow_missing: bool | None = None, **settings: Any
 
 def _rule_text(name: str) -> str:
     """The rule of one exact-match convention, in words, from its declaration."""
-    from nqkit.metrics.em_conventions import get_convention
+    from nqkit.conventions import get_convention
     from nqkit.text.normalize import normalize_answer_nfd
 
     c = get_convention(name)
@@ -112,7 +112,7 @@ def _disagreement(prediction: str, answers: tuple[str, ...],
                   verdicts: dict[str, bool]) -> str:
     """Which rule makes the conventions disagree on one question, in words: for each
     convention that accepts, the gold answer it met and how; then the ones that reject."""
-    from nqkit.metrics.em_conventions import get_convention
+    from nqkit.conventions import get_convention
 
     yes = [n for n, ok in verdicts.items() if ok]
     no = [n for n, ok in verdicts.items() if not ok]
@@ -144,13 +144,13 @@ def load_nq_open_view(gold: PathsLike, predictions: str, *, answer_field: str = 
     """NQ-open / EfficientQA predictions against their gold: per question the gold
     answers, the prediction, the verdict of ``nqkit eval nq-open`` and under every named
     convention (``--explain``), and which rule makes the conventions disagree."""
-    from nqkit.metrics.em_conventions import CONVENTIONS, get_convention
+    from nqkit.conventions import convention_names, get_convention
     from nqkit.report import fmt_value
 
     result, allowed = run_task("nq-open", allow_missing, gold=gold, predictions=predictions,
                                answer_field=answer_field, explain=True)
     items = result.item_list()
-    names = tuple(CONVENTIONS.names())
+    names = tuple(convention_names())
     flags = (f" --answer-field {answer_field}" if answer_field != "answer" else "") + \
         (" --allow-missing" if allowed else "")
     summary = summary_of(result, f"nqkit eval nq-open --explain{flags}")

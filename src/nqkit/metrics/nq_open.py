@@ -28,9 +28,9 @@ from functools import lru_cache
 
 import regex as rx  # the regex package: re's syntax plus a match timeout
 
+from nqkit.conventions import get_convention
 from nqkit.errors import InputError, examples, for_example
 from nqkit.formats.nq_open import NqOpenExample, NqOpenPrediction
-from nqkit.metrics.em_conventions import get_convention
 from nqkit.signature import ResultWarning, make_signature
 from nqkit.splits import CUSTOM, check_split, describe
 

@@ -17,7 +17,7 @@ task is adding a module.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -38,6 +38,7 @@ from nqkit.vocabulary import (
 if TYPE_CHECKING:  # numpy stays out of start-up
     from nqkit.io import PathLike, PathsLike
     from nqkit.stats import Interval, ItemStats
+    from nqkit.tasks.groups import GroupedScores
 
 # The most bootstrap resamples `--resamples` accepts (its earlier name; the bound is
 # declared in nqkit.vocabulary)
@@ -157,6 +158,19 @@ class Result:
         if callable(self.headline):
             self.headline = self.headline()
         return self.headline
+
+    def by_groups(self, groups: Mapping[str, Sequence[int]], *,
+                  differences: Sequence[tuple[str, str]] = (), resamples: int = 0,
+                  seed: int = 0) -> GroupedScores:
+        """The headline metrics on named groups of the items (``groups``: group -> item
+        positions, in the order of :meth:`item_list`), with the bootstrap of the whole
+        set's intervals (``resamples``, ``seed``) and the ``differences`` asked for
+        (:func:`nqkit.tasks.groups.score_groups`): overlap groups, breakdowns, the
+        questions a human judged."""
+        from nqkit.tasks.groups import score_groups
+
+        return score_groups(self.headline_stats(), groups, differences=differences,
+                            resamples=resamples, seed=seed)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

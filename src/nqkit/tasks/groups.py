@@ -6,8 +6,9 @@ order of a result's per-item records, and its score is the metric computed on th
 items alone, with the same percentile bootstrap as the whole set's interval
 (:func:`nqkit.stats.bootstrap_interval`: ``--resamples N --seed S`` mean the same thing
 everywhere). A difference between two groups is resampled over the whole item set, so
-that the groups' sizes vary as they would in a new sample, and is defined for metrics
-that are sums of per-item statistics (means, precision and recall counts).
+that the groups' sizes vary as they would in a new sample; its interval is defined for
+metrics that are sums of per-item statistics (means, precision and recall counts), and a
+difference of a metric tuned on its items (NQ's best-threshold F1) is given without one.
 
 Any task's :class:`~nqkit.tasks.base.Result` offers it for its headline metrics
 (:meth:`~nqkit.tasks.base.Result.by_groups`); :func:`score_groups` takes per-item scores
@@ -150,7 +151,7 @@ def score_groups(per_item: Mapping[str, ItemStats | Any], groups: Mapping[str, A
             vec = vectors[m]
             d = (float(vec[members[a]].mean() - vec[members[b]].mean()) if vec is not None
                  else on(m, members[a]) - on(m, members[b]))
-            if resamples:
+            if resamples and s.decomposable:
                 iv = bootstrap_interval(_difference(s, members[a], members[b]),
                                         resamples=resamples, seed=seed)
                 if np.isfinite(iv.low) and np.isfinite(iv.high):

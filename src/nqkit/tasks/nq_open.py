@@ -90,9 +90,9 @@ def nq_open_result(r: Any, *, explain: bool = False, title: str = "NQ-open exact
         {"question": it.question, "prediction": it.prediction, "correct": it.correct,
          "matched_answer": it.matched_answer, "answers": list(it.answers)} for it in r.items]
     if explain:
-        from nqkit.metrics.em_conventions import CONVENTIONS
+        from nqkit.conventions import convention_names, get_convention
 
-        rules = [CONVENTIONS.get(n) for n in CONVENTIONS.names()]
+        rules = [get_convention(n) for n in convention_names()]
         for item, it in zip(items, r.items, strict=True):
             item["conventions"] = {c.name: it.prediction is not None
                                    and c.match(it.prediction, it.answers) is not None

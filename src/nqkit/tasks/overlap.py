@@ -96,8 +96,8 @@ SCORE_PARAMS = (
     TASK.but(help="prediction format: nq-open (also EfficientQA), ambigqa, or auto "
              "(default: ambigqa for AmbigNQ .json test files)", default="auto",
              choices=("auto", "nq-open", "ambigqa"), metavar=None),
-    CONVENTION.but(help="NQ-open exact-match convention (repeatable; default: every named "
-                   "one: orqa, squad, containment); not for AmbigQA, scored by F1_ans",
+    CONVENTION.but(help="NQ-open exact-match convention (repeatable; default: every "
+                   "registered one: {names}); not for AmbigQA, scored by F1_ans",
                    action="append", default=None),
     THRESHOLD, SCOPE, ANSWER_NORM,
     ALLOW_MISSING.but(help="score test questions without a prediction as wrong (default: "
@@ -334,8 +334,8 @@ def nq_open_item_scores(test: QaSet, predictions: PathLike, *, allow_missing: bo
 
     import numpy as np
 
+    from nqkit.conventions import convention_names, get_convention
     from nqkit.formats.nq_open import NqOpenExample, read_nq_open_predictions
-    from nqkit.metrics.em_conventions import CONVENTIONS, get_convention
     from nqkit.metrics.nq_open import score_nq_open
     from nqkit.metrics.qa_overlap import squad_f1
 
@@ -346,7 +346,7 @@ def nq_open_item_scores(test: QaSet, predictions: PathLike, *, allow_missing: bo
                          f"({examples(repeats, quote=True)}), so predictions joined by "
                          "question cannot tell them apart", "remove the duplicate lines")
     # the official rule first, then the others by name
-    default = sorted(CONVENTIONS.names(), key=lambda n: (n != "orqa", n))
+    default = sorted(convention_names(), key=lambda n: (n != "orqa", n))
     names = list(dict.fromkeys(get_convention(c).name for c in (conventions or default)))
     refs = [NqOpenExample(r.question, r.answers, r.where) for r in test.records]
     preds = list(read_nq_open_predictions(predictions))

@@ -1,0 +1,79 @@
+"""The registry of exact-match conventions and what a convention declares.
+
+End-to-end NQ-open numbers differ across codebases because each normalizes answers its own
+way. nqkit scores with the official ORQA rule by default and offers the other published
+rules under their own names, so that a number always says which rule produced it
+(``em:NAME`` in the signature). A convention is one module of :mod:`nqkit.conventions`
+that calls :func:`register`; the modules are found and imported on first use
+(:func:`nqkit.registry.discover`), so there is no list to edit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from nqkit.errors import InputError
+from nqkit.registry import Registry, discover
+
+__all__ = ["ALIASES", "CONVENTIONS", "EmConvention", "convention_names", "get_convention",
+           "register"]
+
+
+@dataclass(frozen=True, slots=True)
+class EmConvention:
+    """One exact-match rule: a normalization and how a prediction meets a gold answer."""
+
+    name: str  # the name in the signature (em:NAME)
+    source: str  # the public code that defines it
+    normalize: Callable[[str], str]
+    contains: bool  # gold answer is a substring of the prediction (else: equal)
+
+    def match(self, prediction: str, answers: Sequence[str]) -> str | None:
+        """The first gold answer the prediction meets under this rule, else None."""
+        pred = self.normalize(prediction)
+        for answer in answers:
+            gold = self.normalize(answer)
+            if (gold in pred) if self.contains else (gold == pred):
+                return answer
+        return None
+
+
+CONVENTIONS: Registry[EmConvention] = Registry("exact-match convention")
+# other names a convention answers to (the signature says its own name)
+ALIASES: dict[str, str] = {}
+_loaded = False
+
+
+def register(convention: EmConvention, *, aliases: Sequence[str] = ()) -> EmConvention:
+    """Register ``convention`` (and the other names it answers to); a name taken twice is
+    refused."""
+    for alias in aliases:
+        if alias in ALIASES or alias in CONVENTIONS:
+            raise ValueError(f"exact-match convention name {alias!r} is already taken")
+        ALIASES[alias] = convention.name
+    return CONVENTIONS.add(convention.name, convention)
+
+
+def _load() -> None:
+    global _loaded
+    if not _loaded:
+        discover("nqkit.conventions", skip=("base",))
+        _loaded = True
+
+
+def convention_names() -> list[str]:
+    """Every registered convention, by name."""
+    _load()
+    return CONVENTIONS.names()
+
+
+def get_convention(name: str) -> EmConvention:
+    """The convention called ``name`` (or one of its aliases)."""
+    _load()
+    canonical = ALIASES.get(name, name)
+    if canonical not in CONVENTIONS:
+        known = ", ".join([*CONVENTIONS.names(), *sorted(ALIASES)])
+        raise InputError(None, f"unknown exact-match convention {name!r}",
+                         f"choose one of: {known}")
+    return CONVENTIONS.get(canonical)
