@@ -145,20 +145,30 @@ def _open_files(tmp_path, gold, *systems):
     return out
 
 
+def _in_package(monkeypatch, tmp_path, package, base, registry, load, block: str) -> str:
+    """Save the worked example ``block`` as a module of ``package`` (whose modules
+    ``base.load()`` discovers into ``registry``), as if it shipped; the registry is as
+    shipped again after the test. Returns the module's name."""
+    name = block.rsplit("/", 1)[1].removesuffix(".py")
+    folder = tmp_path / "package"
+    folder.mkdir()
+    (folder / f"{name}.py").write_text(_block(block), encoding="utf-8")
+    load()  # the shipped ones first
+    monkeypatch.setattr(package, "__path__", [*package.__path__, str(folder)])
+    monkeypatch.setattr(base, "_loaded", False)  # search the package again
+    monkeypatch.setattr(registry, "_items", dict(registry._items))
+    module = f"{package.__name__}.{name}"
+    monkeypatch.delitem(sys.modules, module, raising=False)
+    return module
+
+
 def test_worked_example_task(tmp_path, capsys, monkeypatch):
     """The module, saved in the tasks package, is `nqkit eval` and `nqkit compare` TASK."""
     import nqkit.tasks
     import nqkit.tasks.base as base
 
-    package = tmp_path / "package"
-    package.mkdir()
-    (package / "nq_open_f1.py").write_text(_block("src/nqkit/tasks/nq_open_f1.py"),
-                                           encoding="utf-8")
-    base.task_names()  # the shipped ones first
-    monkeypatch.setattr(nqkit.tasks, "__path__", [*nqkit.tasks.__path__, str(package)])
-    monkeypatch.setattr(base, "_loaded", False)  # search the package again
-    monkeypatch.setattr(base.TASKS, "_items", dict(base.TASKS._items))
-    monkeypatch.delitem(sys.modules, "nqkit.tasks.nq_open_f1", raising=False)
+    module = _in_package(monkeypatch, tmp_path, nqkit.tasks, base, base.TASKS,
+                         base.task_names, "src/nqkit/tasks/nq_open_f1.py")
     gold, a, b = _open_files(
         tmp_path, [("who won", ["The United States", "the US"]), ("where is it",
                                                                   ["Paris, France"]),
@@ -185,7 +195,7 @@ def test_worked_example_task(tmp_path, capsys, monkeypatch):
                      "--answer-field", "nope"]) == 2
         assert "missing answer field 'nope'" in capsys.readouterr().err
     finally:
-        sys.modules.pop("nqkit.tasks.nq_open_f1", None)
+        sys.modules.pop(module, None)
 
 
 def test_worked_example_convention(tmp_path, capsys, monkeypatch):
@@ -193,16 +203,8 @@ def test_worked_example_convention(tmp_path, capsys, monkeypatch):
     import nqkit.conventions
     import nqkit.conventions.base as base
 
-    package = tmp_path / "package"
-    package.mkdir()
-    (package / "strict.py").write_text(_block("src/nqkit/conventions/strict.py"),
-                                       encoding="utf-8")
-    base.convention_names()  # the shipped ones first
-    monkeypatch.setattr(nqkit.conventions, "__path__",
-                        [*nqkit.conventions.__path__, str(package)])
-    monkeypatch.setattr(base, "_loaded", False)  # search the package again
-    monkeypatch.setattr(base.CONVENTIONS, "_items", dict(base.CONVENTIONS._items))
-    monkeypatch.delitem(sys.modules, "nqkit.conventions.strict", raising=False)
+    module = _in_package(monkeypatch, tmp_path, nqkit.conventions, base, base.CONVENTIONS,
+                         base.convention_names, "src/nqkit/conventions/strict.py")
     gold, preds = _open_files(
         tmp_path, [("who sang", ["The Beatles"]), ("where", ["Paris"]), ("when", ["1990"])],
         [("who sang", "Beatles"), ("where", " PARIS "), ("when", "1990.")])
@@ -222,7 +224,7 @@ def test_worked_example_convention(tmp_path, capsys, monkeypatch):
             main(["eval", "nq-open", "--help"])
         assert "containment, orqa, squad, strict" in " ".join(capsys.readouterr().out.split())
     finally:
-        sys.modules.pop("nqkit.conventions.strict", None)
+        sys.modules.pop(module, None)
 
 
 def test_a_result_scores_its_headline_metrics_by_group(tmp_path):
