@@ -710,7 +710,7 @@ def test_a_trec_run_over_the_results_file_names_both_options(
     assert main(["retrieve", "--index", str(tmp_path / "missing"), "--gold",
                  str(tmp_path / "missing.tsv"), "-o", str(out), "--trec", str(out)]) == 2
     assert capsys.readouterr().err == (f"nqkit: error: --trec {out}: is also the -o output — "
-                                       "give the TREC run a file of its own\n")
+                                       "give each output a path of its own\n")
     assert not out.exists()
 
 

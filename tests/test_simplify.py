@@ -391,8 +391,8 @@ def test_empty_input_and_output_over_input(tmp_path, capsys):
     before = src.read_bytes()
     assert main(["simplify", str(src), "-o", str(src)]) == 2
     assert capsys.readouterr().err == (
-        f"nqkit: error: -o {src}: the output path is one of the inputs — choose another output "
-        "file; inputs are never modified\n")
+        f"nqkit: error: -o {src}: the output path is one of the inputs (IN {src}): writing it "
+        "would destroy it — choose another output path; inputs are never modified\n")
     assert src.read_bytes() == before
 
 

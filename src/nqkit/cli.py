@@ -95,8 +95,11 @@ class NqkitArgumentParser(argparse.ArgumentParser):
 
     def _required_given(self, parsed: Any) -> Any:
         """A required option that an old spelling may stand in for is checked here, once
-        both spellings had their chance (:meth:`nqkit.settings.Param.add_to`)."""
+        both spellings had their chance (:meth:`nqkit.settings.Param.add_to`); the
+        namespace keeps the parser of the (sub)command that parsed it (the deepest one)."""
         namespace = parsed[0]
+        if not hasattr(namespace, "nqkit_parser"):
+            namespace.nqkit_parser = self
         missing = [a.option_strings[-1] for a in self._actions
                    if getattr(a, "required_after", False)
                    and getattr(namespace, a.dest, None) is None]
@@ -257,6 +260,28 @@ def vocabulary_table() -> str:
     return "\n".join(rows) + "\n"
 
 
+def check_files(args: argparse.Namespace) -> None:
+    """Before a command runs: none of its outputs is one of its inputs or another output
+    (:func:`nqkit.io.check_collisions`), by the file roles its declarations give its
+    options (``Param(output=True)``, ``Param(input=True)``)."""
+    from nqkit.io import check_collisions
+
+    parser = getattr(args, "nqkit_parser", None)
+    if parser is None:
+        return
+    roles: dict[str, list[tuple[str, Any]]] = {"input": [], "output": []}
+    for action in parser._actions:
+        role = getattr(action, "nqkit_role", None)
+        value = getattr(args, action.dest, None)
+        if role is None or value is None:
+            continue
+        label = action.option_strings[0] if action.option_strings else str(
+            action.metavar or action.dest)
+        values = value if isinstance(value, list | tuple) else [value]
+        roles[role].extend((label, v) for v in values if isinstance(v, str | os.PathLike))
+    check_collisions(roles["output"], roles["input"])
+
+
 class Terminated(KeyboardInterrupt):
     """Raised in the main thread when the process receives SIGTERM.
 
@@ -319,6 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         with _sigterm_unwinds(), output_transaction():
+            check_files(args)
             code = int(func(args) or 0)
             if code:
                 raise _Failed(code)

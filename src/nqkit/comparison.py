@@ -46,10 +46,12 @@ __all__ = [
 
 # The systems of a comparison: their predictions files, A (the baseline) and B first
 SYSTEMS = (
-    Param("system_a", "A", "predictions of system A (the baseline)", metavar="A"),
-    Param("system_b", "B", "predictions of system B", metavar="B"),
+    Param("system_a", "A", "predictions of system A (the baseline)", metavar="A",
+          input=True),
+    Param("system_b", "B", "predictions of system B", metavar="B", input=True),
     Param("more", "C", "predictions of further systems: then every pair is compared, or "
-          "each system against --baseline", nargs="*", metavar="C", default=()),
+          "each system against --baseline", nargs="*", metavar="C", default=(),
+          input=True),
 )
 # The settings of a comparison (with two systems: --name names them in the title,
 # --baseline picks A, and one comparison needs no correction)

@@ -49,6 +49,7 @@ class Param:
     # old spellings, accepted for one release with a one-line notice (hidden from --help)
     deprecated: tuple[str, ...] = ()
     output: bool = False  # a file the command writes: checked against the inputs first
+    input: bool = False  # a file (or files) the command reads: never an output
     short: str | None = None  # e.g. "-o"
     # the registered names "{names}" in the help stands for, read when the option is added
     # (a registry: adding a member changes no help text by hand)
@@ -69,6 +70,13 @@ class Param:
                             "or 'append', not 'extend'")
         return out
 
+    def _mark(self, action: argparse.Action) -> None:
+        """The file role of the option, for the collision check every command gets before
+        it runs (:func:`nqkit.io.check_collisions`, called by :mod:`nqkit.cli`)."""
+        role = _io_role(self)
+        if role is not None:
+            action.nqkit_role = role  # type: ignore[attr-defined]
+
     def add_to(self, parser: argparse.ArgumentParser, *, enforce: bool = True) -> None:
         """Add the option (or positional) to ``parser``. A required option is enforced by
         argparse, unless it has an old spelling or ``enforce`` is false: then the caller
@@ -77,8 +85,9 @@ class Param:
         if not self.flag.startswith("-"):
             # "*" without a default would be reported as a missing argument when absent
             optional = {"default": self.default} if self.nargs in ("?", "*") else {}
-            parser.add_argument(self.name, nargs=self.nargs, help=self.help,
-                                metavar=self.metavar, **optional)
+            positional = parser.add_argument(self.name, nargs=self.nargs, help=self.help,
+                                             metavar=self.metavar, **optional)
+            self._mark(positional)
             return
         shown = f"{self.short}/{self.flag}" if self.short else self.flag
         for old in self.deprecated:
@@ -114,11 +123,16 @@ class Param:
         if self.required and enforce and not self.deprecated:
             kwargs["required"] = True
         action = parser.add_argument(*filter(None, (self.short, self.flag)), **kwargs)
+        self._mark(action)
         if self.required and not action.required:
             action.shown_required = True  # type: ignore[attr-defined]
             # an old spelling may stand in for it: the parser checks it once parsed
             # (nqkit.cli), unless the caller checks it itself (enforce=False)
             action.required_after = enforce  # type: ignore[attr-defined]
+
+
+def _io_role(param: Param) -> str | None:
+    return "output" if param.output else "input" if param.input else None
 
 
 def format_param(*choices: str, default: str | None = "table", help: str | None = None

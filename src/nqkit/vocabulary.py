@@ -77,36 +77,37 @@ MAX_RESAMPLES = 100_000
 
 GOLD = Param("gold", "--gold", "the questions and their gold answers: paths, globs or "
              "registry names", required=True, nargs="+", metavar="GOLD",
-             deprecated=("--references",))
+             deprecated=("--references",), input=True)
 PREDICTIONS = Param("predictions", "--predictions", "predictions file", required=True,
-                    metavar="FILE")
+                    metavar="FILE", input=True)
 TRAIN = Param("train", "--train", "the training questions (a system's training set or "
               "memory; the training set of test-train overlap): paths, globs or registry "
               "names; several files are one set (repeatable)", nargs="+", action="extend",
-              metavar="TRAIN")
+              metavar="TRAIN", input=True)
 PASSAGES = Param("passages", "--passages", "the passage corpus (DPR psgs_w100.tsv format: "
-                 "id, text, title; .tsv or .tsv.gz)", metavar="TSV")
+                 "id, text, title; .tsv or .tsv.gz)", metavar="TSV", input=True)
 QRELS = Param("qrels", "--qrels", "TREC qrels of gold passages (qid 0 docid rel; qid = "
               "--first-qid + the question's position in --gold; nqkit convert qrels writes "
-              "them)", metavar="FILE")
+              "them)", metavar="FILE", input=True)
 FIRST_QID = Param("first_qid", "--first-qid", "the query id of the first question, in a "
                   "TREC run and in --qrels (default 0, as Pyserini numbers DPR topics)",
                   default=0, type=int_in(0), metavar="N")
 INDEX = Param("index", "--index", "index directory made by `nqkit index build`; give two "
-              "for a hybrid run", action="append", metavar="DIR")
+              "for a hybrid run", action="append", metavar="DIR", input=True)
 ANNOTATIONS = Param("annotations", "--annotations", "test-train overlap annotations in the "
                     "official format (nq-annotations.jsonl, registry name "
                     "qa-overlap/nq-annotations; or as nqkit overlap labels writes them)",
-                    metavar="FILE")
+                    metavar="FILE", input=True)
 ANNOTATED_TEST = Param("annotated_test", "--annotated-test", "the test file whose rows the "
                        "ids of --annotations are (NQ: dpr/nq-test.qa)", nargs="+",
-                       metavar="ROWS")
-INPUTS = Param("inputs", "inputs", "input files (globs allowed)", nargs="+", metavar="IN")
+                       metavar="ROWS", input=True)
+INPUTS = Param("inputs", "inputs", "input files (globs allowed)", nargs="+", metavar="IN",
+               input=True)
 NAMES = Param("names", "names", "registry names, e.g. nq/dev", nargs="+", metavar="NAME")
 REGISTRY = Param("registry", "--registry", "also read datasets from this registry file "
                  "(nqkit's registry JSON, see docs/data.md, or a TSV: dataset file url md5 "
                  "size); repeatable; NQKIT_REGISTRY lists more (':'-separated)", default=[],
-                 action="append", metavar="FILE")
+                 action="append", metavar="FILE", input=True)
 SHARDS = Param("shards", "--shards", "only these files of a sharded dataset, numbered from "
                "0 like the official names: 0-1, 0,3, 5-7", metavar="SPEC")
 

@@ -46,7 +46,7 @@ SERVER_PARAMS = (
           default=[], action="append", metavar="NAME"),
     Param("cache_dir", "--cache-dir", "where the example index lives (default "
           "$NQKIT_HOME/cache/browse, else ~/.cache/nqkit/browse); never inside the data "
-          "directories", metavar="DIR"),
+          "directories", metavar="DIR", output=True),
     Param("index_only", "--index-only", "build the on-disk index and exit without "
           "serving", default=False, action="store_true"),
 )
@@ -54,8 +54,9 @@ SERVER_PARAMS = (
 # `--overlap-rows`: the earlier spellings of overlap score's --train / --annotations and
 # --annotated-test, one release, hidden
 LEGACY_OVERLAP = (
-    Param("overlap", "--overlap", argparse.SUPPRESS, nargs="+", metavar="FILE"),
-    Param("overlap_rows", "--overlap-rows", argparse.SUPPRESS, nargs="+", metavar="FILE"),
+    Param("overlap", "--overlap", argparse.SUPPRESS, nargs="+", metavar="FILE", input=True),
+    Param("overlap_rows", "--overlap-rows", argparse.SUPPRESS, nargs="+", metavar="FILE",
+          input=True),
 )
 
 

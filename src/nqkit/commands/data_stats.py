@@ -36,6 +36,7 @@ COMMANDS = (Command(
     run, group="data", params=(
         INPUTS.but(help="NQ .jsonl or .jsonl.gz files (globs allowed)", metavar="PATH"),
         format_param("table", "json"),
-        Param("plot", "--plot", "also draw the statistics (PNG)", metavar="FILE.png"),
+        Param("plot", "--plot", "also draw the statistics (PNG)", metavar="FILE.png",
+              output=True),
         JOBS.but(help="shards read in parallel (processes; default 1)", default=1),
     )),)

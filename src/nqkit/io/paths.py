@@ -28,6 +28,7 @@ __all__ = [
     "PathsLike",
     "expand_paths",
     "is_regular_file",
+    "resolve_name",
     "set_name_resolver",
 ]
 
@@ -42,6 +43,17 @@ _STDIN_COPY: list[Path] = []
 # text -> the local files of a registry name, or None when the text is no registry name
 NameResolver = Callable[[str], "list[Path] | None"]
 _name_resolver: NameResolver | None = None
+
+
+def resolve_name(text: str) -> list[Path] | None:
+    """The local files of the registry name ``text``, or None when it is none (or no
+    resolver is installed, or the dataset is not on disk: then nothing is read)."""
+    if "/" not in text or _name_resolver is None or os.path.lexists(text):
+        return None
+    try:
+        return _name_resolver(text)
+    except InputError:
+        return None
 
 
 def set_name_resolver(resolver: NameResolver | None) -> NameResolver | None:

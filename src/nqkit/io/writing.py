@@ -29,7 +29,7 @@ import socket
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import IO, Any
 
 import orjson
@@ -40,6 +40,7 @@ from nqkit.io.paths import STDIO, PathLike
 __all__ = [
     "atomic_directory",
     "atomic_output",
+    "check_collisions",
     "check_new_directory",
     "check_output",
     "ensure_not_input",
@@ -136,6 +137,57 @@ def ensure_not_input(output: PathLike, inputs: Iterable[PathLike], *,
         if _same_file(out, Path(p)):
             raise InputError(where or output, "the output path is one of the inputs",
                              "choose another output file; inputs are never modified")
+
+
+def _named_files(given: PathLike) -> list[Path | str]:
+    """The files a text given for an input names, without refusing anything: the path
+    itself, a glob pattern (kept as a pattern: the command expands it once, when it
+    reads), the local files of a registry name (no error here for what does not exist:
+    the command that reads it says so in its own words)."""
+    from nqkit.io.paths import resolve_name
+
+    text = os.fspath(given)
+    if text == STDIO:
+        return []
+    p = Path(text)
+    if any(c in text for c in "*?[") and not os.path.lexists(text):
+        return [os.path.abspath(text)]
+    if p.exists() or p.is_symlink():
+        return [p]
+    return list(resolve_name(text) or [p])
+
+
+def _names(out: Path, f: Path | str) -> bool:
+    """The output is the file ``f``, or a file the pattern ``f`` matches."""
+    if isinstance(f, str):
+        return PurePath(os.path.abspath(out)).match(f)
+    return _same_file(out, f)
+
+
+def check_collisions(outputs: Iterable[tuple[str, PathLike]],
+                     inputs: Iterable[tuple[str, PathLike]]) -> None:
+    """Refuse, before anything is written, a command whose outputs collide: an output
+    that is one of its inputs (the same path, links followed, or the same file by device
+    and inode), or the output of two options. ``outputs`` and ``inputs`` are (option,
+    path) pairs as given; an input may be a glob or a registry name (all its files
+    count), ``-`` (standard input or output) is none of them. One
+    :class:`~nqkit.errors.InputError` line names both options."""
+    read = [(option, f) for option, given in inputs for f in _named_files(given)]
+    written: list[tuple[str, Path]] = []
+    for option, given in outputs:
+        if os.fspath(given) == STDIO:
+            continue
+        out = Path(given)
+        for other, f in read:
+            if _names(out, f):
+                raise InputError(f"{option} {given}", f"the output path is one of the "
+                                 f"inputs ({other} {f}): writing it would destroy it",
+                                 "choose another output path; inputs are never modified")
+        for other, f in written:
+            if _same_file(out, f):
+                raise InputError(f"{option} {given}", f"is also the {other} output",
+                                 "give each output a path of its own")
+        written.append((option, out))
 
 
 def check_output(path: PathLike, inputs: Iterable[PathLike] = (), *, kind: str = "file",

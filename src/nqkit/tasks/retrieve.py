@@ -44,15 +44,15 @@ BUILD_PARAMS = (PASSAGES.but(help="DPR passage file (psgs_w100.tsv or .tsv.gz)",
                              required=True, metavar="FILE", deprecated=("--corpus",)),)
 # the index verified: the object of the verb, a positional (as in `nqkit data verify NAME`)
 VERIFY_PARAMS = (Param("index", "index", "index directory made by `nqkit index build`",
-                       metavar="DIR"),)
+                       metavar="DIR", input=True),)
 
 # `convert qrels`: the source of gold passages, the questions they are numbered by, the
 # corpus
 QRELS_PARAMS = (
     Param("oracle", "--oracle", "NQ-open oracle JSONL (nq-open-oracle.jsonl.gz)",
-          metavar="FILE"),
+          metavar="FILE", input=True),
     Param("biencoder", "--biencoder", "DPR bi-encoder JSON (biencoder-nq-dev.json)",
-          metavar="FILE"),
+          metavar="FILE", input=True),
     GOLD.but(help="the questions the qrels number (DPR .qa.tsv or NQ-open JSONL; NQ-open "
              "dev: nq-test.qa.tsv)", nargs=None, metavar="FILE", deprecated=("--questions",)),
     PASSAGES.but(help="the passage corpus (DPR psgs_w100.tsv format)", required=True),
