@@ -143,3 +143,4 @@ def test_every_file_option_has_its_role():
                 seen.add(action.dest)
                 assert role == "output", (path, action.dest)
     assert seen == outputs
+

@@ -110,9 +110,9 @@ def emit_result(result: Any, *, format: str = "table", per_item: str | None = No
 
     from nqkit.io import write_jsonl
 
-    print_warnings(result.warnings)
-    if per_item:
+    if per_item:  # first: a file that cannot be written is the one line, before warnings
         write_jsonl(per_item, result.item_list())
+    print_warnings(result.warnings)
     if format == "jsonl":
         out = sys.stdout
         for item in result.item_list():

@@ -366,7 +366,11 @@ def open_store(paths: PathsLike, *, cache_dir: str | os.PathLike[str] | None = N
         if root.resolve() == f.resolve().parent:
             raise InputError(root, "the cache directory is a data directory",
                              "choose a cache directory outside the data directories")
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # a place the system refuses (/proc, a read-only mount): one line
+        raise InputError(f"--cache-dir {root}", f"cannot be created ({e.strerror or e})",
+                         "choose a cache directory you can write to") from None
     dirs = [root / store_key(f) for f in files]
     shards: list[ShardStore | None] = [_open_shard(d, f) for d, f in zip(dirs, files, strict=True)]
     todo = [i for i, s in enumerate(shards) if s is None]

@@ -354,6 +354,10 @@ class _Parser:
     def span(self, d: Mapping[str, Any], ctx: str, *, bytes_required: bool) -> Span:
         if type(d) is dict and (s := _well_formed_span(d, -2 if bytes_required else -1)):
             return s
+        if not isinstance(d, Mapping):  # a number or null where a span should be
+            raise self.fail(f"{ctx} must be a JSON object (a span), found "
+                            f"{type(d).__name__} {d!r:.40}",
+                            "check the file is in the Natural Questions format")
         get = self.get
         sb = get(d, "start_byte", int, ctx) if bytes_required or "start_byte" in d else -1
         eb = get(d, "end_byte", int, ctx) if bytes_required or "end_byte" in d else -1

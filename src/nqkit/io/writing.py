@@ -412,6 +412,10 @@ def atomic_directory(path: PathLike, *, option: str | None = None, what: str = "
     out = Path(path)
     if not shared:
         check_new_directory(out, option=option, what=what)
+    if out.is_symlink() and out.is_dir():
+        # a link to an (empty) directory: the directory it names is the one built, the
+        # link keeps naming it
+        out = out.resolve()
     created = _make_parents(out.resolve().parent, note=False)
     try:
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".building",
