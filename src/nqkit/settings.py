@@ -50,6 +50,9 @@ class Param:
     deprecated: tuple[str, ...] = ()
     output: bool = False  # a file the command writes: checked against the inputs first
     input: bool = False  # a file (or files) the command reads: never an output
+    # adds to what is printed and changes no number (eval's --explain, --breakdown):
+    # commands that print something else (compare) do not take it
+    report: bool = False
     short: str | None = None  # e.g. "-o"
     # the registered names "{names}" in the help stands for, read when the option is added
     # (a registry: adding a member changes no help text by hand)

@@ -169,7 +169,8 @@ PER_ITEM = Param("per_item", "--per-item", "also write one JSON line per gold it
                  deprecated=("--per-question", "--per-example", "--ranks"))
 TREC = Param("trec", "--trec", "also write the ranking as a TREC run (qid Q0 docid rank "
              "score tag; .gz compresses)", metavar="FILE", output=True)
-TAG = Param("tag", "--tag", "TREC run tag (one word; default nqkit-RETRIEVER)")
+TAG = Param("tag", "--tag", "TREC run tag (one word; default nqkit-RETRIEVER, with the BM25 "
+            "flavour when not the default: nqkit-bm25-lucene-exact)")
 HITS = Param("hits", "--hits", "passages (or documents) per question in a run (default 100)",
              default=100, type=positive_int, metavar="K")
 EVAL = Param("eval", "--eval", "then score what was written against the gold, as `nqkit "

@@ -28,7 +28,7 @@ def add_tasks(parser: argparse.ArgumentParser) -> None:
             "three or more systems: every pair (or each against --baseline), the p-values "
             "adjusted for multiple testing (--correction).")
         for param in task.all_params():
-            if param.name in OWN:
+            if param.name in OWN or param.report or param.output:
                 continue
             if param.name == "gold":  # one value per --gold, so that A and B stay positional
                 param = param.but(action="append", nargs=None, deprecated=(),

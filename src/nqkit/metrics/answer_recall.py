@@ -111,10 +111,15 @@ def score_answer_recall(results: Iterable[DprResult], ks: Sequence[int], *,
     if short:
         # the cause: every list cut shorter than the depth asked (retrieve deeper), or only
         # some questions' lists, where the retriever found fewer passages to return
+        # the retriever is named only when the run says which it was (a results file
+        # alone does not)
+        bm25 = (run_settings or {}).get("retriever") == "bm25"
         why = (f"no list holds more than {longest}: retrieve {depth} passages per question"
                if longest < depth else
-               "the retriever returned fewer for them than for the others (BM25 returns "
-               "only passages that share a term with the question)")
+               "the retriever returned fewer for them than for the others (" + (
+                   "BM25 returns only passages that share a term with the question)" if bm25
+                   else "a lexical retriever such as BM25 returns only passages that share "
+                   "a term with the question; an approximate index can return fewer)"))
         warnings.append(ResultWarning(
             "short-lists", f"{short:,} of {n:,} questions have fewer than {depth} contexts "
             f"({len(no_ctx):,} have none); their recall counts only what is there — {why}"))

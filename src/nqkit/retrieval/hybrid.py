@@ -33,24 +33,46 @@ from nqkit.retrieval.dense import DenseRetriever
 from nqkit.retrieval.fusion import FUSIONS, RRF_K, fuse_rows, zscore_rows
 from nqkit.settings import Param, float_in, positive_int
 
-__all__ = ["PARAMS", "SPEC", "HybridRetriever", "check_parts", "fusion_settings",
-           "part_settings", "zscore_rows"]
+__all__ = ["DEFAULTS", "PARAMS", "SPEC", "HybridRetriever", "check_parts", "fusion_settings",
+           "hybrid_settings", "part_settings", "refuse_hybrid_settings", "zscore_rows"]
 
 PARAMS: tuple[Param, ...] = (
     Param("fusion", "--fusion", "hybrid: zscore (z-scores over every document; reqa run "
           "only), norm (Pyserini's normalized scores) or rrf (reciprocal rank fusion) "
           "(default: the preset's; reqa zscore, pyserini-nq norm)", choices=FUSIONS),
+    # default None: given or not is known, so that a setting of a hybrid given to a single
+    # retriever is refused, not ignored (DEFAULTS fills them in)
     Param("weight", "--weight", "hybrid zscore: weight of the second part's z-scores, "
           "fused = weight * second + (1 - weight) * first (default 0.5, not tuned)",
-          default=0.5, type=float_in(0, 1)),
+          type=float_in(0, 1)),
     Param("alpha", "--alpha", "hybrid norm: weight of the first part's normalized score, "
           "fused = alpha * first + second (Pyserini's convention, the first being BM25; "
-          "default 1.0, not tuned)", default=1.0, type=float_in(0)),
+          "default 1.0, not tuned)", type=float_in(0)),
     Param("depth", "--depth", "hybrid: hits taken from each retriever before fusion "
-          "(default 1000)", default=1000, type=positive_int),
+          "(default 1000)", type=positive_int),
     Param("parts", "--parts", "hybrid: the two retrievers fused, first and second "
           "(default: bm25 dense)", nargs=2, metavar="NAME"),
 )
+
+# the values of the hybrid's settings not given
+DEFAULTS: dict[str, Any] = {"weight": 0.5, "alpha": 1.0, "depth": 1000}
+
+
+def hybrid_settings(s: Mapping[str, Any]) -> dict[str, Any]:
+    """``s`` with the hybrid's settings not given (None) set to :data:`DEFAULTS`."""
+    return {**s, **{k: v for k, v in DEFAULTS.items() if s.get(k) is None}}
+
+
+def refuse_hybrid_settings(s: Mapping[str, Any], why: str, fix: str) -> None:
+    """One line for the settings of a hybrid given to a run that is none (they would be
+    ignored); ``why`` and ``fix`` say what the run is and what to do."""
+    from nqkit.errors import InputError
+
+    given = [f"--{name}" for name in ("fusion", "weight", "alpha", "depth", "parts")
+             if s.get(name) is not None]
+    if given:
+        raise InputError(" ".join(given), f"set a hybrid's fusion, and {why}", fix)
+
 
 def fusion_settings(fusion: str, weight: float, alpha: float) -> dict[str, object]:
     """The fusion's part of a signature: its name and the one setting it reads."""
@@ -111,9 +133,10 @@ class HybridRetriever:
 
         names = tuple(s.get("parts") or SPEC.parts)
         check_parts(names)
+        s = hybrid_settings(s)
         first, second = (retriever_class(n).from_settings(s) for n in names)
         return cls(first=first, second=second, weight=s["weight"],
-                   fusion=s.get("fusion") or "zscore", alpha=s.get("alpha", 1.0))
+                   fusion=s.get("fusion") or "zscore", alpha=s["alpha"])
 
     def __post_init__(self, lexical: Any, dense: Any) -> None:
         if lexical is not None:

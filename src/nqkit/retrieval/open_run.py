@@ -115,7 +115,9 @@ def run_retrieval(indexes: Sequence[OpenIndex], questions: Sequence[Question], k
     retrievers' search settings); ``options``: :func:`search_options` of them.
     """
     from nqkit.retrieval.fusion import fuse_normalized, fuse_rrf
+    from nqkit.retrieval.hybrid import hybrid_settings
 
+    settings = hybrid_settings(settings)
     fusion, alpha = settings["fusion"], settings["alpha"]
     depth = max(settings["depth"], k)  # hits taken from each index before fusion
     check_compatible(indexes, fusion)

@@ -209,9 +209,9 @@ TASK = TASKS.add("nq", Task(
     params=(
         *THRESHOLDS,
         Param("breakdown", "--breakdown", "also score by gold long-answer type and by "
-              "question word", action="store_true", default=False),
+              "question word", action="store_true", default=False, report=True),
         Param("pr_curve", "--pr-curve", "draw the precision-recall curves", metavar="FILE.png",
-              output=True),
+              output=True, report=True),
         GOLD_CACHE,
     ),
     gold_help="gold NQ files (original or simplified; .jsonl or .jsonl.gz; globs)",

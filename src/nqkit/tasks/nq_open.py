@@ -22,7 +22,8 @@ PARAMS: tuple[Param, ...] = (
           "must match at the start of the prediction, case-insensitively",
           action="store_true", default=False),
     Param("explain", "--explain", "also score the predictions under every convention and "
-          "list the questions where they disagree", action="store_true", default=False),
+          "list the questions where they disagree", action="store_true", default=False,
+          report=True),
 )
 
 

@@ -335,6 +335,11 @@ def run_reqa(settings: Mapping[str, Any]) -> ReqaRun:
 
     s = dict(settings)
     start = time.perf_counter()
+    if s["retriever"] != "hybrid":
+        from nqkit.retrieval.hybrid import refuse_hybrid_settings
+
+        refuse_hybrid_settings(s, f"--retriever {s['retriever']} is no hybrid",
+                               "drop them, or use --retriever hybrid")
     task_dir = _task_dir(s.get("gold"), s.get("task"))
     task = load_task(task_dir)
     # The task directory's own files are inputs: no output may land on one of them.

@@ -229,6 +229,11 @@ def retrieve(settings: Mapping[str, Any]) -> None:
                                  "give the TREC run a file of its own") from None
         check_output(s["trec"], [s["gold"]], option="--trec")
     _outside_indexes(s)
+    if len(s["index"]) == 1:
+        from nqkit.retrieval.hybrid import refuse_hybrid_settings
+
+        refuse_hybrid_settings(s, "one --index is no hybrid run",
+                               "drop them, or give a second --index to fuse with")
     indexes = [load_index(d, full=s["verify"]) for d in s["index"]]
     search = apply_preset(s)
     check_compatible(indexes, search["fusion"])
@@ -300,7 +305,7 @@ def _write(s: Mapping[str, Any], questions: list[Any], indexes: list[Any], resul
         clock.lap("results")
     retriever = str(result.settings["retriever"])
     if s["trec"]:
-        tag = s["tag"] or f"nqkit-{retriever}"
+        tag = s["tag"] or default_tag(result.settings)
         blocks = trec_blocks(questions, result, indexes[0].store)
         write_trec_blocks(s["trec"], progress(blocks, desc="writing the TREC run",
                                               unit="block",
@@ -349,6 +354,16 @@ def _print_eval(s: Mapping[str, Any], questions: list[Any], indexes: list[Any],
                            title=f"{retriever} over {indexes[0].passages:,} passages, "
                            f"{r.official['num_questions']:,} questions"))
         print(f"signature: {r.signature}")
+
+
+def default_tag(run_settings: Mapping[str, object]) -> str:
+    """The TREC tag of a run: ``nqkit-RETRIEVER``, and the BM25 flavour when it is not the
+    default one (``nqkit-bm25-lucene-exact``), so that two flavours' runs are told apart."""
+    tag = f"nqkit-{run_settings['retriever']}"
+    method = run_settings.get("bm25")
+    if run_settings["retriever"] == "bm25" and method not in (None, "lucene"):
+        tag += f"-{method}"
+    return tag
 
 
 TREC_BLOCK = 1024  # questions per block of the TREC run: bounds the writer's memory
