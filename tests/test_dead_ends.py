@@ -462,8 +462,9 @@ def test_answer_recall_warns_on_answerless_questions_and_short_lists(capsys, tmp
     assert [w["code"] for w in got["warnings"]] == ["short-lists", "no-answer-tokens"]
     assert warning_lines(err) == [
         "1 of 2 questions have fewer than 2 contexts (0 have none); their recall counts only "
-        "what is there — the retriever returned fewer for them than for the others (BM25 "
-        "returns only passages that share a term with the question)",
+        "what is there — the retriever returned fewer for them than for the others (a "
+        "lexical retriever such as BM25 returns only passages that share a term with the "
+        "question; an approximate index can return fewer)",
         "1 of 2 questions have no answer with a token (e.g. 'q2'), so they can never count "
         "as answered"]
     assert "|warn:short-lists+no-answer-tokens|v" in got["signature"]

@@ -101,3 +101,55 @@ def test_the_short_lists_warning_names_bm25_only_for_a_bm25_run(small, tmp_path,
     assert "2 of 200 questions have fewer than 100 contexts" in searched
     assert "(BM25 returns only passages that share a term" in searched
     assert "(a lexical retriever such as BM25 returns only" in scored
+
+
+# ---------------------------------------------------------------------------- --allow-extra
+
+def _nq_open_files(tmp_path: Path) -> tuple[str, str]:
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("".join(json.dumps({"question": f"q{i}", "answer": [f"a{i}"]}) + "\n"
+                            for i in range(4)), encoding="utf-8")
+    preds = tmp_path / "preds.jsonl"  # every gold question, and two the gold has not
+    preds.write_text("".join(json.dumps({"question": q, "prediction": p}) + "\n"
+                             for q, p in [("q0", "a0"), ("q1", "x"), ("q2", "a2"), ("q3", "x"),
+                                          ("other 1", "y"), ("other 2", "z")]),
+                     encoding="utf-8")
+    return str(gold), str(preds)
+
+
+def _ambig_files(tmp_path: Path) -> tuple[str, str]:
+    gold = tmp_path / "gold.json"
+    gold.write_text(json.dumps([{"id": str(i), "question": f"q{i}", "annotations": [
+        {"type": "singleAnswer", "answer": [f"a{i}"]}]} for i in range(3)]), encoding="utf-8")
+    preds = tmp_path / "preds.json"
+    preds.write_text(json.dumps({"0": ["a0"], "1": ["x"], "2": ["a2"], "9": ["y"]}),
+                     encoding="utf-8")
+    return str(gold), str(preds)
+
+
+@pytest.mark.parametrize("kind", ["eval-nq-open", "eval-ambigqa", "overlap-nq-open",
+                                  "overlap-ambigqa", "compare-nq-open"])
+def test_allow_extra_means_one_thing_everywhere(tmp_path, capsys, kind):
+    nq_open = kind.endswith("nq-open")
+    gold, preds = (_nq_open_files if nq_open else _ambig_files)(tmp_path)
+    if kind.startswith("eval"):
+        argv = ["eval", kind[5:], "--gold", gold, "--predictions", preds, "--format", "json"]
+    elif kind.startswith("overlap"):
+        argv = ["overlap", "score", "--gold", gold, "--train", gold, "--predictions", preds,
+                "--format", "json"]
+    else:
+        argv = ["compare", "nq-open", "--gold", gold, preds, preds, "--resamples", "50",
+                "--trials", "10", "--format", "json"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "--allow-extra to ignore them" in err, err
+    assert ("2 prediction(s) are for questions not in the gold" if nq_open else
+            "1 predicted id(s) are not in the gold (e.g. 9)") in err
+    assert main([*argv, "--allow-extra"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    if kind == "eval-nq-open":  # the official rule over the gold's 4 questions: 2 right
+        assert got["accuracy"] == 0.5
+    elif kind == "eval-ambigqa":  # 2 of 3 ids right
+        assert got["metrics"]["F1 answer"]["all"] == pytest.approx(2 / 3)
+    elif kind.startswith("overlap"):
+        assert got["groups"]["total"]["n"] == (4 if nq_open else 3)

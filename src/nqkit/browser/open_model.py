@@ -139,6 +139,7 @@ class OpenView:
     metric: str = ""
     result: Any = None  # the task's Result (nqkit.tasks.base.Result), for nqkit compare
     allow_missing: bool = False  # scored as `nqkit eval TASK --allow-missing`
+    allow_extra: bool = False  # predictions for items not in the gold were left out
     by_key: dict[str, OpenRow] = field(init=False)
 
     def __post_init__(self) -> None:

@@ -78,10 +78,13 @@ def run_task(task_name: str, allow_missing: bool | None = None, **settings: Any
     """Score with ``nqkit eval TASK``'s code: the result, and whether it took
     ``--allow-missing`` (gold items without a prediction scored as the task scores them
     then). ``allow_missing=None``: without the flag first, so that when every item has a
-    prediction the policy, and so the signature, is the command's default."""
+    prediction the policy, and so the signature, is the command's default. Predictions
+    for items not in the gold are left out, as ``--allow-extra`` leaves them out (a view
+    shows the gold's items; :func:`took_extra` says whether it did)."""
     from nqkit.tasks.base import get_task
 
     task = get_task(task_name)
+    settings = {**settings, "allow_extra": True}
     if allow_missing is not None:
         return task.run(**settings, allow_missing=allow_missing), allow_missing
     try:
@@ -91,6 +94,18 @@ def run_task(task_name: str, allow_missing: bool | None = None, **settings: Any
             return task.run(**settings, allow_missing=True), True
         except InputError:
             raise first from None
+
+
+def took_extra(result: Any) -> bool:
+    """The result left out predictions for items not in the gold (its command then needs
+    ``--allow-extra``)."""
+    return any(w.code in ("extra", "other-split") for w in result.warnings)
+
+
+def policy_flags(allowed: bool, result: Any) -> str:
+    """The command-line flags of the policies a view's result was scored with."""
+    return (" --allow-missing" if allowed else "") + (
+        " --allow-extra" if took_extra(result) else "")
 
 
 # ---------------------------------------------------------------------------- NQ-open
@@ -152,7 +167,7 @@ def load_nq_open_view(gold: PathsLike, predictions: str, *, answer_field: str = 
     items = result.item_list()
     names = tuple(convention_names())
     flags = (f" --answer-field {answer_field}" if answer_field != "answer" else "") + \
-        (" --allow-missing" if allowed else "")
+        policy_flags(allowed, result)
     summary = summary_of(result, f"nqkit eval nq-open --explain{flags}")
     conv = result.official["conventions"]
     total = result.official["num_total"]
@@ -212,7 +227,7 @@ def load_nq_open_view(gold: PathsLike, predictions: str, *, answer_field: str = 
                  Column("verdict", "verdict", "verdict")),
         headline="em", metric="exact match", headline_stats=result.headline_stats,
         result=result,
-        allow_missing=allowed)
+        allow_missing=allowed, allow_extra=took_extra(result))
 
 
 # ---------------------------------------------------------------------------- overlap
@@ -310,7 +325,7 @@ def load_ambigqa_view(gold: PathsLike, predictions: str, *,
     per_item = {it["id"]: it for it in result.item_list()}
     with_questions = any(p.questions is not None for p in preds.values())
     metrics = ["F1 answer", *(("F1 bleu4", "F1 edit-f1") if with_questions else ())]
-    flags = " --allow-missing" if allowed else ""
+    flags = policy_flags(allowed, result)
     summary = summary_of(result, f"nqkit eval ambigqa{flags}")
     rows: list[OpenRow] = []
     by_id = {}
@@ -389,7 +404,8 @@ def load_ambigqa_view(gold: PathsLike, predictions: str, *,
                  Column("kind", "gold", "cell"),
                  *(Column(m, m) for m in metrics)),
         headline="F1 answer", metric="F1 answer (all)", headline_stats=result.headline_stats,
-        result=result, allow_missing=allowed, search_hint="Search questions, answers or an id")
+        result=result, allow_missing=allowed, allow_extra=took_extra(result),
+        search_hint="Search questions, answers or an id")
 
 
 # ---------------------------------------------------------------------------- dispatch

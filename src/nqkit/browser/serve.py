@@ -307,11 +307,12 @@ def add_overlap_groups(views: list[Any], gold: Any, predictions: list[str], *,
               if annotations else "--train " + " ".join(train or ()))
     for view, path in zip(views, predictions, strict=True):
         per_item, fields, warnings = nq_open_item_scores(
-            test, path, allow_missing=view.allow_missing)
+            test, path, allow_missing=view.allow_missing, allow_extra=view.allow_extra)
         r = score_overlap(analysis, per_item, settings=fields, warnings=warnings)
         headers, table = scores_rows(r)
         command = (f"nqkit overlap score --gold {' '.join(golds)} {source} --predictions "
-                   f"{path}" + (" --allow-missing" if view.allow_missing else ""))
+                   f"{path}" + (" --allow-missing" if view.allow_missing else "")
+                   + (" --allow-extra" if view.allow_extra else ""))
         add_overlap(view, analysis, ("scores (%) by test-train overlap group", headers,
                                      table), r.signature, command)
 
@@ -338,6 +339,8 @@ def comparison_of(task_name: str, gold: Any, views: list[Any], predictions: list
                      for k, v in options.items())
     if views[0].allow_missing:
         flags += " --allow-missing"
+    if any(v.allow_extra for v in views):
+        flags += " --allow-extra"
     if resamples != 1000:
         flags += f" --resamples {resamples}"
     if trials != 10000:

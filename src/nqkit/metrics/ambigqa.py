@@ -277,6 +277,7 @@ class AmbigQaResult:
     num_multi: int
     missing: list[str] = field(default_factory=list)  # ids scored as empty predictions
     empty_predictions: int = 0  # examples whose prediction list is empty
+    extra_predictions: int = 0  # predicted ids not in the gold, left out (extra="ignore")
     warnings: tuple[ResultWarning, ...] = ()  # what limits the meaning of the numbers
 
 
@@ -316,13 +317,16 @@ def score_ambigqa(
     tokenizer: str = "ptb",
     missing: str = "error",
     question_normalizer: Callable[[str], str] | None = None,
+    extra: str = "error",
 ) -> AmbigQaResult:
     """Score AmbigQA predictions (answers, or question-answer pairs) against AmbigNQ.
 
     ``matching`` is ``"greedy"`` (official) or ``"optimal"``; ``tokenizer`` is ``"ptb"``
     (official) or ``"whitespace"`` (no PTB splitting, for comparison); ``missing`` is
     ``"error"`` or ``"empty"`` (score a missing id as an empty prediction, i.e. 0). Ids in
-    the predictions that are not in the gold raise :class:`InputError`.
+    the predictions that are not in the gold raise :class:`InputError`, or with ``extra``
+    ``"ignore"`` are left out (counted in ``extra_predictions``); none of the predictions
+    in the gold is refused either way.
     ``question_normalizer`` overrides the tokenizer (text -> normalized words).
     """
     if matching not in MATCHINGS:
@@ -335,15 +339,20 @@ def score_ambigqa(
     if not predictions:
         raise InputError(None, "there is no prediction, so every score would be 0",
                          "predict the ids of the gold")
+    if extra not in ("error", "ignore"):
+        raise ValueError(f"extra must be 'error' or 'ignore', not {extra!r}")
     unknown = [k for k in predictions if k not in ref_ids]
     if unknown:
         # none of the ids in the references: refused naming both splits where known
         check_split(ref_ids, predictions.keys(), where=None, kind="id")
-        other = match_split(unknown, "id")
-        which = f"; they are {describe(other, 'ids')}" if other.known else ""
-        raise InputError(None, f"{len(unknown):,} predicted id(s) are not in the gold "
-                         f"({for_example(unknown)}){which}",
-                         "check that the gold is the right split")
+        if extra == "error":
+            other = match_split(unknown, "id")
+            which = f"; they are {describe(other, 'ids')}" if other.known else ""
+            raise InputError(None, f"{len(unknown):,} predicted id(s) are not in the gold "
+                             f"({for_example(unknown)}){which}",
+                             "check that the gold is the right split, or pass "
+                             "--allow-extra to ignore them")
+        predictions = {k: v for k, v in predictions.items() if k in ref_ids}
     absent = [ex.id for ex in references if ex.id not in predictions]
     if absent and missing == "error":
         raise InputError(None, f"{len(absent):,} of {len(references):,} gold ids have no "
@@ -409,6 +418,7 @@ def score_ambigqa(
         num_multi=len(multi_ids),
         missing=absent,
         empty_predictions=empty,
+        extra_predictions=len(unknown),
         warnings=tuple(warnings),
     )
 

@@ -28,6 +28,9 @@ def result_warnings(r: Any) -> list[ResultWarning]:
                                    "prediction scored as 0 ("
                                    f"{r.num_examples - len(r.missing):,}/{r.num_examples:,} "
                                    "predicted)"))
+    if r.extra_predictions:
+        lines.append(ResultWarning("extra", f"{r.extra_predictions:,} predicted id(s) not in "
+                                   "the gold were ignored"))
     empty = r.empty_predictions - len(r.missing)
     if empty and not any(w.code == "all-empty" for w in r.warnings):
         lines.append(ResultWarning("empty", f"{empty:,} empty prediction list(s) scored "
@@ -52,7 +55,8 @@ def score(s: AmbigQaSettings) -> Result:
                   for ex in read_ambignq(gold_file)]
     predictions = read_ambigqa_predictions(path)
     r = score_ambigqa(references, predictions, matching=s.matching,
-                      missing="empty" if s.allow_missing else "error")
+                      missing="empty" if s.allow_missing else "error",
+                      extra="ignore" if s.allow_extra else "error")
     return ambigqa_result(r)
 
 

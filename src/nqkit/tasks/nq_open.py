@@ -69,7 +69,21 @@ def score(s: NqOpenSettings) -> Result:
     r = score_nq_open(references, predictions, regex=s.regex,
                       missing="wrong" if s.allow_missing else "error",
                       answer_field=s.answer_field, convention=s.convention, where=path)
+    if r.unused_predictions and not s.allow_extra:
+        refuse_extra(path, r.unused_predictions, references, predictions)
     return nq_open_result(r, explain=s.explain)
+
+
+def refuse_extra(path: str, n: int, references: Any, predictions: Any) -> None:
+    """Predictions for questions not in the gold, without --allow-extra: one line (the
+    official script ignores them; nqkit asks, as for every task)."""
+    from nqkit.errors import InputError, for_example
+
+    gold = {r.question for r in references}
+    extra = [p.question for p in predictions if p.question not in gold]
+    raise InputError(path, f"{n:,} prediction(s) are for questions not in the gold "
+                     f"({for_example(repr(q) for q in extra)})",
+                     "check the split, or pass --allow-extra to ignore them")
 
 
 def nq_open_result(r: Any, *, explain: bool = False, title: str = "NQ-open exact match",

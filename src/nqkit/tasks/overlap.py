@@ -23,6 +23,7 @@ from nqkit.errors import InputError, examples
 from nqkit.settings import Param, format_param, int_in
 from nqkit.signature import ResultWarning
 from nqkit.vocabulary import (
+    ALLOW_EXTRA,
     ALLOW_MISSING,
     ANNOTATED_TEST,
     ANNOTATIONS,
@@ -102,6 +103,8 @@ SCORE_PARAMS = (
     THRESHOLD, SCOPE, ANSWER_NORM,
     ALLOW_MISSING.but(help="score test questions without a prediction as wrong (default: "
                       "error)"),
+    ALLOW_EXTRA.but(help="ignore predictions for questions not in the test set (default: "
+                    "error)"),
     RESAMPLES.but(help="95%% intervals from N bootstrap resamples (0: none)"),
     SEED,
     format_param("table", "json"),
@@ -319,7 +322,7 @@ def score_overlap(analysis: OverlapAnalysis, per_item: Mapping[str, Any], *,
 # ---------------------------------------------------------------------------- predictions
 
 def nq_open_item_scores(test: QaSet, predictions: PathLike, *, allow_missing: bool = False,
-                        conventions: Sequence[str] | None = None,
+                        conventions: Sequence[str] | None = None, allow_extra: bool = False,
                         ) -> tuple[dict[str, np.ndarray], dict[str, object],
                                    list[ResultWarning]]:
     """Per-question exact match under each named convention
@@ -328,7 +331,9 @@ def nq_open_item_scores(test: QaSet, predictions: PathLike, *, allow_missing: bo
     test questions by question string as the official NQ-open evaluation joins them.
 
     Returns the scores (metric -> array in test order), the signature fields and the
-    metric's warnings (missing predictions, another split: as ``nqkit eval nq-open``).
+    metric's warnings (missing predictions, another split, predictions for other questions
+    and questions predicted twice: as ``nqkit eval nq-open``, which refuses predictions
+    for questions not in the test set unless ``allow_extra``).
     """
     import os
 
@@ -362,6 +367,15 @@ def nq_open_item_scores(test: QaSet, predictions: PathLike, *, allow_missing: bo
             if w.code not in {x.code for x in warnings}:
                 warnings.append(w)
     assert result is not None  # at least one convention
+    # what eval nq-open says of the same predictions: extras are refused unless allowed,
+    # then counted; a question predicted twice is scored with its last prediction
+    from nqkit.tasks.nq_open import refuse_extra, result_warnings
+
+    if result.unused_predictions and not allow_extra:
+        refuse_extra(where, result.unused_predictions, refs, preds)
+    codes = {w.code for w in warnings}
+    warnings += [w for w in result_warnings(result)
+                 if w.code in ("duplicates", "extra") and w.code not in codes]
     out["F1 squad"] = np.array(
         [max(squad_f1(it.prediction, g) for g in it.answers) if it.prediction is not None
          else 0.0 for it in result.items], dtype=np.float64)
@@ -376,7 +390,7 @@ def nq_open_item_scores(test: QaSet, predictions: PathLike, *, allow_missing: bo
 
 
 def ambigqa_item_scores(test_paths: PathsLike, test: QaSet, predictions: PathLike, *,
-                        allow_missing: bool = False,
+                        allow_missing: bool = False, allow_extra: bool = False,
                         ) -> tuple[dict[str, np.ndarray], dict[str, object],
                                    list[ResultWarning]]:
     """Per-question F1_ans (the official AmbigQA metric, Min et al. 2020 §3.2) of AmbigQA
@@ -393,10 +407,15 @@ def ambigqa_item_scores(test_paths: PathsLike, test: QaSet, predictions: PathLik
                          "file has no ids", "give the AmbigNQ file the predictions were "
                          "made for (e.g. dev_light.json)")
     result = score_ambigqa(refs, read_ambigqa_predictions(predictions),
-                           missing="empty" if allow_missing else "error")
+                           missing="empty" if allow_missing else "error",
+                           extra="ignore" if allow_extra else "error")
     scores = np.array([result.per_example[str(r.id)]["F1 answer"] for r in test.records],
                       dtype=np.float64)
     warnings = list(result.warnings)
+    if result.extra_predictions:
+        warnings.append(ResultWarning(
+            "extra", f"{result.extra_predictions:,} predicted id(s) not in the test set were "
+            "ignored"))
     if result.missing:
         warnings.append(ResultWarning(
             "missing", f"{len(result.missing):,} of {result.num_examples:,} test questions "
@@ -428,11 +447,12 @@ def score_predictions(settings: Mapping[str, Any]) -> OverlapScores:
                          "leave out --convention for AmbigQA predictions")
     if task == "ambigqa":
         per_item, fields, warnings = ambigqa_item_scores(
-            s["gold"], test, s["predictions"], allow_missing=s["allow_missing"])
+            s["gold"], test, s["predictions"], allow_missing=s["allow_missing"],
+            allow_extra=s["allow_extra"])
     else:
         per_item, fields, warnings = nq_open_item_scores(
             test, s["predictions"], allow_missing=s["allow_missing"],
-            conventions=s["convention"])
+            conventions=s["convention"], allow_extra=s["allow_extra"])
     analysis = overlap_groups(test, train=s["train"], annotations=s["annotations"],
                               annotated_test=s["annotated_test"],
                               answer_norm=s["answer_norm"], threshold=s["threshold"],
