@@ -153,3 +153,50 @@ def test_allow_extra_means_one_thing_everywhere(tmp_path, capsys, kind):
         assert got["metrics"]["F1 answer"]["all"] == pytest.approx(2 / 3)
     elif kind.startswith("overlap"):
         assert got["groups"]["total"]["n"] == (4 if nq_open else 3)
+
+
+# ---------------------------------------------------------------------------- another task's files
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["eval", "nq-open", "--gold", "{ambig}", "--predictions", "{open_preds}"],
+     "{ambig}: this looks like AmbigNQ gold, not NQ-open — use `nqkit eval ambigqa`"),
+    (["eval", "ambigqa", "--gold", "{open}", "--predictions", "{ambig_preds}"],
+     "{open}: this looks like NQ-open gold, not AmbigNQ — use `nqkit eval nq-open`"),
+    (["eval", "nq", "--gold", "{open}", "--predictions", "{nq_preds}"],
+     "{open}: this looks like NQ-open gold, not Natural Questions (original or simplified) "
+     "— use `nqkit eval nq-open`"),
+    (["compare", "ambigqa", "--gold", "{nq}", "{ambig_preds}", "{ambig_preds}"],
+     "{nq}: this looks like Natural Questions (original or simplified) gold, not AmbigNQ — "
+     "use `nqkit compare nq`"),
+    (["eval", "nq-open", "--gold", "{open_preds}", "--predictions", "{open}"],
+     "--predictions {open}: looks like NQ-open gold, and --gold {open_preds} like "
+     "predictions — give the gold with --gold and the predictions with --predictions "
+     "(swapped?)"),
+    (["eval", "nq", "--gold", "{nq_preds}", "--predictions", "{nq}"],
+     "--predictions {nq}: looks like Natural Questions (original or simplified) gold, and "
+     "--gold {nq_preds} like predictions — give the gold with --gold and the predictions "
+     "with --predictions (swapped?)"),
+])
+def test_another_tasks_gold_or_swapped_files_are_named(capsys, argv, message):
+    files = {"ambig": shared_file("data", "ambignq", "dev_light.json"),
+             "open": shared_file("data", "nq-open", "NQ-open.dev.jsonl"),
+             "nq": shared_file("data", "nq", "nq-dev-sample10.jsonl.gz"),
+             "open_preds": shared_file("golden", "nq-open", "first_answer.predictions.jsonl"),
+             "ambig_preds": shared_file("golden", "ambigqa", "answers_noisy.predictions.json"),
+             "nq_preds": shared_file("golden", "nq-eval", "mixed0.predictions.json")}
+    words = [str(files[w[1:-1]]) if w.startswith("{") else w for w in argv]
+    assert main(words) == 2
+    want = message
+    for key, path in files.items():
+        want = want.replace("{" + key + "}", str(path))
+    assert capsys.readouterr().err == f"nqkit: error: {want}\n"
+
+
+def test_a_file_that_carries_gold_and_predictions_may_be_both(tmp_path, capsys):
+    both = tmp_path / "both.jsonl"  # {question, answer, prediction}, as oqaeval's files
+    both.write_text("".join(json.dumps({"question": f"q{i}", "answer": [f"a{i}"],
+                                        "prediction": f"a{i % 2}"}) + "\n" for i in range(4)),
+                    encoding="utf-8")
+    assert main(["eval", "nq-open", "--gold", str(both), "--predictions", str(both),
+                 "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["accuracy"] == 0.5

@@ -442,10 +442,12 @@ def compare_systems(task_name: str, settings: dict[str, Any], systems: list[str]
     ``settings`` (its own, ``gold`` and ``seed`` among them)."""
     import os
 
-    from nqkit.tasks.base import get_task
+    from nqkit.tasks.base import check_kinds, get_task
 
     task = get_task(task_name)
     settings = {k: v for k, v in settings.items() if k != "predictions"}
+    for path in systems:
+        check_kinds(task, {**settings, "predictions": path}, command="compare")
     seed = settings.get("seed", 0)
     if len(systems) > 2:
         out = compare_many(task, settings, systems, names=names, baseline=baseline,

@@ -15,64 +15,13 @@ from typing import Any
 
 from nqkit.browser.open_model import Column, Filter, OpenRow, OpenView, summary_of
 from nqkit.errors import InputError
+from nqkit.formats.sniff import check_gold_kind, sniff_gold
 from nqkit.io import PathsLike, expand_paths
 
-__all__ = ["LOADERS", "TASKS", "load_view", "run_task", "sniff_gold"]
+__all__ = ["LOADERS", "TASKS", "check_gold_kind", "load_view", "run_task", "sniff_gold"]
 
 # What `nqkit browse --task` accepts: nq (the NQ browser, browser/app.py) and these.
 TASKS = ("nq", "nq-open", "ambigqa", "retrieval")
-_KIND_NAMES = {"nq": "Natural Questions (original or simplified)", "nq-open": "NQ-open",
-               "ambigqa": "AmbigNQ"}
-
-
-def sniff_gold(gold: PathsLike) -> str | None:
-    """What the first gold file looks like: ``nq``, ``nq-open``, ``ambigqa``, or None when
-    it is none of them clearly (then the task's own reader decides and explains)."""
-    import orjson
-
-    from nqkit.io import open_binary
-    from nqkit.io.paths import is_regular_file
-
-    try:
-        first = expand_paths(gold, what="gold")[0]
-        if not is_regular_file(first):  # a pipe is read once, by the task's own reader
-            return None
-        with open_binary(first) as f:
-            head = f.read(1 << 16)
-    except (InputError, OSError, EOFError):
-        return None
-    text = head.lstrip()
-    if text.startswith(b"["):
-        if b'"singleAnswer"' in head or b'"multipleQAs"' in head:
-            return "ambigqa"
-        return None
-    if not text.startswith(b"{"):
-        return None
-    if any(k in head for k in (b'"document_html"', b'"document_text"',
-                               b'"long_answer_candidates"')):
-        return "nq"
-    line = text.split(b"\n", 1)[0]
-    try:
-        obj = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None
-    if isinstance(obj, dict) and isinstance(obj.get("question"), str) and "annotations" \
-            not in obj and isinstance(obj.get("answer", obj.get("answers")), list):
-        return "nq-open"
-    return None
-
-
-def check_gold_kind(task: str, gold: PathsLike) -> None:
-    """One clear error when the gold is clearly another task's (with the flag that fits)."""
-    kind = sniff_gold(gold)
-    if kind is None or kind == task or (task == "retrieval" and kind == "nq-open"):
-        return
-    first = expand_paths(gold, what="gold")[0]
-    fix = "drop --task (nq is the default)" if kind == "nq" else f"add --task {kind}"
-    raise InputError(first, f"this looks like {_KIND_NAMES[kind]} gold, not "
-                     f"{_KIND_NAMES.get(task, task)}", fix)
-
-
 def run_task(task_name: str, allow_missing: bool | None = None, **settings: Any
              ) -> tuple[Any, bool]:
     """Score with ``nqkit eval TASK``'s code: the result, and whether it took

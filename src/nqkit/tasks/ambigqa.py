@@ -105,4 +105,4 @@ TASK = TASKS.add("ambigqa", Task(
     gold_help="AmbigNQ JSON (e.g. dev_light.json)", predictions_help="predictions JSON object",
     headline=("F1 answer (all)", "F1 answer (multi)", "F1 bleu4 (multi)",
               "F1 edit-f1 (multi)"),
-))
+    gold_kind="ambigqa"))

@@ -250,6 +250,9 @@ class Task(Generic[S]):
     # the record score() takes; None: the earlier form, score() takes a dict of the
     # settings (kept for one release for tasks declared outside nqkit)
     settings_type: type[S] | None = None
+    # what its gold looks like (nqkit.formats.sniff: "nq", "nq-open", "ambigqa"), so that
+    # another task's gold, or the files swapped, are named as such; None: not checked
+    gold_kind: str | None = None
 
     def tested_metrics(self, sa: Mapping[str, Any], sb: Mapping[str, Any]) -> list[str]:
         """The headline metrics both results' headline statistics (``sa``, ``sb``) carry,
@@ -419,6 +422,20 @@ def check_outputs(task: Task[Any], settings: dict[str, Any]) -> dict[str, Any]:
     return settings
 
 
+def check_kinds(task: Task[Any], settings: Mapping[str, Any], *, command: str) -> None:
+    """One line, before any reading, when the gold is clearly another task's (``use
+    nqkit eval ambigqa``) or the gold and the predictions were given the wrong way round
+    (:mod:`nqkit.formats.sniff`)."""
+    if task.gold_kind is None or not settings.get("gold"):
+        return
+    from nqkit.formats.sniff import check_gold_kind, check_not_swapped
+
+    predictions = settings.get("predictions")
+    if predictions:
+        check_not_swapped(task.gold_kind, settings["gold"], predictions)
+    check_gold_kind(task.gold_kind, settings["gold"], command=command)
+
+
 def run_command(task_name: str, given: Mapping[str, Any]) -> None:
     """``nqkit eval TASK``: the task run with a command's parsed arguments (``given``),
     its outputs checked against its inputs first, the result printed
@@ -426,7 +443,8 @@ def run_command(task_name: str, given: Mapping[str, Any]) -> None:
     from nqkit.report import emit_result
 
     task = get_task(task_name)
-    settings = task_settings(task, given)
-    result = task.run(**check_outputs(task, settings))
+    settings = check_outputs(task, task_settings(task, given))
+    check_kinds(task, settings, command="eval")
+    result = task.run(**settings)
     emit_result(result, format=settings.get("format", "table"),
                 per_item=settings.get("per_item"))

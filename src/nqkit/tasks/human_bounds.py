@@ -89,4 +89,4 @@ TASK = TASKS.add("human-bounds", Task(
               default="first", choices=("first", "all")),
         GOLD_CACHE,
     ),
-))
+    gold_kind="nq"))

@@ -220,4 +220,4 @@ TASK = TASKS.add("nq", Task(
     "long or short answer: they lower recall; default: error)",
     headline=("long-best-threshold-f1", "short-best-threshold-f1"),
     epilog=FORMAT_HELP, settings_type=NqSettings,
-))
+    gold_kind="nq"))

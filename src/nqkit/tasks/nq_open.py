@@ -166,4 +166,4 @@ TASK = TASKS.add("nq-open", Task(
     gold_help="NQ-open JSONL gold (plain or .gz)",
     predictions_help='predictions JSONL {"question", "prediction"}',
     headline=("exact match",),
-))
+    gold_kind="nq-open"))
