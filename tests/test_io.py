@@ -199,7 +199,8 @@ def test_the_io_floor_imports_nothing_above_it():
     # nqkit._version (one constant) comes with the package face, which installs the name
     # resolver; nothing of a layer above io is imported until a name is read
     assert ast.literal_eval(out) == ["nqkit._version", "nqkit.errors", "nqkit.io",
-                                     "nqkit.io.content", "nqkit.io.paths", "nqkit.io.reading",
+                                     "nqkit.io.content", "nqkit.io.paths",
+                                     "nqkit.io.provenance", "nqkit.io.reading",
                                      "nqkit.io.writing"]
 
 

@@ -613,8 +613,10 @@ def _record_files(names: tuple[str, ...], work: Path) -> dict[str, Any]:
     for name in names:
         path = work / name
         if path.is_dir():
-            # lock files are how a download guards itself, not an output
-            for f in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix != ".lock"):
+            # lock files are how a download guards itself, not an output; the provenance
+            # sidecars came after these snapshots (tests/test_provenance.py checks them)
+            for f in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix != ".lock"
+                            and not p.name.endswith(".provenance.json")):
                 out[f.relative_to(work).as_posix()] = _record_file(f, work)
         elif path.exists():
             out[name] = _record_file(path, work)

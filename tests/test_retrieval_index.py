@@ -413,7 +413,9 @@ def test_trec_only_and_eval_only_runs_equal_the_full_run(
     assert main([*base, "--trec", str(tmp_path / "only.trec")]) == 0
     assert capsys.readouterr().out == ""
     assert (tmp_path / "only.trec").read_bytes() == bm25_run["trec"].read_bytes()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["full.json", "only.trec"]
+    # each written file with its provenance beside it (tests/test_provenance.py)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "full.json", "full.json.provenance.json", "only.trec", "only.trec.provenance.json"]
     assert (tmp_path / "full.json").read_bytes() == bm25_run["json"].read_bytes()
 
 

@@ -342,6 +342,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if func is None:
         parser.print_help(sys.stderr)
         return 2
+    import shlex
+
+    from nqkit.io.provenance import command_line
+
+    command_line.set("nqkit " + shlex.join(sys.argv[1:] if argv is None else argv))
     try:
         with _sigterm_unwinds(), output_transaction():
             check_files(args)

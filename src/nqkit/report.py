@@ -108,10 +108,11 @@ def emit_result(result: Any, *, format: str = "table", per_item: str | None = No
     """
     import orjson
 
-    from nqkit.io import write_jsonl
+    from nqkit.io import write_jsonl, write_provenance
 
     if per_item:  # first: a file that cannot be written is the one line, before warnings
         write_jsonl(per_item, result.item_list())
+        write_provenance(per_item, result.signature)  # what the lines are the items of
     print_warnings(result.warnings)
     if format == "jsonl":
         out = sys.stdout

@@ -39,19 +39,23 @@ Hash collisions are harmless here: a name needs *every* question to be a member,
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
 import unicodedata
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nqkit.errors import InputError, for_example
+from nqkit.errors import InputError, examples, for_example
+
+if TYPE_CHECKING:
+    from nqkit.io.provenance import Provenance
 
 __all__ = [
     "CUSTOM",
@@ -59,6 +63,7 @@ __all__ = [
     "KnownSplit",
     "SplitCheck",
     "SplitMatch",
+    "check_numbering",
     "check_split",
     "describe",
     "digest",
@@ -67,6 +72,7 @@ __all__ = [
     "known_splits",
     "match_split",
     "normalize_key",
+    "question_set",
 ]
 
 CUSTOM = "custom"
@@ -328,3 +334,71 @@ def check_split(references: Collection[str], predictions: Collection[str], *,
             "score the predictions against the gold of the split they were made for "
             f"({noun} must match exactly)")
     return SplitCheck(ref, len(unused), match_split(unused, kind) if unused else None)
+
+
+# ------------------------------------------------------------ numbering of a question set
+# A TREC run's or qrels' qids and overlap labels' ids are positions in a question file:
+# the set a file was numbered by goes into its provenance (nqkit.io.provenance) and is
+# checked when the file is read with questions.
+
+def _keys(questions: Iterable[str]) -> np.ndarray:
+    """Four bytes of each question's split fingerprint (:func:`nqkit.splits.key_hash`),
+    in order: enough to tell which question a number names (1 in 4 billion collides)."""
+    return np.fromiter((key_hash(q) & 0xFFFFFFFF for q in questions), dtype="<u4")
+
+
+def question_set(questions: Iterable[str], *, first_qid: int = 0) -> dict[str, Any]:
+    """The question set a file's numbers refer to (qid = ``first_qid`` + a question's
+    position): its split label (:func:`nqkit.splits.identify`), its size, the first qid
+    and ``keys``, four bytes of each question's fingerprint in order (base64; 4.8 KB for
+    the 3,610 NQ-open test questions, 470 KB for the 87,925 training questions)."""
+    qs = list(questions)
+    return {"split": identify(qs), "count": len(qs), "first-qid": first_qid,
+            "keys": base64.b64encode(_keys(qs).tobytes()).decode("ascii")}
+
+
+def _describe(q: Mapping[str, Any]) -> str:
+    return f"{q.get('split', 'custom')} ({q.get('count', 0):,} questions)"
+
+
+def _misnumbered(keys: np.ndarray, first: int, asked: np.ndarray, first_qid: int
+                 ) -> np.ndarray:
+    """Positions in ``asked`` whose qid names no question, or another, in ``keys``."""
+    j = np.arange(len(asked)) + (first_qid - first)
+    inside = (j >= 0) & (j < len(keys))
+    wrong = ~inside
+    wrong[inside] = keys[j[inside]] != asked[inside]
+    return np.flatnonzero(wrong)
+
+
+def check_numbering(prov: Provenance | None, questions: Iterable[str], *, first_qid: int,
+                    option: str, against: str, fix: str) -> None:
+    """Refuse, in one line, a file whose numbers name other questions than
+    ``questions`` (numbered from ``first_qid``) do: each question's qid must name the
+    same question in the set the file was numbered by (a prefix or any subset numbered
+    alike is fine: the first 300 questions against qrels of all 3,610). ``option``
+    names the file's option, ``against`` where the questions come from, ``fix`` what to
+    do."""
+    if prov is None or prov.questions is None or "keys" not in prov.questions:
+        return
+    want = prov.questions
+    try:
+        keys = np.frombuffer(base64.b64decode(want["keys"]), dtype="<u4")
+        first = int(want.get("first-qid", 0))
+    except (ValueError, TypeError):
+        return  # a sidecar nqkit did not write: the file is read as a foreign one
+    qs = list(questions)
+    asked = _keys(qs)
+    wrong = _misnumbered(keys, first, asked, first_qid)
+    if not len(wrong):
+        return
+    if first != first_qid and not len(_misnumbered(keys, first, asked, first)):
+        what = f"numbered from qid {first}, not --first-qid {first_qid}"
+    else:
+        got = question_set(qs, first_qid=first_qid)
+        what = (f"numbered by the questions of {_describe(want)}: for {len(wrong):,} of the "
+                f"{len(qs):,} questions of {against} ({_describe(got)}) the qid names "
+                f"another question there (qid "
+                + examples([f"{first_qid + i} {qs[i]!r:.40}" for i in wrong[:3]],
+                           width=None, more=False) + ")")
+    raise InputError(f"{option} {prov.path}", what, fix)

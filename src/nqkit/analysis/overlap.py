@@ -34,7 +34,7 @@ against NQ-open's 87,925 are different numbers.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -298,13 +298,15 @@ def compute_overlap(test: QaSet, train: QaSet, *, answer_norm: str = "squad",
 
 
 def overlap_from_annotations(test: QaSet, annotations: Iterable[OverlapAnnotation], *,
-                             rows: QaSet, label: str) -> OverlapAnalysis:
+                             rows: QaSet, label: str,
+                             source: Mapping[str, str] | None = None) -> OverlapAnalysis:
     """The labels of an official annotation file, for the questions of ``test``.
 
     ``rows`` is the test file the annotation ids index (``nq-test.qa.csv``: its 0-based
     lines); the labels reach the questions of ``test`` (which may be ordered otherwise,
     e.g. ``NQ-open.dev.jsonl``) through the question text, normalised as split
-    fingerprints normalise it. ``label`` names the annotation file in the signature.
+    fingerprints normalise it. ``label`` names the annotation file in the signature,
+    ``source`` how its labels were made when they are not the human labels (after it).
     """
     from nqkit.splits import normalize_key
 
@@ -333,7 +335,8 @@ def overlap_from_annotations(test: QaSet, annotations: Iterable[OverlapAnnotatio
             labels = (*labels, "no_overlap")
         items.append(OverlapItem(i, r.question, r.answers, answer, (), question, None, None,
                                  None, labels))
-    return OverlapAnalysis(tuple(items), test.split, {"labels": label, "rows": rows.split},
+    return OverlapAnalysis(tuple(items), test.split, {"labels": label, **(source or {}),
+                                                      "rows": rows.split},
                            tuple(row_order_warnings(rows)))
 
 

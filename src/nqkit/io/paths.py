@@ -21,6 +21,7 @@ from pathlib import Path
 from nqkit.errors import InputError
 
 __all__ = [
+    "PROVENANCE_SUFFIX",
     "STDIO",
     "ExpandedPaths",
     "NameResolver",
@@ -30,6 +31,7 @@ __all__ = [
     "is_regular_file",
     "resolve_name",
     "set_name_resolver",
+    "sidecar",
 ]
 
 PathLike = str | os.PathLike[str]
@@ -38,6 +40,13 @@ PathsLike = PathLike | Sequence[PathLike]
 _GLOB_CHARS = set("*?[")
 
 STDIO = "-"  # standard input where a file is read, standard output where one is written
+PROVENANCE_SUFFIX = ".provenance.json"  # the sidecar of a file nqkit wrote (io.provenance)
+
+
+def sidecar(path: PathLike) -> Path:
+    """The provenance file of ``path`` (:mod:`nqkit.io.provenance`):
+    ``PATH.provenance.json``."""
+    return Path(os.fspath(path) + PROVENANCE_SUFFIX)
 _STDIN_COPY: list[Path] = []
 
 # text -> the local files of a registry name, or None when the text is no registry name

@@ -168,10 +168,13 @@ def check_collisions(outputs: Iterable[tuple[str, PathLike]],
                      inputs: Iterable[tuple[str, PathLike]]) -> None:
     """Refuse, before anything is written, a command whose outputs collide: an output
     that is one of its inputs (the same path, links followed, or the same file by device
-    and inode), or the output of two options. ``outputs`` and ``inputs`` are (option,
+    and inode) or whose provenance file would be one (:mod:`nqkit.io.provenance`), or
+    the output of two options. ``outputs`` and ``inputs`` are (option,
     path) pairs as given; an input may be a glob or a registry name (all its files
     count), ``-`` (standard input or output) is none of them. One
     :class:`~nqkit.errors.InputError` line names both options."""
+    from nqkit.io.paths import sidecar
+
     read = [(option, f) for option, given in inputs for f in _named_files(given)]
     written: list[tuple[str, Path]] = []
     for option, given in outputs:
@@ -182,6 +185,10 @@ def check_collisions(outputs: Iterable[tuple[str, PathLike]],
             if _names(out, f):
                 raise InputError(f"{option} {given}", f"the output path is one of the "
                                  f"inputs ({other} {f}): writing it would destroy it",
+                                 "choose another output path; inputs are never modified")
+            if _names(sidecar(out), f):  # the provenance file written beside it
+                raise InputError(f"{option} {given}", f"its provenance file would be "
+                                 f"written over an input ({other} {f})",
                                  "choose another output path; inputs are never modified")
         for other, f in written:
             if _same_file(out, f):

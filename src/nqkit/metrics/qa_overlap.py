@@ -16,7 +16,7 @@ count is 0 and its scores are ``None``.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from nqkit.errors import InputError, examples
@@ -94,13 +94,15 @@ def score_overlap_official(
     *,
     labels: Sequence[str] = LABELS,
     annotations_label: str = "custom",
+    label_source: Mapping[str, str] | None = None,
     where: str | None = None,
     warnings: Sequence[ResultWarning] = (),
 ) -> OfficialOverlapResult:
     """Score row-ordered predictions per annotation label, as the official script.
 
     ``references`` are the rows of the test file (question, gold answers), in order;
-    ``annotations_label`` names the annotation file in the signature (e.g. its digest);
+    ``annotations_label`` names the annotation file in the signature (e.g. its digest),
+    ``label_source`` how its labels were made when they are no human labels (after it);
     ``warnings`` (found by the caller, e.g. a row order unlike the annotated file's) mark it.
     """
     n = len(references)
@@ -127,6 +129,6 @@ def score_overlap_official(
                                  100 * sum(em[i] for i in ids) / len(ids),
                                  100 * sum(f1[i] for i in ids) / len(ids)))
     sig = make_signature("qa-overlap-official", {
-        "annotations": annotations_label, "rows": n, "match": "em-squad", "f1": "squad",
-        "join": "row"}, warnings)
+        "annotations": annotations_label, **(label_source or {}), "rows": n,
+        "match": "em-squad", "f1": "squad", "join": "row"}, warnings)
     return OfficialOverlapResult(tuple(scores), em, f1, sig, tuple(warnings))

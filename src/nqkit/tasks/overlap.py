@@ -161,7 +161,6 @@ def overlap_groups(test: QaSet, *, train: PathsLike | None = None,
     ``annotations`` whose ids are rows of ``annotated_test``."""
     from nqkit.analysis.overlap import (
         compute_overlap,
-        file_digest,
         load_qa_set,
         overlap_from_annotations,
     )
@@ -174,11 +173,35 @@ def overlap_groups(test: QaSet, *, train: PathsLike | None = None,
         from nqkit.io import expand_paths
 
         (path,) = expand_paths(annotations, what="annotations")[:1]
+        source = annotations_source(path, rows, "--annotated-test")
         return overlap_from_annotations(test, read_overlap_annotations(path), rows=rows,
-                                        label=f"qa-overlap#{file_digest(path)}")
+                                        label=source.pop("labels"), source=source)
     assert train is not None  # checked above
     return compute_overlap(test, load_qa_set(train, what="training"),
                            answer_norm=answer_norm, threshold=threshold, scope=scope)
+
+
+def annotations_source(path: PathLike, rows: QaSet, rows_option: str) -> dict[str, str]:
+    """The signature fields that name an annotation file: ``labels:qa-overlap#DIGEST``
+    for the official file (or any file of its format); for labels written by ``nqkit
+    overlap labels`` (its sidecar, :mod:`nqkit.io.provenance`) ``labels:nqkit#DIGEST``
+    and how they were made (``train``, ``answers``, ``qproxy``, ``qscope``), so a proxy's
+    number never passes for the human labels'. Labels numbered by another test file than
+    ``rows`` (given with ``rows_option``) are refused in one line."""
+    from nqkit.analysis.overlap import file_digest
+    from nqkit.io import read_provenance
+    from nqkit.splits import check_numbering
+
+    prov = read_provenance(path)
+    if prov is None or prov.kind != "overlap":
+        return {"labels": f"qa-overlap#{file_digest(path)}"}
+    check_numbering(prov, rows.questions, first_qid=0, option="--annotations",
+                    against=f"{rows_option} {rows.split}",
+                    fix="give the test file the labels were computed for (its "
+                    ".provenance.json names it), or compute them for this one with nqkit "
+                    "overlap labels")
+    made = {k: v for k, v in prov.parts().items() if k not in ("test", "warn")}
+    return {"labels": f"nqkit#{file_digest(path)}", **made}
 
 
 def write_labels(gold: PathsLike, train: PathsLike, output: PathLike, *,
@@ -188,8 +211,9 @@ def write_labels(gold: PathsLike, train: PathsLike, output: PathLike, *,
     written as an annotation file of the official format; counts and signature on
     stderr."""
     from nqkit.analysis.overlap import load_qa_set
-    from nqkit.io import check_output, write_jsonl
+    from nqkit.io import check_output, write_jsonl, write_provenance
     from nqkit.report import print_warnings, say
+    from nqkit.splits import question_set
 
     check_output(output, [*_listed(gold), *_listed(train)], option="--output")
     test = load_qa_set(gold, what="test")
@@ -197,6 +221,8 @@ def write_labels(gold: PathsLike, train: PathsLike, output: PathLike, *,
                               threshold=threshold, scope=scope)
     print_warnings(analysis.warnings)
     n = write_jsonl(output, analysis.to_annotations())
+    # how the labels were made, beside them: read back, a proxy stays named as one
+    write_provenance(output, analysis.signature(), questions=question_set(test.questions))
     counts = analysis.counts()
     say(f"{n:,} test questions labelled: " + ", ".join(
         f"{g} {c:,}" for g, c in counts.items() if g != "total"))
@@ -509,12 +535,13 @@ def emit_scores(r: OverlapScores, *, format: str = "table",
     and write its per-question records to ``per_item``."""
     import json
 
-    from nqkit.io import write_jsonl
+    from nqkit.io import write_jsonl, write_provenance
     from nqkit.report import print_warnings
 
-    print_warnings(r.warnings)
-    if per_item:
+    if per_item:  # first: a file that cannot be written is the one line, before warnings
         write_jsonl(per_item, r.item_records())
+        write_provenance(per_item, r.signature)
+    print_warnings(r.warnings)
     if format == "json":
         print(json.dumps(r.to_json(), indent=1, ensure_ascii=False))
     else:
@@ -531,7 +558,7 @@ def emit_official(annotations: PathLike, gold: PathsLike, predictions: PathLike,
     import json
     import os
 
-    from nqkit.analysis.overlap import file_digest, load_qa_set, row_order_warnings
+    from nqkit.analysis.overlap import load_qa_set, row_order_warnings
     from nqkit.formats.qa_overlap import read_overlap_annotations, read_row_predictions
     from nqkit.io import expand_paths
     from nqkit.metrics.qa_overlap import score_overlap_official
@@ -539,10 +566,11 @@ def emit_official(annotations: PathLike, gold: PathsLike, predictions: PathLike,
 
     refs = load_qa_set(gold, what="gold")
     (path,) = expand_paths(annotations, what="annotations")[:1]
+    source = annotations_source(path, refs, "--gold")
     r = score_overlap_official([(x.question, x.answers) for x in refs.records],
                                read_row_predictions(predictions),
                                read_overlap_annotations(path),
-                               annotations_label=f"qa-overlap#{file_digest(path)}",
+                               annotations_label=source.pop("labels"), label_source=source,
                                where=os.fspath(predictions),
                                warnings=row_order_warnings(refs))
     print_warnings(r.warnings)

@@ -327,7 +327,7 @@ def run_reqa(settings: Mapping[str, Any]) -> ReqaRun:
 
     from nqkit.errors import InputError
     from nqkit.formats.reqa import load_task
-    from nqkit.io import check_output, write_jsonl
+    from nqkit.io import check_output, write_jsonl, write_provenance
     from nqkit.metrics.ranking import RankTargets, aggregate_ranks, rank_queries
     from nqkit.report import progress, say
     from nqkit.retrieval import retriever_class
@@ -399,6 +399,7 @@ def run_reqa(settings: Mapping[str, Any]) -> ReqaRun:
                                   "paragraph_rank": d}
                                  for i, (q, si, d) in enumerate(zip(questions, sent, doc,
                                                                     strict=True))))
+        write_provenance(ranks_path, result.signature)
         say(f"per-question ranks written to {ranks_path}")
     if s["trec"]:
         import numpy as np
@@ -419,6 +420,7 @@ def run_reqa(settings: Mapping[str, Any]) -> ReqaRun:
                 q += len(cols)
 
         n = write_trec_blocks(s["trec"], blocks(), tag=tag)
+        write_provenance(s["trec"], result.signature)
         say(f"TREC run ({n:,} lines) written to {s['trec']}")
     source = task.params.get("source", "?")
     what = "sentences" if s["level"] == "sentence" else "paragraphs"

@@ -234,6 +234,28 @@ def _qrels_checks(qr: _Qrels, g: _GoldRanks, qrels_path: str, results_path: str,
     return warnings
 
 
+def _check_numbering(s: RetrievalSettings, path: str) -> None:
+    """Refuse, before any reading of the run, qrels or a TREC run written by nqkit for
+    another question set than ``--gold`` (their sidecars, :mod:`nqkit.io.provenance`):
+    their numbers would name other questions, and the recall would mean nothing."""
+    from nqkit.formats.trec import read_questions_answers
+    from nqkit.io import read_provenance
+    from nqkit.splits import check_numbering
+
+    files = [(o, f) for o, f in (("--qrels", s.qrels), ("--predictions", path))
+             if f is not None and (o == "--qrels" or _is_trec(path))]
+    provs = [(o, read_provenance(f)) for o, f in files]
+    if not any(p is not None and p.questions is not None for _, p in provs):
+        return
+    assert s.gold  # only called with it
+    asked = [q for q, _ in read_questions_answers(s.gold)]
+    for option, prov in provs:
+        check_numbering(prov, asked, first_qid=s.first_qid, option=option,
+                        against=f"--gold {s.gold}",
+                        fix="give the file made for these questions, or the questions it "
+                        "was made for (its .provenance.json names them)")
+
+
 def _kept(results: Iterable[Any], keep: Callable[[Any, frozenset[str] | None], object],
           gold_ranks: _GoldRanks | None) -> Iterator[Any]:
     for r in results:
@@ -265,6 +287,8 @@ def score(s: RetrievalSettings, *,
     path = os.fspath(s.predictions)
     ks = sorted(set(s.topk))
     qrels = _read_qrels(os.fspath(s.qrels)) if s.qrels is not None else None
+    if s.gold:
+        _check_numbering(s, path)
     in_corpus: set[str] | None = None
     results: Iterable[Any]
     if s.passages is not None or _is_trec(path):
@@ -307,6 +331,15 @@ def score(s: RetrievalSettings, *,
                              where=path, run_settings=run_settings, missing=missing)
     r = score_answer_recall(_noted(progress(results, desc="answer recall", unit="q"),
                                    scored), ks, where=path, run_settings=run_settings)
+    if not s.gold:  # numbered by the results' own order: checked once they are read
+        from nqkit.io import read_provenance
+        from nqkit.splits import check_numbering
+
+        check_numbering(read_provenance(os.fspath(s.qrels or "")), scored,
+                        first_qid=s.first_qid, option="--qrels",
+                        against=f"the results {path}",
+                        fix="give the qrels made for these questions, or --gold with the "
+                        "questions they were made for (its .provenance.json names them)")
     return _with_gold(s, r, scored, missing, gold_ranks, qrels,
                       _qrels_checks(qrels, gold_ranks, os.fspath(s.qrels or ""), path,
                                     in_corpus, str(s.passages)), ks)

@@ -295,13 +295,21 @@ def _write(s: Mapping[str, Any], questions: list[Any], indexes: list[Any], resul
     import math
 
     from nqkit.formats.trec import write_trec_blocks
+    from nqkit.io import write_provenance
     from nqkit.report import progress, say
     from nqkit.retrieval.open_run import write_dpr_results
+    from nqkit.signature import make_signature
+    from nqkit.splits import question_set
     from nqkit.text.dpr_tokenize import AnswerCheck
 
     check = AnswerCheck()  # shared by the results' flags and --eval: one tokenization a text
+    # what made the run, beside each file written (the TREC run's qids are lines of the
+    # questions: tied to them when read back)
+    made_by = make_signature("run", result.settings)
+    asked = question_set(q.question for q in questions)
     if s["output"]:
         write_dpr_results(s["output"], questions, result, indexes[0], check=check)
+        write_provenance(s["output"], made_by, questions=asked)
         clock.lap("results")
     retriever = str(result.settings["retriever"])
     if s["trec"]:
@@ -311,6 +319,7 @@ def _write(s: Mapping[str, Any], questions: list[Any], indexes: list[Any], resul
                                               unit="block",
                                               total=math.ceil(len(questions) / TREC_BLOCK)),
                           tag=tag)
+        write_provenance(s["trec"], made_by, questions=asked)
         clock.lap("TREC run")
     # the search alone ("bm25: 5.8 s", which benchmarks/bench_retrieval.py reads); the
     # closing time line gives every step
@@ -407,10 +416,11 @@ def write_qrels(gold: PathsLike, passages: PathLike, output: PathLike, *,
         read_nq_open_oracle,
     )
     from nqkit.formats.trec import read_questions_answers, write_trec_qrels
-    from nqkit.io import check_output, expand_paths
+    from nqkit.io import check_output, expand_paths, write_provenance
     from nqkit.report import progress, say, warn
     from nqkit.retrieval.corpus import CorpusFingerprint, Passage
     from nqkit.signature import make_signature
+    from nqkit.splits import question_set
 
     if (oracle is None) == (biencoder is None):
         raise InputError(None, "give one source of gold passages",
@@ -449,10 +459,14 @@ def write_qrels(gold: PathsLike, passages: PathLike, output: PathLike, *,
              f"corpus (match:{d.match}); a question none of whose gold passages is there is "
              f"gold unknown ({for_example(map(repr, d.unmatched))})")
     write_trec_qrels(output, d.qrels)
+    signature = make_signature("qrels", {"source": kind, "match": d.match,
+                                         "corpus": fingerprint.hexdigest()[:12],
+                                         "passages": fingerprint.count,
+                                         "first-qid": first_qid})
+    # the qrels' numbers are lines of these questions: tied to them when read back
+    write_provenance(output, signature, questions=question_set(questions,
+                                                               first_qid=first_qid))
     say(f"{len(d.qrels):,} qrels for {d.questions_with_gold:,} of {len(questions):,} "
         f"questions ({d.source_questions:,} in the source, {d.without_gold:,} without a gold "
         f"passage); wrote {output}")
-    print(make_signature("qrels", {"source": kind, "match": d.match,
-                                   "corpus": fingerprint.hexdigest()[:12],
-                                   "passages": fingerprint.count,
-                                   "first-qid": first_qid}))
+    print(signature)
