@@ -84,6 +84,8 @@ class Corpus:
     qa_tsv: list[bytes]  # 20 DPR QA TSV lines
     squad: dict[str, Any]  # SQuAD dev: the first article, 3 paragraphs
     passages: list[tuple[str, str, str]]  # 48 distinct (id, text, title) of the DPR sample
+    oracle: list[bytes]  # the first 12 lines of the NQ-open oracle file (gold passages)
+    test_qa: list[bytes]  # the lines of DPR's nq-test.qa.tsv that ask the oracle's questions
 
 
 _CORPUS: Corpus | None = None
@@ -104,6 +106,11 @@ def corpus() -> Corpus:
         tsv = shared_file("data", "dpr", "nq-dev.qa.tsv").read_bytes().splitlines()
         squad = json.loads(shared_file("data", "squad", "dev-v1.1.json").read_bytes())
         article = squad["data"][0]
+        with gzip.open(shared_file("data", "nq-open", "nq-open-oracle.jsonl.gz")) as f:
+            oracle = [f.readline() for _ in range(12)]
+        asked = {json.loads(x)["question"] for x in oracle}
+        test_qa = [x for x in shared_file("data", "dpr", "nq-test.qa.tsv").read_bytes()
+                   .splitlines() if x.split(b"\t")[0].decode() in asked]
         passages: dict[str, tuple[str, str, str]] = {}
         for b in bienc:
             for ctx in b["positive_ctxs"] + b["negative_ctxs"] + b["hard_negative_ctxs"]:
@@ -121,7 +128,7 @@ def corpus() -> Corpus:
             simplified=json.loads(simp.splitlines()[0]),
             nq_open=[json.loads(x) for x in opn[:20]], ambig=ambig[:12],
             ambig_train=ambig_train[:60], dpr=dpr, qa_tsv=tsv[:20],
-            passages=list(passages.values()),
+            passages=list(passages.values()), oracle=oracle, test_qa=test_qa,
             squad={"version": "1.1", "data": [{**article,
                                                "paragraphs": article["paragraphs"][:3]}]})
     return _CORPUS
@@ -1837,6 +1844,121 @@ def _impossible_input_controls() -> list[Case]:
     ]
 
 
+# ------------------------------------------------------------ silent acceptances (issue 30)
+
+def _oracle_corpus(c: Corpus) -> bytes:
+    """The catalogue's passages and the oracle's gold passages (their ids after DPR's
+    last), so that every oracle question has its gold passage in the corpus."""
+    gold = [(str(21_015_325 + i), ctx["text"], ctx["title"])
+            for i, line in enumerate(c.oracle) for ctx in json.loads(line)["ctxs"]]
+    return passages_tsv([*c.passages, *gold])
+
+
+def _oracle_ctx(i: int, fn: Callable[[dict[str, Any]], None]) -> Callable[[Corpus], bytes]:
+    """The oracle lines with the first context of line ``i`` (0-based) changed by ``fn``."""
+    def f(c: Corpus) -> bytes:
+        lines = list(c.oracle)
+        obj = json.loads(lines[i])
+        fn(obj["ctxs"][0])
+        lines[i] = json.dumps(obj).encode() + b"\n"
+        return b"".join(lines)
+    return f
+
+
+def _ambig_preds_twice(second: str) -> Callable[[Corpus], bytes]:
+    """AmbigQA predictions {id: [answers]} naming the third id twice, the second time
+    with ``second`` (JSON text): a JSON object may repeat a key, a dict keeps the last."""
+    def f(c: Corpus) -> bytes:
+        body = [f"{json.dumps(e['id'])}: [\"x\"]" for e in c.ambig]
+        return ("{" + ", ".join([*body, f"{json.dumps(c.ambig[2]['id'])}: {second}"])
+                + "}").encode()
+    return f
+
+
+def _dpr_answers_changed(c: Corpus) -> bytes:
+    """The DPR results with other gold answers for their third question (results retrieved
+    for another answer list, or scored with another --gold)."""
+    results = copy.deepcopy(c.dpr)
+    results[2]["answers"] = ["an answer of another gold file"]
+    return js(results)
+
+
+def _dpr_reversed(c: Corpus) -> bytes:
+    """Another system over the same questions and gold: the contexts in reverse order."""
+    return js([{**r, "ctxs": r["ctxs"][::-1]} for r in c.dpr])
+
+
+CONVERT_QRELS = ["convert", "qrels", "--oracle", "{d}/oracle.jsonl", "--gold",
+                 "{d}/q.qa.tsv", "--passages", "{d}/psgs.tsv", "-o", "{d}/gold.qrels"]
+OVERLAP_AMBIG = ["overlap", "score", "--gold", "{d}/dev.json", "--train", "{d}/train.json",
+                 "--predictions", "{d}/preds.json"]
+
+
+def _silent_file_files() -> dict[str, Content]:
+    return {"oracle.jsonl": lambda c: b"".join(c.oracle),
+            "q.qa.tsv": lambda c: b"\n".join(c.test_qa) + b"\n", "psgs.tsv": _oracle_corpus,
+            "dev.json": lambda c: js(c.ambig), "train.json": lambda c: js(c.ambig_train),
+            "a.json": lambda c: js(c.dpr), "b.json": _dpr_reversed}
+
+
+def _silent_file_cases() -> list[Case]:
+    """Retrieval files that were accepted without a word: a passage id given twice, an
+    oracle gold passage without its title or with "isgold" a string (convert qrels),
+    systems whose results carry different gold answers (compare retrieval), an AmbigQA id
+    predicted twice with different answers (overlap score, eval ambigqa)."""
+    ok = _silent_file_files()
+    compare = ["compare", "retrieval", "{d}/a.json", "{d}/b.json"]
+    rows: list[tuple[str, list[str], dict[str, Content], tuple[str, ...], str]] = [
+        ("convert-qrels/corpus-id-duplicate", CONVERT_QRELS,
+         {"psgs.tsv": lambda c: _oracle_corpus(c) + passages_tsv([c.passages[5]], b"")},
+         ("gold.qrels",), "psgs.tsv:"),
+        ("convert-qrels/oracle-gold-title-missing", CONVERT_QRELS,
+         {"oracle.jsonl": _oracle_ctx(4, lambda ctx: ctx.pop("title"))}, ("gold.qrels",),
+         "oracle.jsonl:5"),
+        ("convert-qrels/oracle-gold-title-empty", CONVERT_QRELS,
+         {"oracle.jsonl": _oracle_ctx(4, lambda ctx: ctx.update(title=""))},
+         ("gold.qrels",), "oracle.jsonl:5"),
+        ("convert-qrels/oracle-isgold-string", CONVERT_QRELS,
+         {"oracle.jsonl": _oracle_ctx(7, lambda ctx: ctx.update(isgold="true"))},
+         ("gold.qrels",), "oracle.jsonl:8"),
+        ("convert-qrels/oracle-isgold-missing", CONVERT_QRELS,
+         {"oracle.jsonl": _oracle_ctx(7, lambda ctx: ctx.pop("isgold"))},
+         ("gold.qrels",), "oracle.jsonl:8"),
+        ("compare-retrieval/gold-answers-differ", compare,
+         {"b.json": _dpr_answers_changed}, (), "b.json"),
+        ("compare-retrieval/gold-answers-differ-of-three", [*compare, "{d}/c.json"],
+         {"c.json": _dpr_answers_changed}, (), "c.json"),
+        ("overlap-score/ambigqa-id-predicted-twice-differently", OVERLAP_AMBIG,
+         {"preds.json": _ambig_preds_twice('["y"]')}, (), "preds.json"),
+        ("eval-ambigqa/predictions-id-twice-differently", _ambig_cases()[0].argv,
+         {"refs.json": lambda c: js(c.ambig), "preds.json": _ambig_preds_twice('["y"]')},
+         (), "preds.json"),
+    ]
+    return [Case(k, argv, {**ok, **files}, outputs, names=names)
+            for k, argv, files, outputs, names in rows]
+
+
+def _silent_file_controls() -> list[Case]:
+    """The same command lines on the unmutated files, and what stays accepted: an id
+    predicted twice with the same answers (a warning) and results whose gold differ when
+    the gold is given once with --gold (every system is scored on it)."""
+    ok = _silent_file_files()
+    qa = ["--gold", "{d}/q.qa.tsv", "--allow-missing", "--allow-extra"]
+    return [
+        Case("convert-qrels", CONVERT_QRELS, ok, expect=0),
+        Case("compare-retrieval", ["compare", "retrieval", "{d}/a.json", "{d}/b.json"], ok,
+             expect=0),
+        Case("compare-retrieval-gold-given-once",
+             ["compare", "retrieval", *qa, "{d}/a.json", "{d}/b.json"],
+             {**ok, "b.json": _dpr_answers_changed,
+              "q.qa.tsv": lambda c: b"\n".join(c.qa_tsv) + b"\n"}, expect=0),
+        Case("overlap-score-ambigqa", OVERLAP_AMBIG,
+             {**ok, "preds.json": lambda c: js({e["id"]: ["x"] for e in c.ambig})}, expect=0),
+        Case("overlap-score-ambigqa-id-twice-same", OVERLAP_AMBIG,
+             {**ok, "preds.json": _ambig_preds_twice('["x"]')}, expect=0),
+    ]
+
+
 CASES: list[Case] = [*_nq_cases(), *_compare_cases(), *_simplified_cases(), *_prediction_cases(),
                      *_nq_open_cases(), *_ambig_cases(), *_retrieval_cases(),
                      *_baseline_open_cases(), *_squad_cases(), *_reqa_run_cases(),
@@ -1845,7 +1967,7 @@ CASES: list[Case] = [*_nq_cases(), *_compare_cases(), *_simplified_cases(), *_pr
                      *_data_stats_cases(),
                      *_index_tamper_cases(),
                      *_download_tamper_cases(), *_hostile_name_cases(), *_given_twice_cases(),
-                     *_impossible_input_cases()]
+                     *_impossible_input_cases(), *_silent_file_cases()]
 assert len({c.id for c in CASES}) == len(CASES), "duplicate case ids"
 assert {c.id for c in CASES} >= FIXED_ELSEWHERE, FIXED_ELSEWHERE - {c.id for c in CASES}
 
@@ -1930,6 +2052,7 @@ CONTROLS: list[Case] = [
         ("eval-nq-open", ["eval", "nq-open", "--gold", "lab/open", "--predictions",
                           "{d}/preds.jsonl"])]],
     *_impossible_input_controls(),
+    *_silent_file_controls(),
 ]
 
 

@@ -130,6 +130,50 @@ def test_retrieval_by_hand(tmp_path, capsys):
     assert "|warn:all-ties+few-items|" in out["signature"]
 
 
+def test_retrieval_systems_scored_on_different_gold_are_refused(tmp_path, capsys):
+    """Issue 30: DPR results carry the answers they were scored on (``nqkit retrieve
+    --gold A`` writes A's). Two runs made for different answer lists were compared
+    without a word; now that is one line, and --gold (one gold for every system) is the
+    way to compare them."""
+    records = json.loads(shared_file("data", "dpr", "biencoder-nq-dev-sample5.json")
+                         .read_text())
+
+    def results(answers_of, order=1):
+        return [{"question": r["question"], "answers": answers_of(i, r),
+                 "ctxs": [{"id": str(c["passage_id"]), "title": c["title"],
+                           "text": c["text"], "score": str(10 - j)}
+                          for j, c in enumerate([*r["hard_negative_ctxs"][:3],
+                                                 r["positive_ctxs"][0]][::order])]}
+                for i, r in enumerate(records)]
+
+    a, b, c = (tmp_path / n for n in ("a.json", "b.json", "c.json"))
+    a.write_text(json.dumps(results(lambda i, r: r["answers"])))
+    b.write_text(json.dumps(results(lambda i, r: r["answers"], -1)))  # the same gold
+    # another gold file: one question's answer list has another alias
+    c.write_text(json.dumps(results(lambda i, r: r["answers"] + ["alias"] * (i == 3))))
+    assert main(["compare", "retrieval", str(a), str(b)]) == 0
+    capsys.readouterr()
+    for argv in ([str(a), str(c)], [str(a), str(b), str(c)]):
+        assert main(["compare", "retrieval", *argv]) == 2
+        (line,) = capsys.readouterr().err.splitlines()
+        head, _, tail = line.partition(" (e.g. ")
+        assert head == (f"nqkit: error: {c}: other gold answers than in a.json for 1 of 5 "
+                        "questions")
+        assert tail[1:23] == records[3]["question"][:22]
+        assert tail.endswith("...): the systems were scored on different gold — give the "
+                             "gold once with --gold, to score every system on it")
+    # the gold given once: every system is scored on it, as eval retrieval --gold scores it
+    qa = tmp_path / "qa.tsv"
+    qa.write_text("".join(f"{r['question']}\t{r['answers']!r}\n" for r in records))
+    assert main(["compare", "retrieval", "--gold", str(qa), str(a), str(c),
+                 "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    task = get_task("retrieval")
+    for key, path in (("a", a), ("b", c)):
+        alone = task.run(gold=[str(qa)], predictions=str(path)).headline_stats()
+        assert all(m[key] == alone[m["metric"]].score() for m in out["metrics"])
+
+
 def test_library_result_shapes(tmp_path):
     refs, _, b = _nq_open_files(tmp_path)
     r = get_task("nq-open").run(gold=[refs], predictions=b, resamples=200, seed=1)

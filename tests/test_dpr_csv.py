@@ -415,3 +415,130 @@ def test_a_damaged_passage_store_names_its_line(tmp_path: Path) -> None:
                                          r"closed.* rebuild the index"):
         store.get(1)
     store.close()
+
+
+# ---------------------------------------------------------------- stray quotes (issue 30)
+
+def _plant_stray_quotes(data: bytes, count: int) -> tuple[bytes, list[tuple[int, int]]]:
+    """``data`` (a passage file as csv.writer writes it) with ``count`` stray quotes, each
+    opening the text field of a line followed by lines without a quote: csv.reader runs
+    that field on to the next quote, taking the lines between into one passage. Returns
+    the bytes and, per quote, (its line, the lines csv.reader takes after it)."""
+    lines = data.splitlines(keepends=True)
+    planted: list[tuple[int, int]] = []
+    i = 1
+    while len(planted) < count:
+        i += 1
+        if b'"' in lines[i - 1] or b'"' in lines[i]:
+            continue
+        pid, text, title = lines[i - 1].split(b"\t")
+        lines[i - 1] = pid + b'\t"' + text + b"\t" + title
+        j = i + 1
+        while b'"' not in lines[j - 1]:  # csv.reader closes the field at the next quote
+            j += 1
+        planted.append((i, j - i))
+        i = j + 1
+    return b"".join(lines), planted
+
+
+def _warnings(err: str) -> list[str]:
+    return [ln for ln in err.splitlines() if ln.startswith("nqkit: warning:")]
+
+
+def test_a_stray_quote_is_read_as_csv_reader_reads_it_and_named_once(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Real passages with one stray quote opening a text field: csv.reader (DPR's loader)
+    reads the lines after it, up to the next quote, into that passage. nqkit reads the
+    same passages and warns once, naming the line and how many lines it took."""
+    rows = [r for r in {r[0]: r for r in real_passages()}.values() if "\n" not in r[1]][:300]
+    clean = tmp_path / "clean.tsv"
+    _csv_file(clean, rows)
+    assert list(read_passages(clean)) and not _warnings(capsys.readouterr().err)
+    data, [(line, taken)] = _plant_stray_quotes(clean.read_bytes(), 1)
+    assert taken > 1  # several passages become one
+    expected, error = dpr_loader(data)
+    assert error is None and len(expected) == len(rows) - taken
+    assert nqkit_reads(data) == (expected, None)
+    path = tmp_path / "psgs_w100.tsv"
+    path.write_bytes(data)
+    got = [(n, (p.id, p.text, p.title))
+           for n, p in read_passages(path, with_lines=True)]  # type: ignore[misc]
+    assert got == expected
+    # the same passages from csv.reader over the file as DPR opens it
+    with open(path, encoding="utf-8") as f:
+        assert [tuple(r) for r in csv.reader(f, delimiter="\t")][1:] == [e[1] for e in expected]
+    err = capsys.readouterr().err
+    warned = _warnings(err)
+    assert len(warned) == 2 and warned[0] == warned[1].replace(str(path), "f.tsv"), err
+    assert (f"{path}: 1 quoted field runs on over the lines that follow, which look like "
+            f"passages of their own; as DPR's csv.reader reads the file, each is one "
+            f"passage: line {line} (+{taken} lines, to {line + taken})") in warned[1]
+    assert 'if a quote is stray, remove it' in warned[1]
+    # at the command line: exit 0, the warning once, the index holds csv.reader's passages
+    require("bm25s")
+    from nqkit.retrieval.passage_store import Shard, iter_shard
+
+    ix = tmp_path / "ix"
+    assert main(["index", "build", "--cluster", "none", "--passages", str(path),
+                 "--retriever", "bm25", "-o", str(ix)]) == 0
+    assert _warnings(capsys.readouterr().err) == [warned[1]]
+    params = json.loads((ix / "params.json").read_text(encoding="utf-8"))
+    stored = [(p.id, p.text, p.title) for i, (a, b) in enumerate(params["shards"])
+              for p in iter_shard(ix, Shard(i, a, b))]
+    assert stored == [e[1] for e in expected]
+
+
+def test_stray_quotes_are_counted_and_three_named_in_every_reader(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Five stray quotes: one warning with three of them and the count of the rest, from
+    the line reader, the bulk reader of index build (which hands quoted lines to the
+    same code) and convert qrels' corpus reader."""
+    from nqkit.formats.dpr import SimpleLines
+    from nqkit.retrieval.corpus import read_passages_in_runs
+
+    rows = [r for r in {r[0]: r for r in real_passages()}.values() if "\n" not in r[1]][:600]
+    clean = tmp_path / "clean.tsv"
+    _csv_file(clean, rows)
+    data, planted = _plant_stray_quotes(clean.read_bytes(), 5)
+    path = tmp_path / "p.tsv"
+    path.write_bytes(data)
+    expected = [e[1] for e in dpr_loader(data)[0]]
+    capsys.readouterr()
+    shown = ", ".join(f"line {a} (+{k} line{'s' if k > 1 else ''}, to {a + k})"
+                      for a, k in planted[:3])
+    def bulk() -> list[tuple[str, str, str]]:
+        out: list[tuple[str, str, str]] = []
+
+        def on_run(block: SimpleLines, a: int, b: int) -> None:  # simple lines, in order
+            for i in range(a, b):
+                p = parse_passage_line(block.line(i).decode().removesuffix("\n"), None)
+                out.append((p.id, p.text, p.title))
+
+        for p in read_passages_in_runs(path, on_run):
+            out.append((p.id, p.text, p.title))
+        return out
+
+    readers = {
+        "lines": lambda: [(p.id, p.text, p.title) for p in read_passages(path)],
+        "bulk": bulk,
+        "dpr": lambda: [(c.id, c.text, c.title) for c in read_dpr_passages(path)],
+    }
+    for name, read in readers.items():
+        assert read() == expected, name
+        warned = _warnings(capsys.readouterr().err)
+        assert warned == [f"nqkit: warning: {path}: 5 quoted fields run on over the lines "
+                          "that follow, which look like passages of their own; as DPR's "
+                          f"csv.reader reads the file, each is one passage: {shown} and 2 "
+                          'more — if a quote is stray, remove it (a quote inside a quoted '
+                          'field is written "")'], name
+
+
+def test_line_breaks_inside_a_quoted_field_are_no_stray_quote(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A quoted field holding line breaks (csv.writer's record of a passage with one)
+    takes lines without tabs: read, not warned about."""
+    data = (f"{HEADER}\n" + format_passage_line(Passage("1", "one\ntwo\nthree", "T"))
+            + "2\tx\tT\n").encode()
+    assert nqkit_reads(data) == ([(2, ("1", "one\ntwo\nthree", "T")), (5, ("2", "x", "T"))],
+                                 None)
+    assert not _warnings(capsys.readouterr().err)

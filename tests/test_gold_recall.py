@@ -327,3 +327,58 @@ def test_real_oracle_qrels_and_a_real_bm25_run(tmp_path, capsys):
         assert got["hits"][str(k)] == split
         assert sum(split.values()) == round(got["answer_recall"][str(k)] * 300)
     assert got["gold_known"] == sum(1 for i in range(300) if i in gold)
+
+
+def test_convert_qrels_refuses_what_it_took_without_a_word(tmp_path, capsys):
+    """Issue 30: a passage id given twice (its qrels would name either passage), a gold
+    context without its title (half of what it is matched by) and an "isgold" that is not
+    a JSON boolean (the string "true" made the gold passage silently not gold)."""
+    qa = _write(tmp_path / "qa.tsv", "q zero\t['x']\nq one\t['y']\n")
+    passages = "id\ttext\ttitle\na\tParis is the capital\tParis\nb\tJupiter\tJupiter\n"
+
+    def oracle(*ctxs):
+        path = tmp_path / "oracle.jsonl"
+        path.write_text("".join(json.dumps({"question": q, "answers": ["a"], "ctxs": [c]})
+                                + "\n" for q, c in zip(("q zero", "q one"), ctxs, strict=True)),
+                        encoding="utf-8")
+        return str(path)
+
+    paris = {"title": "Paris", "text": "Paris is the capital", "isgold": True}
+    jupiter = {"title": "Jupiter", "text": "Jupiter", "isgold": True}
+    out = tmp_path / "gold.qrels"
+
+    def refused(oracle_file, corpus=passages):
+        psgs = _write(tmp_path / "psgs.tsv", corpus)
+        assert main(["convert", "qrels", "--oracle", oracle_file, "--gold", qa,
+                     "--passages", psgs, "-o", str(out)]) == 2
+        assert not out.exists()
+        (line,) = capsys.readouterr().err.splitlines()
+        return line.replace(str(tmp_path) + "/", "")
+
+    assert refused(oracle(paris, jupiter), passages + "a\tagain\tParis\n") == (
+        "nqkit: error: psgs.tsv:4: passage id 'a' already names the passage at line 2 — "
+        "give every passage a unique id (runs and qrels name passages by id)")
+    assert refused(oracle(paris, jupiter), passages + "b\tx\tX\na\ty\tY\nb\tz\tZ\n") == (
+        "nqkit: error: psgs.tsv:4: passage id 'b' already names the passage at line 3; 2 "
+        "ids occur more than once (e.g. 'b', 'a') — give every passage a unique id (runs "
+        "and qrels name passages by id)")
+    assert refused(oracle(paris, {**jupiter, "isgold": "true"})) == (
+        'nqkit: error: oracle.jsonl:2: context 1 has "isgold": "true", expected true or '
+        'false (a JSON boolean) — mark each context "isgold": true or "isgold": false, '
+        "without quotes")
+    no_flag = {k: v for k, v in jupiter.items() if k != "isgold"}
+    assert "oracle.jsonl:2: context 1 has no 'isgold', expected true or false" \
+        in refused(oracle(paris, no_flag))
+    no_title = {k: v for k, v in paris.items() if k != "title"}
+    assert refused(oracle(no_title, jupiter)) == (
+        "nqkit: error: oracle.jsonl:1: gold context 1 has no 'title' — give each gold "
+        "passage its Wikipedia page title: gold passages are matched to the corpus by title "
+        "and text (match:title+text-ws)")
+    assert "oracle.jsonl:1: gold context 1 has an empty 'title'" \
+        in refused(oracle({**paris, "title": " "}, jupiter))
+    # a context that is not gold needs no title; the file is converted
+    psgs = _write(tmp_path / "psgs.tsv", passages)
+    assert main(["convert", "qrels", "--oracle",
+                 oracle(paris, {**no_title, "isgold": False}), "--gold", qa,
+                 "--passages", psgs, "-o", str(out)]) == 0
+    assert out.read_text() == "0 0 a 1\n"

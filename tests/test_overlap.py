@@ -436,3 +436,67 @@ def test_overlap_score_old_spellings_still_work_with_a_note(shared, capsys, old,
     assert got.out == want.out
     assert got.err == (f"nqkit: note: {old} is deprecated and will be removed in the next "
                        f"release; use {new}\n") + want.err
+
+
+# ------------------------------------------------------------ duplicate predictions (issue 30)
+
+def test_a_question_predicted_twice_is_treated_as_eval_nq_open_treats_it(shared, tmp_path,
+                                                                         capsys):
+    """A question predicted twice: overlap score says what eval nq-open says (a warning;
+    the last one is used, as the official script does with lines), whether the two agree
+    or not, and whether the predictions are JSON lines or one object {question: answer}
+    (a JSON object may repeat a key; a dict kept the last one without a word)."""
+    dev = shared("data", "nq-open", "NQ-open.dev.jsonl").read_text(encoding="utf-8")
+    refs = [json.loads(x) for x in dev.splitlines()[:20]]
+    gold = _write(tmp_path / "test.jsonl", dev.splitlines()[:20])
+    right = {r["question"]: r["answer"][0] for r in refs}
+    q0, q1 = refs[0]["question"], refs[1]["question"]
+    lines = _jsonl(tmp_path / "p.jsonl", [{"question": q, "prediction": p} for q, p in
+                                         [*right.items(), (q0, "wrong"), (q1, right[q1])]])
+    obj = tmp_path / "p.json"
+    obj.write_text("{" + ", ".join(f"{json.dumps(q)}: {json.dumps(p)}" for q, p in
+                                   [*right.items(), (q0, "wrong"), (q1, right[q1])]) + "}",
+                   encoding="utf-8")
+    warning = ("nqkit: warning: 2 duplicate predicted questions; the last one is used (as in "
+               "the official script)")
+    for preds in (lines, obj):
+        assert main(["eval", "nq-open", "--gold", str(gold), "--predictions", str(preds),
+                     "--format", "json"]) == 0
+        cap = capsys.readouterr()
+        assert warning in cap.err.splitlines()
+        assert json.loads(cap.out)["accuracy"] == 19 / 20  # q0's last prediction is wrong
+        assert main(["overlap", "score", "--gold", str(gold), "--train",
+                     str(_small_train(shared, tmp_path)), "--predictions", str(preds),
+                     "--convention", "orqa", "--format", "json"]) == 0
+        cap = capsys.readouterr()
+        assert warning in cap.err.splitlines()
+        assert json.loads(cap.out)["groups"]["total"]["EM orqa"] == 19 / 20
+
+
+def test_an_ambigqa_id_predicted_twice(shared, tmp_path, capsys):
+    """AmbigQA predictions {id: [answers]} naming an id twice: refused when the two differ
+    (a dict kept the last one without a word), a warning when they are the same."""
+    dev = json.loads(shared("data", "ambignq", "dev_light.json").read_text())[:12]
+    gold = tmp_path / "dev.json"
+    gold.write_text(json.dumps(dev))
+    train = tmp_path / "train.json"
+    train.write_text(json.dumps(json.loads(shared("data", "ambignq", "train_light.json")
+                                           .read_text())[:60]))
+    twice = dev[4]["id"]
+
+    def preds(second):
+        path = tmp_path / "preds.json"
+        path.write_text("{" + ", ".join([*(f'"{e["id"]}": ["x"]' for e in dev),
+                                         f'"{twice}": {second}']) + "}")
+        return str(path)
+
+    overlap = ["overlap", "score", "--gold", str(gold), "--train", str(train)]
+    for argv in (overlap, ["eval", "ambigqa", "--gold", str(gold)]):
+        assert main([*argv, "--predictions", preds('["y", "z"]')]) == 2
+        assert capsys.readouterr().err.splitlines() == [
+            f"nqkit: error: {tmp_path / 'preds.json'}: id {twice}: is predicted twice, with "
+            "different predictions (['x'] and ['y', 'z']) — keep one prediction per id"]
+        assert main([*argv, "--predictions", preds('["x"]')]) == 0
+        assert (f"nqkit: warning: {tmp_path / 'preds.json'}: 1 id(s) are predicted twice, "
+                "with the same prediction; it is used once") \
+            in capsys.readouterr().err.splitlines()

@@ -96,6 +96,7 @@ def compare_results(task: Any, ra: Any, rb: Any, a: str, b: str, *, test: str = 
     if _keys(ra) != _keys(rb):
         raise InputError(None, "the two systems were scored on different gold items",
                          "give both the same gold and settings")
+    _check_same_gold(ra, rb, b, a)
     # the settings must be equal; warning marks (warn:...) may differ between systems
     base_a, base_b = _settings_part(ra.signature), _settings_part(rb.signature)
     if base_a != base_b:
@@ -143,6 +144,7 @@ def compare_many(task: Any, settings: dict[str, Any], systems: list[str], *,
         if _keys(r) != keys:
             raise InputError(systems[i], f"system {labels[i]} was scored on different gold "
                              f"items than {labels[0]}", "give all the same gold and settings")
+        _check_same_gold(results[0], r, systems[i], systems[0])
         if _settings_part(r.signature) != base_sig:
             raise InputError(systems[i], f"system {labels[i]} has different settings "
                              f"({_settings_part(r.signature)} vs {base_sig})",
@@ -220,6 +222,31 @@ def _score(task: Any, settings: dict[str, Any], systems: list[str], *,
 
 def _keys(result: Any) -> list[Any]:
     return [item.get(result.item_key) for item in result.item_list()]
+
+
+def _check_same_gold(first: Any, other: Any, where: str, first_path: str) -> None:
+    """Refuse two systems scored on different gold although on the same items: results
+    that carry their own gold (retrieval results read without --gold, scored on the
+    answers inside them; :attr:`~nqkit.tasks.base.Result.item_gold`) made for different
+    answer lists, or scored with --gold A and --gold B before."""
+    from pathlib import Path
+
+    from nqkit.errors import InputError, examples, for_example
+
+    ga, gb = first.item_gold, other.item_gold
+    if ga is None and gb is None:
+        return
+    if ga is None or gb is None or len(ga) != len(gb):
+        differ = [item.get(first.item_key) for item in first.item_list()]
+    else:
+        differ = [item.get(first.item_key) for item, x, y
+                  in zip(first.item_list(), ga, gb, strict=True) if x != y]
+    if differ:
+        raise InputError(where, f"other gold answers than in {Path(first_path).name} for "
+                         f"{len(differ):,} of {len(first.item_list()):,} questions "
+                         f"({for_example(examples([q], quote=True, width=26) for q in differ)})"
+                         ": the systems were scored on different gold",
+                         "give the gold once with --gold, to score every system on it")
 
 
 def _test_pair(task: Any, ra: Any, rb: Any, *, test: str, resamples: int, trials: int,

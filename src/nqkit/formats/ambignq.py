@@ -17,8 +17,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from nqkit.errors import InputError
-from nqkit.io import PathLike, read_json
+from nqkit.errors import InputError, examples
+from nqkit.io import ObjectPairs, PathLike, read_json
 
 __all__ = [
     "AmbigNqExample",
@@ -173,6 +173,10 @@ class AmbigQaPrediction:
     questions: tuple[str, ...] | None  # None for answers-only predictions
 
 
+def _shown(pred: AmbigQaPrediction) -> str:
+    return examples([list(pred.answers)], width=30)
+
+
 def read_ambigqa_predictions(path: PathLike) -> dict[str, AmbigQaPrediction]:
     """Read ``{id: [answers]}`` or ``{id: [{"question", "answer"}]}`` predictions.
 
@@ -180,10 +184,12 @@ def read_ambigqa_predictions(path: PathLike) -> dict[str, AmbigQaPrediction]:
     by the first element). An empty list is allowed (it scores 0). Integer-like keys are
     kept as strings. A string value is one answer when every value is a string (the
     official script wraps each in a list when the first is a string); strings mixed with
-    lists are refused, as the official script refuses them.
+    lists are refused, as the official script refuses them. An id given twice (a JSON
+    object may repeat a key; the official script keeps the last value) is refused when its
+    predictions differ, and warned about when they are the same.
     """
-    data = read_json(path, what="predictions")
-    if not isinstance(data, dict):
+    data = read_json(path, what="predictions", pairs=True)
+    if not isinstance(data, ObjectPairs):
         raise InputError(path, f"expected a JSON object {{id: [...]}}, found "
                          f"{type(data).__name__}",
                          'write {"<id>": ["answer", ...]} or {"<id>": [{"question": ..., '
@@ -192,9 +198,10 @@ def read_ambigqa_predictions(path: PathLike) -> dict[str, AmbigQaPrediction]:
         raise InputError(path, "the predictions object is empty", "predict at least one id")
     out: dict[str, AmbigQaPrediction] = {}
     kind: str | None = None
-    first_key, first = next(iter(data.items()))
+    first_key, first = data[0]
     strings = isinstance(first, str)
-    for key, value in data.items():
+    repeated = 0
+    for key, value in data:
         where = f"{path}: id {key}"
         if isinstance(value, str) != strings:
             found, want = ("a list", "a string") if strings else ("a string", "a list")
@@ -225,7 +232,18 @@ def read_ambigqa_predictions(path: PathLike) -> dict[str, AmbigQaPrediction]:
             elif kind != this:
                 raise InputError(where, f"mixes {this} with {kind} of earlier ids",
                                  "give every id the same kind of prediction")
+        if key in out:
+            if out[key] != pred:
+                raise InputError(where, "is predicted twice, with different predictions "
+                                 f"({_shown(out[key])} and {_shown(pred)})",
+                                 "keep one prediction per id")
+            repeated += 1
         out[key] = pred
+    if repeated:
+        from nqkit.report import warn
+
+        warn(f"{path}: {repeated:,} id(s) are predicted twice, with the same prediction; "
+             "it is used once")
     if kind == "pairs":
         # An empty list next to pairs is an empty set of pairs, not answers only.
         out = {k: (AmbigQaPrediction((), ()) if not v.answers else v) for k, v in out.items()}

@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 import numpy as np
 import orjson
 
-from nqkit.errors import InputError, location
+from nqkit.errors import MAX_EXAMPLES, InputError, location
 from nqkit.io import (
     PathLike,
     PathsLike,
@@ -444,6 +444,10 @@ class _Lines:
         self.raw = raw  # every line, for the loop over records
         self.more = raw if more is None else more  # the same lines, inside a record
         self.pending: deque[tuple[int, str]] = deque()
+        self.last = 0  # the physical line the record being read last took
+        self.passage_like = False  # a line it took after its first holds two tabs
+        self.merged = 0  # records that took lines looking like passages of their own
+        self.merged_at: list[tuple[int, int]] = []  # the first few: (line, lines taken)
 
     def decode(self, lineno: int, raw: bytes) -> str:
         try:
@@ -466,11 +470,19 @@ class _Lines:
         return lineno, lines[0]
 
     def next(self) -> tuple[int, str] | None:
+        """The next line, taken by a quoted field that runs on."""
         if self.pending:
-            return self.pending.popleft()
-        for lineno, raw in self.more:
-            return self.split(lineno, self.decode(lineno, raw))
-        return None
+            item = self.pending.popleft()
+        else:
+            for lineno, raw in self.more:
+                item = self.split(lineno, self.decode(lineno, raw))
+                break
+            else:
+                return None
+        self.last = item[0]
+        if item[1].count("\t") >= 2:
+            self.passage_like = True
+        return item
 
     def records(self, lineno: int, text: str) -> Iterator[tuple[int, list[str], str]]:
         """Every record starting on this physical line: ``(line, fields, first line)``,
@@ -478,14 +490,43 @@ class _Lines:
         item = self.split(lineno, text)
         while True:
             lineno, text = item
+            self.last, self.passage_like = lineno, False
             try:
                 fields = _split_fields(text, lineno, self.next)[0]
             except _UnclosedQuote as e:
                 raise _unclosed_error(location(self.path, e.line), e.eof) from None
+            if self.last > lineno and self.passage_like:
+                self._merged(lineno, self.last - lineno)
             yield lineno, fields, text
             if not self.pending:
                 return
             item = self.pending.popleft()
+
+    def _merged(self, line: int, taken: int) -> None:
+        self.merged += 1
+        if len(self.merged_at) < MAX_EXAMPLES:
+            self.merged_at.append((line, taken))
+
+    def warn_merged(self) -> None:
+        """One warning for the records that took lines looking like passages of their own
+        (two tabs or more): a stray quote opening a field, which csv.reader (and so DPR)
+        runs on to the next quote, reading several passages as one. They are read as DPR
+        reads them; a quoted field holding line breaks of its own (``passage_record``
+        writes one for a text with a line break) takes lines without tabs and is no
+        concern."""
+        if not self.merged:
+            return
+        from nqkit.report import warn
+
+        n = self.merged
+        shown = ", ".join(f"line {a:,} (+{k:,} line{'s' if k > 1 else ''}, to {a + k:,})"
+                          for a, k in self.merged_at)
+        rest = n - len(self.merged_at)
+        warn(f"{self.path}: {n:,} quoted field{'s run' if n > 1 else ' runs'} on over the "
+             "lines that follow, which look like passages of their own; as DPR's csv.reader "
+             f"reads the file, each is one passage: {shown}"
+             f"{f' and {rest:,} more' if rest else ''} — if a quote is stray, remove it "
+             '(a quote inside a quoted field is written "")')
 
 
 def _field_count_error(where: str | None, n: int, quoted: bool) -> InputError:
@@ -502,8 +543,8 @@ def _empty_id(where: str | None) -> InputError:
 
 
 def read_passage_rows(path: PathLike, make: Callable[[str, str, str], _Make], *,
-                      header: bool = True, ids: Collection[str] | None = None
-                      ) -> Iterator[tuple[int, _Make]]:
+                      header: bool = True, ids: Collection[str] | None = None,
+                      warn: bool = True) -> Iterator[tuple[int, _Make]]:
     """Lazily read one DPR passage file (``.tsv`` or ``.tsv.gz``): ``(line, make(id, text,
     title))`` per passage, in file order, ``line`` the line where the passage starts.
 
@@ -517,14 +558,17 @@ def read_passage_rows(path: PathLike, make: Callable[[str, str, str], _Make], *,
 
     Raises :class:`InputError` at ``file:line`` for a record that is not 3 fields, an
     empty id, a quote that is never closed (at the line it opens) and invalid UTF-8.
+    A quoted field that runs on over lines looking like passages of their own (a stray
+    quote: csv.reader reads several passages as one) is read as DPR reads it, and one
+    warning when the file ends names where (``warn=False``: none, for a second pass).
     """
-    return _passage_rows(path, iter_lines(path, blank=True), make, header, ids)
+    return _passage_rows(path, iter_lines(path, blank=True), make, header, ids, warn=warn)
 
 
 def _passage_rows(path: PathLike, raw_lines: Iterator[tuple[int, bytes]],
                   make: Callable[[str, str, str], _Make], header: bool,
                   ids: Collection[str] | None,
-                  more: Iterator[tuple[int, bytes]] | None = None
+                  more: Iterator[tuple[int, bytes]] | None = None, *, warn: bool = True
                   ) -> Iterator[tuple[int, _Make]]:
     """:func:`read_passage_rows` over ``(line number, bytes)`` of every line of ``path``
     (``more``: the lines a record spanning lines goes on with, the same lines as
@@ -578,6 +622,8 @@ def _passage_rows(path: PathLike, raw_lines: Iterator[tuple[int, bytes]],
                 continue
             n += 1
             yield lineno, make(*fields)
+    if warn:
+        lines.warn_merged()
     if header and need_header:
         raise InputError(path, "the passage file is empty", "give a DPR passage file")
     if header and n == 0 and ids is None:

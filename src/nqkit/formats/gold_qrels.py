@@ -25,9 +25,10 @@ unknown* for ``nqkit eval retrieval --qrels`` (never a miss).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from nqkit.errors import InputError, for_example, location
 from nqkit.formats.dpr import DprBiencoderExample, DprContext
@@ -79,15 +80,34 @@ def read_nq_open_oracle(paths: PathsLike) -> Iterator[NqOpenOracleExample]:
                 raise InputError(where, "'answers' must be a list of strings",
                                  f"each line of the oracle file is {keys}")
             gold = []
-            for c in ctxs:
+            for i, c in enumerate(ctxs, 1):
                 if not isinstance(c, dict) or not isinstance(c.get("text"), str) \
                         or not isinstance(c.get("title", ""), str):
                     raise InputError(where, f"a context must have a string 'title' and "
                                      f"'text', found {c!r:.60}",
                                      f"each line of the oracle file is {keys}")
-                if c.get("isgold") is True:
-                    gold.append(DprContext("", c.get("title", ""), c["text"]))
+                if _is_gold(c, i, where):
+                    gold.append(DprContext("", c["title"], c["text"]))
             yield NqOpenOracleExample(obj["question"], tuple(answers), tuple(gold), where)
+
+
+def _is_gold(ctx: dict[str, Any], i: int, where: str) -> bool:
+    """Whether context ``i`` (1-based) of a line is a gold passage. ``isgold`` must be a
+    JSON boolean: a string "true" or a missing flag would otherwise drop the gold passage
+    without a word. A gold passage must have its title, half of what it is matched by."""
+    flag = ctx.get("isgold")
+    if not isinstance(flag, bool):
+        found = "no 'isgold'" if "isgold" not in ctx else \
+            f'"isgold": {json.dumps(flag)[:40]}'
+        raise InputError(where, f"context {i} has {found}, expected true or false (a JSON "
+                         "boolean)", 'mark each context "isgold": true or "isgold": false, '
+                         "without quotes")
+    if flag and not ctx.get("title", "").strip():
+        raise InputError(where, f"gold context {i} has "
+                         f"{'no' if 'title' not in ctx else 'an empty'} 'title'",
+                         "give each gold passage its Wikipedia page title: gold passages "
+                         f"are matched to the corpus by title and text (match:{MATCH_TEXT})")
+    return flag
 
 
 def content_key(title: str, text: str) -> tuple[str, str]:

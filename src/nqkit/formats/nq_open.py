@@ -18,7 +18,15 @@ from typing import Any
 import orjson
 
 from nqkit.errors import InputError, examples, location
-from nqkit.io import PathLike, PathsLike, expand_paths, iter_lines, parse_json_line, read_json
+from nqkit.io import (
+    ObjectPairs,
+    PathLike,
+    PathsLike,
+    expand_paths,
+    iter_lines,
+    parse_json_line,
+    read_json,
+)
 
 __all__ = [
     "NqOpenExample",
@@ -145,9 +153,12 @@ def _is_json_document(path: Path) -> bool:
 
 
 def _document_items(path: Path, example: str) -> Iterator[NqOpenPrediction]:
-    data = read_json(path, what="predictions")
-    if isinstance(data, dict):
-        for question, prediction in data.items():
+    # an object's pairs, a question given twice kept: the scorer counts it as it counts
+    # a question on two lines (a warning; the last one is used, as the official script
+    # does with lines)
+    data = read_json(path, what="predictions", pairs=True)
+    if isinstance(data, ObjectPairs):
+        for question, prediction in data:
             where = f"{path}: question {examples([question], quote=True)}"
             if not isinstance(prediction, str):
                 raise InputError(where, f"the prediction must be a string, found "

@@ -27,6 +27,7 @@ except ImportError:  # pragma: no cover - depends on the platform
     _igzip = None  # type: ignore[assignment]
 
 __all__ = [
+    "ObjectPairs",
     "decode_utf8",
     "gc_paused",
     "is_gzip",
@@ -306,8 +307,31 @@ def iter_jsonl(paths: PathsLike, *, what: str = "input") -> Iterator[dict[str, A
             yield obj
 
 
-def read_json(path: PathLike, *, what: str = "input") -> Any:
-    """Read a whole (possibly gzipped) JSON file."""
+class ObjectPairs(list[tuple[str, Any]]):
+    """A JSON object as its ``(key, value)`` pairs in file order, a repeated key kept
+    (a dict keeps the last value of a key only, so a repeat would go unseen)."""
+
+
+def _object_pairs(data: bytes) -> ObjectPairs:
+    """The top-level object of ``data`` (valid JSON, an object) as :class:`ObjectPairs`;
+    the objects inside it are dicts."""
+    import json
+
+    top: list[tuple[str, Any]] = []
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal top
+        top = pairs  # the top-level object closes last
+        return dict(pairs)
+
+    json.loads(data, object_pairs_hook=hook)
+    return ObjectPairs(top)
+
+
+def read_json(path: PathLike, *, what: str = "input", pairs: bool = False) -> Any:
+    """Read a whole (possibly gzipped) JSON file. With ``pairs``, a top-level object is
+    returned as :class:`ObjectPairs` (for files keyed by question or id, where a key given
+    twice is two predictions for one item)."""
     paths = expand_paths(path, what=what)
     if len(paths) != 1:  # a glob, or a registry name of several files (ambignq/light)
         raise InputError(path, f"names {len(paths)} files, expected one {what} file",
@@ -322,6 +346,7 @@ def read_json(path: PathLike, *, what: str = "input") -> Any:
     if not data.strip():
         raise InputError(p, f"the {what} file is empty", "give a non-empty JSON file")
     try:
-        return orjson.loads(data)
+        out = orjson.loads(data)
     except orjson.JSONDecodeError as e:
         raise InputError(p, f"malformed JSON ({e})", "check that the file is complete JSON") from e
+    return _object_pairs(data) if pairs and isinstance(out, dict) else out

@@ -146,6 +146,11 @@ class Result:
     intervals: dict[str, Interval] = field(default_factory=dict)
     digits: int = 4
     show_coverage: bool = True  # in the title of the table
+    # What each item was scored against when the predictions carry their gold themselves
+    # (retrieval results read without --gold: the answers inside them), in the order of
+    # :meth:`item_list`; None when the gold comes from the settings. Comparisons refuse
+    # systems whose item gold differ: they were scored on different gold.
+    item_gold: list[Any] | None = None
 
     def item_list(self) -> list[dict[str, Any]]:
         """The per-item records (built on first use)."""

@@ -80,6 +80,13 @@ def _noted(results: Iterable[Any], questions: list[str]) -> Iterator[Any]:
         yield r
 
 
+def _own_gold(results: Iterable[Any], answers: list[frozenset[str]]) -> Iterator[Any]:
+    """The results, noting the answers each carries (its own gold, without --gold)."""
+    for r in results:
+        answers.append(frozenset(r.answers))
+        yield r
+
+
 def result_warnings(r: Any) -> list[ResultWarning]:
     """Every warning of an answer-recall result (the metric's and has_answer notices)."""
     lines = list(r.warnings)
@@ -308,9 +315,13 @@ def score(s: RetrievalSettings, *,
         results = read_dpr_results(path)  # a stream: one question in memory at a time
     scored: list[str] = []  # the questions scored, in order (for the per-item output)
     missing: list[str] = []  # gold questions without results (scored as not found)
+    own_gold: list[frozenset[str]] | None = None  # the answers inside the results
     if s.gold:
         gold = _gold_answers(s.gold)
         results = _joined(results, gold, s, path, missing)
+    else:
+        own_gold = []
+        results = _own_gold(results, own_gold)
     gold_ranks: _GoldRanks | None = None
     run_settings: dict[str, object] | None = None
     if qrels is not None:
@@ -327,22 +338,27 @@ def score(s: RetrievalSettings, *,
     if keep is not None:
         results = _kept(results, keep, gold_ranks)
     if gold_ranks is None or qrels is None:
-        return recall_result(progress(results, desc="answer recall", unit="q"), ks,
-                             where=path, run_settings=run_settings, missing=missing)
-    r = score_answer_recall(_noted(progress(results, desc="answer recall", unit="q"),
-                                   scored), ks, where=path, run_settings=run_settings)
-    if not s.gold:  # numbered by the results' own order: checked once they are read
-        from nqkit.io import read_provenance
-        from nqkit.splits import check_numbering
+        result = recall_result(progress(results, desc="answer recall", unit="q"), ks,
+                               where=path, run_settings=run_settings, missing=missing)
+    else:
+        r = score_answer_recall(_noted(progress(results, desc="answer recall", unit="q"),
+                                       scored), ks, where=path, run_settings=run_settings)
+        if not s.gold:  # numbered by the results' own order: checked once they are read
+            from nqkit.io import read_provenance
+            from nqkit.splits import check_numbering
 
-        check_numbering(read_provenance(os.fspath(s.qrels or "")), scored,
-                        first_qid=s.first_qid, option="--qrels",
-                        against=f"the results {path}",
-                        fix="give the qrels made for these questions, or --gold with the "
-                        "questions they were made for (its .provenance.json names them)")
-    return _with_gold(s, r, scored, missing, gold_ranks, qrels,
-                      _qrels_checks(qrels, gold_ranks, os.fspath(s.qrels or ""), path,
-                                    in_corpus, str(s.passages)), ks)
+            check_numbering(read_provenance(os.fspath(s.qrels or "")), scored,
+                            first_qid=s.first_qid, option="--qrels",
+                            against=f"the results {path}",
+                            fix="give the qrels made for these questions, or --gold with "
+                            "the questions they were made for (its .provenance.json names "
+                            "them)")
+        result = _with_gold(s, r, scored, missing, gold_ranks, qrels,
+                            _qrels_checks(qrels, gold_ranks, os.fspath(s.qrels or ""), path,
+                                          in_corpus, str(s.passages)), ks)
+    # results scored on the answers they carry: a comparison checks they carry the same
+    result.item_gold = own_gold
+    return result
 
 
 def recall_result(results: Iterable[Any], topk: Iterable[int], *, where: str | None,

@@ -418,7 +418,7 @@ def write_qrels(gold: PathsLike, passages: PathLike, output: PathLike, *,
     from nqkit.formats.trec import read_questions_answers, write_trec_qrels
     from nqkit.io import check_output, expand_paths, write_provenance
     from nqkit.report import progress, say, warn
-    from nqkit.retrieval.corpus import CorpusFingerprint, Passage
+    from nqkit.retrieval.corpus import CorpusFingerprint, Passage, PassageIds
     from nqkit.signature import make_signature
     from nqkit.splits import question_set
 
@@ -435,11 +435,13 @@ def write_qrels(gold: PathsLike, passages: PathLike, output: PathLike, *,
     where = examples(expand_paths(gold, what="questions"), width=None)
     qids = question_numbers(questions, where, first_qid)
     fingerprint = CorpusFingerprint()
+    ids = PassageIds()  # an id given to two passages would make its qrels name either
 
     def corpus() -> Iterator[Any]:
         for c in progress(read_dpr_passages(passages), desc="reading the passages",
                           unit="passage"):
             fingerprint.update(Passage(c.id, c.text, c.title))
+            ids.add(c.id)
             yield c
 
     if oracle is not None:
@@ -450,6 +452,7 @@ def write_qrels(gold: PathsLike, passages: PathLike, output: PathLike, *,
         kind = "dpr-biencoder"
         d = qrels_from_biencoder(read_dpr_biencoder(source), qids, corpus(),
                                  where=str(source))
+    ids.check(expand_paths(passages, what="passages TSV"))
     if d.not_in_questions:
         warn(f"{len(d.not_in_questions):,} of {d.source_questions:,} questions of {source} "
              f"are not in {gold} and get no qrels "
