@@ -10,12 +10,17 @@ files written and the numbers stay those of a run at the default interval.
 from __future__ import annotations
 
 import io
+import json
 import re
+from pathlib import Path
 
 import pytest
 
 import nqkit.report
+from nqkit.cli import main
 from nqkit.report import plain_line, progress, progress_bar
+
+from conftest import require, small_reqa_task
 
 # a progress line off a terminal: "nqkit: DESC: 12,000/21,000 (57%), 41 s" or, without a
 # total, "nqkit: DESC: 1,234 passages, 41 s"
@@ -85,3 +90,54 @@ def test_on_a_terminal_it_is_a_tqdm_bar() -> None:
 def test_plain_line(d: dict[str, object], line: str) -> None:
     assert plain_line({**d, "prefix": "encoding passages", "elapsed": 41.4,
                        "unit_divisor": 1000}) == line
+
+
+# ------------------------------------------------------------------------- dense index
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from nqkit.retrieval.corpus import Passage, write_passages
+
+    path = tmp_path_factory.mktemp("progress") / "tiny.tsv"
+    write_passages(path, [Passage(str(i), f"passage {i} about the river number {i}",
+                                  f"Title {i}") for i in range(1, 11)])
+    return path
+
+
+def test_a_dense_index_build_shows_its_encoding(corpus: Path, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    require("sentence_transformers")
+    argv = ["index", "build", "--passages", str(corpus), "--retriever", "dense",
+            "--device", "cpu", "--cluster", "none", "--format", "json"]
+    assert main([*argv, "-o", str(tmp_path / "quiet")]) == 0
+    quiet = capsys.readouterr()
+    assert _lines(quiet.err) == []  # a short build at the default interval: no line
+    monkeypatch.setattr(nqkit.report, "PLAIN_INTERVAL", 0.0)
+    assert main([*argv, "-o", str(tmp_path / "shown")]) == 0
+    shown = capsys.readouterr()
+    lines = _lines(shown.err)
+    assert ("encoding passages", "10/10 (100%)") in lines  # counted passage by passage
+    assert ("storing passages", "10 passages") in lines
+    # stdout is one JSON document, and the index the same bytes
+    a, b = json.loads(quiet.out), json.loads(shown.out)
+    assert a["digest"] == b["digest"] and a["fingerprint"] == b["fingerprint"]
+    # the questions are encoded with their own display too
+    qa = tmp_path / "qa.tsv"
+    qa.write_text("which river is number three\t['3']\n", encoding="utf-8")
+    assert main(["retrieve", "--index", str(tmp_path / "shown"), "--gold", str(qa),
+                 "--hits", "3", "--device", "cpu", "--cluster", "none", "--eval"]) == 0
+    assert ("encoding questions", "1/1 (100%)") in _lines(capsys.readouterr().err)
+
+
+def test_reqa_run_shows_its_encoding(tmp_path: Path, every_step: None,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    require("sentence_transformers")
+    task = small_reqa_task(tmp_path / "task")
+    assert main(["reqa", "run", "--gold", str(task), "--retriever", "dense", "--device",
+                 "cpu", "--no-embedding-cache", "--no-per-item"]) == 0
+    descs = {desc: done for desc, done in _lines(capsys.readouterr().err)}
+    n, q = (len((task / name).read_text(encoding="utf-8").splitlines())
+            for name in ("index.jsonl", "queries.jsonl"))
+    assert descs["encoding answers"] == f"{n}/{n} (100%)"
+    assert descs["encoding questions"] == f"{q}/{q} (100%)"
