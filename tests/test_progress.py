@@ -20,7 +20,7 @@ import nqkit.report
 from nqkit.cli import main
 from nqkit.report import plain_line, progress, progress_bar
 
-from conftest import require, small_reqa_task
+from conftest import require, shared_file, small_reqa_task
 
 # a progress line off a terminal: "nqkit: DESC: 12,000/21,000 (57%), 41 s" or, without a
 # total, "nqkit: DESC: 1,234 passages, 41 s"
@@ -141,3 +141,59 @@ def test_reqa_run_shows_its_encoding(tmp_path: Path, every_step: None,
             for name in ("index.jsonl", "queries.jsonl"))
     assert descs["encoding answers"] == f"{n}/{n} (100%)"
     assert descs["encoding questions"] == f"{q}/{q} (100%)"
+
+
+# ------------------------------------------------------------------------- comparisons
+
+def _runs(tmp_path: Path) -> list[str]:
+    """Three retrieval runs over five real questions: the positive passage last, first
+    and second of four."""
+    records = json.loads(shared_file("data", "dpr", "biencoder-nq-dev-sample5.json")
+                         .read_text())
+    paths = []
+    for name, at in (("last", 3), ("first", 0), ("second", 1)):
+        out = []
+        for r in records:
+            ctxs = r["hard_negative_ctxs"][:3]
+            ctxs.insert(at, r["positive_ctxs"][0])
+            out.append({"question": r["question"], "answers": r["answers"],
+                        "ctxs": [{"id": str(i), "title": c["title"], "text": c["text"],
+                                  "score": str(10 - i)} for i, c in enumerate(ctxs)]})
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(out))
+        paths.append(str(path))
+    return paths
+
+
+def test_compare_retrieval_shows_scoring_and_tests(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    argv = ["compare", "retrieval", *_runs(tmp_path), "--topk", "1", "5",
+            "--resamples", "200", "--trials", "500", "--format", "json"]
+    assert main(argv) == 0
+    quiet = capsys.readouterr()
+    assert _lines(quiet.err) == []  # a short comparison at the default interval
+    monkeypatch.setattr(nqkit.report, "PLAIN_INTERVAL", 0.0)
+    assert main(argv) == 0
+    shown = capsys.readouterr()
+    lines = _lines(shown.err)
+    assert [done for desc, done in lines if desc == "scoring systems"] == [
+        "0/3 (0%)", "1/3 (33%)", "2/3 (66%)", "3/3 (100%)"]
+    # 3 pairs x 2 metrics x (200 resamples + 500 trials), counted as they are drawn
+    tests = [done for desc, done in lines if desc == "paired tests"]
+    assert tests[0] == "0/4,200 (0%)" and tests[-1] == "4,200/4,200 (100%)"
+    assert len(tests) == 1 + 3 * 2 * 2  # the first line, then one per block drawn
+    assert ("answer recall", "5 q") in lines  # each system's scoring has its own
+    assert shown.out == quiet.out  # the JSON on stdout, untouched
+    assert [line for line in shown.err.splitlines() if not LINE.match(line)] == \
+        quiet.err.splitlines()
+
+
+def test_eval_bootstrap_intervals_show_their_resamples(
+        tmp_path: Path, every_step: None, capsys: pytest.CaptureFixture[str]) -> None:
+    run = _runs(tmp_path)[0]
+    assert main(["eval", "retrieval", "--predictions", run, "--topk", "1", "5",
+                 "--resamples", "300"]) == 0
+    tests = [done for desc, done in _lines(capsys.readouterr().err)
+             if desc == "bootstrap intervals"]
+    assert tests[-1] == "600/600 (100%)"
