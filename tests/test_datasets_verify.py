@@ -315,11 +315,17 @@ def test_list_and_info_show_a_truncated_file_as_damaged(lab, home, capsys, monke
             "`nqkit data get lab/nq-dev --shards 1 --force`") in capsys.readouterr().out
 
 
-def test_verify_shows_a_progress_bar_on_stderr_when_asked(lab, capsys):
+def test_verify_shows_its_progress_on_stderr_when_asked(lab, capsys, monkeypatch):
+    import nqkit.report
+
+    # off a terminal, a line at every step (the interval between lines set to 0)
+    monkeypatch.setattr(nqkit.report, "PLAIN_INTERVAL", 0.0)
     ds, *_ = lab
     assert [c.status for c in verify(ds, progress=True)] == ["ok", "ok"]
     err = capsys.readouterr().err
-    assert "checking nq-dev-00.jsonl.gz" in err and "checking nq-dev-01.jsonl.gz" in err
+    assert "nqkit: checking nq-dev-00.jsonl.gz: " in err
+    assert "nqkit: checking nq-dev-01.jsonl.gz: " in err
+    verify(ds)  # by default, only for files worth waiting on
     verify(ds, progress=False)
     assert capsys.readouterr().err == ""
 

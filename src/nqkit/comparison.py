@@ -24,6 +24,7 @@ comparison and metric, and one signature naming the design and the correction
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,8 +104,9 @@ def compare_results(task: Any, ra: Any, rb: Any, a: str, b: str, *, test: str = 
         raise InputError(None, f"the two results have different settings ({base_a} vs "
                          f"{base_b})",
                          "compare predictions of the same kind under the same settings")
-    rows, tests = _test_pair(task, ra, rb, test=test, resamples=resamples, trials=trials,
-                             seed=seed)
+    with _tests_bar(task, [(ra, rb)], test, resamples, trials) as bar:
+        rows, tests = _test_pair(task, ra, rb, test=test, resamples=resamples,
+                                 trials=trials, seed=seed, progress=bar.update)
     support = paired_warnings(tests)
     sig = make_signature("compare", {"test": test, "resamples": resamples, "trials": trials,
                                      "seed": seed, "task": base_a}, support)
@@ -155,11 +157,14 @@ def compare_many(task: Any, settings: dict[str, Any], systems: list[str], *,
         pairs = [(base, j) for j in range(len(systems)) if j != base]
     comparisons: list[dict[str, Any]] = []
     support: list[ResultWarning] = []
-    for i, j in pairs:
-        rows, tests = _test_pair(task, results[i], results[j], test=test,
-                                 resamples=resamples, trials=trials, seed=seed)
-        support += paired_warnings(tests, (labels[i], labels[j]))
-        comparisons.append({"a": labels[i], "b": labels[j], "metrics": rows})
+    with _tests_bar(task, [(results[i], results[j]) for i, j in pairs], test, resamples,
+                    trials) as bar:
+        for i, j in pairs:
+            rows, tests = _test_pair(task, results[i], results[j], test=test,
+                                     resamples=resamples, trials=trials, seed=seed,
+                                     progress=bar.update)
+            support += paired_warnings(tests, (labels[i], labels[j]))
+            comparisons.append({"a": labels[i], "b": labels[j], "metrics": rows})
     alpha = significance_level(0.95)
     kinds = [k for k, run in (("bootstrap", test in ("both", "bootstrap")),
                               ("randomization", test in ("both", "randomization"))) if run]
@@ -208,9 +213,10 @@ def _score(task: Any, settings: dict[str, Any], systems: list[str], *,
     ``name_file``, an error that names no file (missing predictions, say) names the
     system's file: among several systems it would not say which one."""
     from nqkit.errors import InputError
+    from nqkit.report import progress
 
     out = []
-    for path in systems:
+    for path in progress(systems, desc="scoring systems", unit="system"):
         try:
             out.append(task.run(**{**settings, "predictions": path, "resamples": 0}))
         except InputError as e:
@@ -249,10 +255,25 @@ def _check_same_gold(first: Any, other: Any, where: str, first_path: str) -> Non
                          "give the gold once with --gold, to score every system on it")
 
 
+def _tests_bar(task: Any, pairs: list[tuple[Any, Any]], test: str, resamples: int,
+               trials: int) -> Any:
+    """A progress display of the paired tests of ``pairs`` of results, counted in
+    resamples and trials: minutes with thousands of items, several metrics and systems."""
+    from nqkit.report import progress_bar
+
+    each = ((resamples if test in ("both", "bootstrap") else 0)
+            + (trials if test in ("both", "randomization") else 0))
+    metrics = sum(len(task.tested_metrics(ra.headline_stats(), rb.headline_stats()))
+                  for ra, rb in pairs)
+    return progress_bar(desc="paired tests", total=metrics * each, unit="resample")
+
+
 def _test_pair(task: Any, ra: Any, rb: Any, *, test: str, resamples: int, trials: int,
-               seed: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+               seed: int, progress: Callable[[int], object] | None = None
+               ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The rows of one comparison (B against A, one per headline metric) and the tests
-    behind them (metric -> the last test run), from the two systems' results."""
+    behind them (metric -> the last test run), from the two systems' results;
+    ``progress`` is told of the resamples and trials done."""
     from nqkit.stats import PairedTest, approximate_randomization, paired_bootstrap
 
     rows = []
@@ -262,12 +283,12 @@ def _test_pair(task: Any, ra: Any, rb: Any, *, test: str, resamples: int, trials
         row: dict[str, Any] = {"metric": name}
         if test in ("both", "bootstrap"):
             t = tests[name] = paired_bootstrap(ha[name], hb[name], resamples=resamples,
-                                               seed=seed)
+                                               seed=seed, progress=progress)
             row.update(a=t.score_a, b=t.score_b, difference=t.difference, low=t.low,
                        high=t.high, p_bootstrap=t.p_value, p_bootstrap_bound=t.p_bound)
         if test in ("both", "randomization"):
             r = tests[name] = approximate_randomization(ha[name], hb[name], trials=trials,
-                                                        seed=seed)
+                                                        seed=seed, progress=progress)
             row.update(a=r.score_a, b=r.score_b, difference=r.difference,
                        p_randomization=r.p_value, p_randomization_bound=r.p_bound)
         row.update(items=tests[name].items, differing=tests[name].differing)

@@ -104,6 +104,8 @@ __all__ = [
 MAX_RESAMPLES = 1_000_000  # more would not change a reported digit and only cost time
 EXACT_AR_MAX_ITEMS = 20  # 2**20 swaps: about a second
 _BLOCK_ELEMENTS = 1 << 22  # index matrix elements drawn at once (32 MB of int64)
+# told how many resamples (or trials) a block just did: a progress display's update
+Progress = Callable[[int], object]
 # Fewer items than these and a test or an interval gets a warning (see the module
 # docstring): 30 is the usual rule of thumb below which a resampling distribution over the
 # items is too coarse for its 2.5% tails.
@@ -198,11 +200,13 @@ def _check_resamples(n: int) -> None:
 
 
 def _resampled_scores(stats: list[ItemStats], n: int, rng: np.random.Generator,
-                      degenerate: list[int] | None = None) -> list[NDArray[np.float64]]:
+                      degenerate: list[int] | None = None,
+                      progress: Progress | None = None) -> list[NDArray[np.float64]]:
     """Scores of each system on the same ``n`` bootstrap resamples of the items.
 
     ``degenerate``, when given, receives per system the number of resamples whose
-    ``empty_column`` sums to 0.
+    ``empty_column`` sums to 0; ``progress``, the number of resamples done after each
+    block of them.
     """
     if degenerate is not None:
         degenerate[:] = [0] * len(stats)
@@ -222,6 +226,8 @@ def _resampled_scores(stats: list[ItemStats], n: int, rng: np.random.Generator,
             if degenerate is not None and s.empty_column is not None:
                 column = _weighted_sums(counts, s.rows[:, s.empty_column:s.empty_column + 1])
                 degenerate[j] += int(np.count_nonzero(column == 0))
+        if progress is not None:
+            progress(rows)
     return out
 
 
@@ -303,17 +309,20 @@ def _percentiles(values: NDArray[np.float64], confidence: float) -> tuple[float,
 
 
 def bootstrap_interval(stats: ItemStats | ArrayLike, *, resamples: int = 1000, seed: int = 0,
-                       confidence: float = 0.95) -> Interval:
+                       confidence: float = 0.95, progress: Progress | None = None
+                       ) -> Interval:
     """Percentile bootstrap interval of a score.
 
     ``stats`` is an :class:`ItemStats`, an items x k matrix of sums with ``mean_score``'s
-    layout, or a vector of per-item scores (then the score is their mean).
+    layout, or a vector of per-item scores (then the score is their mean). ``progress``
+    is called with the number of resamples done after each block of them (for a
+    progress display; it changes nothing).
     """
     _check_resamples(resamples)
     s = ItemStats.of(stats, "bootstrap")
     rng = np.random.default_rng(seed)
     degenerate: list[int] = []
-    (scores,) = _resampled_scores([s], resamples, rng, degenerate)
+    (scores,) = _resampled_scores([s], resamples, rng, degenerate, progress)
     low, high = _percentiles(scores, confidence)
     return Interval(s.score(), low, high, confidence, resamples, seed, degenerate[0], s.n)
 
@@ -333,8 +342,8 @@ def _differing(sa: ItemStats, sb: ItemStats) -> NDArray[np.int64]:
 
 
 def paired_bootstrap(a: ItemStats | ArrayLike, b: ItemStats | ArrayLike, *,
-                     resamples: int = 1000, seed: int = 0,
-                     confidence: float = 0.95) -> PairedTest:
+                     resamples: int = 1000, seed: int = 0, confidence: float = 0.95,
+                     progress: Progress | None = None) -> PairedTest:
     """Paired bootstrap test of B against A over the same items (two-sided).
 
     Both systems are scored on the same ``R`` resamples of the items (Koehn 2004).
@@ -349,7 +358,8 @@ def paired_bootstrap(a: ItemStats | ArrayLike, b: ItemStats | ArrayLike, *,
     So the interval excludes 0 exactly when ``p < alpha``. The p-value cannot go below
     ``floor = 2 / (R + 1)``; at the floor it is a bound (``p_bound``). See the module
     docstring for why this is not sacrebleu's centred p-value. Needs at least
-    :func:`min_resamples` resamples (40 at 95%).
+    :func:`min_resamples` resamples (40 at 95%). ``progress`` is called with the number
+    of resamples done after each block of them.
     """
     _check_resamples(resamples)
     sa, sb = _pair(a, b)
@@ -360,7 +370,7 @@ def paired_bootstrap(a: ItemStats | ArrayLike, b: ItemStats | ArrayLike, *,
                          "1,000 resamples are usual")
     score_a, score_b = sa.score(), sb.score()
     rng = np.random.default_rng(seed)
-    res_a, res_b = _resampled_scores([sa, sb], resamples, rng)
+    res_a, res_b = _resampled_scores([sa, sb], resamples, rng, progress=progress)
     diffs = np.sort(res_b - res_a)
     diffs[np.abs(diffs) < _TIE] = 0.0
     k = _tail_index(resamples, confidence)
@@ -373,8 +383,8 @@ def paired_bootstrap(a: ItemStats | ArrayLike, b: ItemStats | ArrayLike, *,
 
 
 def approximate_randomization(a: ItemStats | ArrayLike, b: ItemStats | ArrayLike, *,
-                              trials: int = 10000, seed: int = 0,
-                              exact: bool = False) -> PairedTest:
+                              trials: int = 10000, seed: int = 0, exact: bool = False,
+                              progress: Progress | None = None) -> PairedTest:
     """Paired approximate randomization test of B against A (two-sided).
 
     Items where both systems have equal statistics cannot change the difference and are
@@ -382,6 +392,8 @@ def approximate_randomization(a: ItemStats | ArrayLike, b: ItemStats | ArrayLike
     :data:`EXACT_AR_MAX_ITEMS` of them) and returns the exact p-value, whose floor is
     ``2 / 2**d`` (no swap and all swaps keep the observed difference); the approximate
     test's floor is ``1 / (trials + 1)``, and a p-value there is a bound (``p_bound``).
+    ``progress`` is called with the number of trials (swaps, when exact) done after each
+    block of them.
     """
     sa, sb = _pair(a, b)
     score_a, score_b = sa.score(), sb.score()
@@ -395,6 +407,8 @@ def approximate_randomization(a: ItemStats | ArrayLike, b: ItemStats | ArrayLike
         new_a = np.where(m[..., None], sb.rows[None], sa.rows[None])
         new_b = np.where(m[..., None], sa.rows[None], sb.rows[None])
         diff = sb.on_stacks(new_b) - sa.on_stacks(new_a)
+        if progress is not None:
+            progress(swaps.shape[0])
         return int(np.count_nonzero(np.abs(diff) >= observed))
 
     d = len(differ)

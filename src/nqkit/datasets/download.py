@@ -45,7 +45,6 @@ import os
 import queue
 import shutil
 import socket
-import sys
 import threading
 import time
 import urllib.error
@@ -496,7 +495,8 @@ def _extract_zip(archive: Path, directory: Path) -> list[str]:
 
 
 class _Bars:
-    """tqdm bars on stderr (bytes, rate, ETA), one line per running download."""
+    """Progress displays on stderr (:func:`nqkit.report.progress_bar`, in bytes): on a
+    terminal one bar per running download, each on a line of its own."""
 
     def __init__(self, enabled: bool | None, slots: int) -> None:
         self.enabled = enabled
@@ -506,13 +506,11 @@ class _Bars:
 
     def make(self, name: str) -> Callable[[int | None, int], Any]:
         def bar(total: int | None, initial: int) -> Any:
-            from tqdm.auto import tqdm
+            from nqkit.report import progress_bar
 
             slot = self.free.get()
-            t = tqdm(total=total, initial=initial, desc=name, unit="B", unit_scale=True,
-                     unit_divisor=1000, file=sys.stderr, disable=None if self.enabled is None
-                     else not self.enabled, dynamic_ncols=True, leave=False, position=slot,
-                     miniters=1, mininterval=0.2)
+            t = progress_bar(desc=name, total=total, initial=initial, unit="B",
+                             unit_scale=True, position=slot, disable=self.enabled is False)
             close = t.close
 
             def closing() -> None:
@@ -534,10 +532,11 @@ def fetch(ds: Dataset, files: Sequence[DataFile] | None = None, *,
     ``jobs`` files are fetched at once; ``retries`` bounds the consecutive failed attempts
     of one file (an attempt that brings at least 1 MB resets the count; 0 never retries,
     which leaves the ``.part`` for the next run at the first drop); ``timeout`` is
-    the socket timeout in seconds; ``progress`` shows bars on stderr (``None``: when it is
-    a terminal). Files already on disk are checked, not fetched again (with ``force``
-    they are fetched again, whatever their state, each replacing the file on disk only
-    once it is verified: the repair of a damaged file). Returns one
+    the socket timeout in seconds; ``progress`` shows the downloads' progress on stderr
+    (``None``: bars on a terminal, elsewhere a line every ten seconds or so). Files
+    already on disk are checked, not fetched again (with ``force`` they are fetched
+    again, whatever their state, each replacing the file on disk only once it is
+    verified: the repair of a damaged file). Returns one
     :class:`Fetched` per file, in the dataset's order; raises :class:`DownloadError`.
     """
     wanted = list(files) if files is not None else list(ds.files)

@@ -379,21 +379,25 @@ def export_dataset(ds: Dataset, paths: Sequence[Path], output: str | os.PathLike
     """Export the records of ``ds`` (read from its local ``paths``) to ``output``
     (``-``: standard output, JSON lines only). Written atomically; returns the count."""
     from nqkit.io import atomic_output
+    from nqkit.report import progress
 
     if fmt not in ("jsonl", "parquet"):
         raise InputError(f"--format {fmt}", "unknown export format", "choose jsonl or parquet")
+
+    def rows() -> Iterator[Row]:  # NQ train: 307,373 records, 41 GB to read
+        return progress(iter_rows(ds, paths), desc=f"exporting {ds.name}", unit="record")
+
     if os.fspath(output) == "-":
         if fmt != "jsonl":
             raise InputError("-o -", "Parquet cannot be streamed to standard output",
                              "give a file name, or use --format jsonl")
-        n = write_jsonl_rows(iter_rows(ds, paths), sys.stdout.buffer)
+        n = write_jsonl_rows(rows(), sys.stdout.buffer)
         sys.stdout.buffer.flush()
         return n
     with atomic_output(output, "wb", compress=None if fmt == "jsonl" else False) as f:
         if fmt == "jsonl":
-            return write_jsonl_rows(iter_rows(ds, paths), f)
+            return write_jsonl_rows(rows(), f)
         if ds.format in _STRING_IDS:
-            return write_parquet_rows(lambda: _nq_ids_as_strings(iter_rows(ds, paths)), f,
+            return write_parquet_rows(lambda: _nq_ids_as_strings(rows()), f,
                                       batch_bytes=batch_bytes, where=ds.name)
-        return write_parquet_rows(lambda: iter_rows(ds, paths), f, batch_bytes=batch_bytes,
-                                  where=ds.name)
+        return write_parquet_rows(rows, f, batch_bytes=batch_bytes, where=ds.name)

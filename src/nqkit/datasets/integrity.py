@@ -31,7 +31,6 @@ import contextlib
 import hashlib
 import os
 import queue
-import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -46,7 +45,7 @@ __all__ = ["Checked", "Digests", "DownloadError", "check_present", "file_digests
            "refetch_command", "stamp", "unknown_version", "verify"]
 
 CHUNK = 1 << 20  # bytes per read
-BAR_FROM = 64 << 20  # files at least this large show a progress bar (on a terminal)
+BAR_FROM = 64 << 20  # files at least this large show their progress (stderr)
 
 
 class DownloadError(InputError):
@@ -115,19 +114,18 @@ def stamp(path: Path) -> list[int]:
 
 
 def _bar(name: str, total: int, progress: bool | None) -> Any:
-    from tqdm.auto import tqdm
+    from nqkit.report import progress_bar
 
-    # by default on a terminal only (disable=None), and only for files worth waiting on
-    disable = (None if total >= BAR_FROM else True) if progress is None else not progress
-    return tqdm(total=total, desc=f"checking {name}", unit="B", unit_scale=True,
-                unit_divisor=1000, file=sys.stderr, leave=False, dynamic_ncols=True,
-                disable=disable, mininterval=0.2)
+    # by default only for files worth waiting on
+    disable = total < BAR_FROM if progress is None else not progress
+    return progress_bar(desc=f"checking {name}", total=total, unit="B", unit_scale=True,
+                        disable=disable)
 
 
 def file_digests(path: Path, md5: bool, *, progress: bool | None = None
                  ) -> tuple[int, str | None, str]:
-    """``(bytes, md5 or None, sha256)`` of the file at ``path``, read once; a progress bar
-    on stderr for a large file on a terminal (``progress`` forces it on or off)."""
+    """``(bytes, md5 or None, sha256)`` of the file at ``path``, read once; the progress
+    of a large file on stderr (``progress`` forces it on or off)."""
     digests = Digests(md5)
     try:
         n = 0

@@ -30,7 +30,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -245,18 +245,24 @@ def _iter_nq_json(paths: PathsLike) -> Iterator[tuple[str, Any, int, int]]:
 
 
 def iter_nq_as_squad(paths: PathsLike, annotations: NqAnnotations = "first",
-                     counter: list[int] | None = None) -> Iterator[dict[str, Any]]:
+                     counter: list[int] | None = None,
+                     progress: Callable[..., Iterable[Any]] | None = None
+                     ) -> Iterator[dict[str, Any]]:
     """Yield SQuAD articles converted from NQ original-format shards, in file order.
 
     ``annotations="first"`` uses each record's first annotation (the official converter,
     made for NQ train with one annotation per record); ``"each"`` converts every
     annotation as a record of its own and adds ``annotator_index`` to the article.
     ``counter[0]``, when given, is increased by the number of records converted (one per
-    (example, annotator) pair with ``"each"``).
+    (example, annotator) pair with ``"each"``). ``progress`` (``nqkit.report.progress``
+    at the command line) wraps the examples read: NQ train is 307,373 of them.
     """
     files = expand_paths(paths, what="NQ")
     ids = ExampleIds(files)  # a repeated example would repeat its queries and sentences
-    for line_where, record, file_no, lineno in _iter_nq_json(files):
+    lines: Iterable[tuple[str, Any, int, int]] = _iter_nq_json(files)
+    if progress is not None:
+        lines = progress(lines, desc="reading NQ", unit="ex")
+    for line_where, record, file_no, lineno in lines:
         if not isinstance(record, dict):
             raise InputError(line_where, f"expected a JSON object, found "
                              f"{type(record).__name__}", "each line must be one NQ example")
@@ -285,11 +291,13 @@ def iter_nq_as_squad(paths: PathsLike, annotations: NqAnnotations = "first",
 
 
 def build_from_nq(paths: PathsLike, annotations: NqAnnotations = "first",
+                  progress: Callable[..., Iterable[Any]] | None = None
                   ) -> tuple[ReqaTask, dict[str, Any]]:
-    """Build a ReQA NQ task; also returns the intermediate SQuAD document."""
+    """Build a ReQA NQ task; also returns the intermediate SQuAD document. ``progress``:
+    see :func:`iter_nq_as_squad`."""
     files = expand_paths(paths, what="NQ")
     counter = [0]
-    articles = list(iter_nq_as_squad(files, annotations, counter))
+    articles = list(iter_nq_as_squad(files, annotations, counter, progress))
     squad = {"version": "nq-as-squad", "records_in": counter[0], "data": articles}
     params = {"source": "nq", "inputs": [str(p) for p in files], "nq_annotations": annotations}
     task = build_from_squad(squad_articles_from_json(squad, "nq-as-squad"), params)

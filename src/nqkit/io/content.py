@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -60,14 +59,20 @@ def sha256_file(path: Path, advance: Callable[[int], object] | None = None) -> s
     return h.hexdigest()
 
 
-def sha256_files(paths: Iterable[Path], *, desc: str = "verify") -> dict[Path, str]:
-    """SHA-256 of several files, two at a time (hashlib releases the GIL on large blocks),
-    with a progress bar in bytes on a terminal when there is much to read."""
+def sha256_files(paths: Iterable[Path], *, desc: str = "verify",
+                 progress: Callable[..., Any] | None = None) -> dict[Path, str]:
+    """SHA-256 of several files, two at a time (hashlib releases the GIL on large blocks).
+
+    ``progress`` (``nqkit.report.progress_bar`` at the command line; the io floor imports
+    nothing above it) makes the progress display in bytes when there is much to read.
+    """
     from concurrent.futures import ThreadPoolExecutor
 
     todo = list(paths)
     total = sum(p.stat().st_size for p in todo)
-    bar = _byte_bar(desc, total) if total >= 64 << 20 else None
+    bar = None
+    if progress is not None and total >= 64 << 20:
+        bar = progress(desc=desc, total=total, unit="B", unit_scale=True)
     advance = bar.update if bar is not None else None
     try:
         if len(todo) < 2 or total < 4 << 20:
@@ -78,17 +83,6 @@ def sha256_files(paths: Iterable[Path], *, desc: str = "verify") -> dict[Path, s
     finally:
         if bar is not None:
             bar.close()
-
-
-def _byte_bar(desc: str, total: int) -> Any:
-    if not sys.stderr.isatty():
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:  # pragma: no cover
-        return None
-    return tqdm(total=total, desc=desc, unit="B", unit_scale=True, file=sys.stderr,
-                leave=False, dynamic_ncols=True)
 
 
 class VerifiedStates:

@@ -276,14 +276,16 @@ def build_bm25(root: Path, shards: tuple[Shard, ...], settings: BM25Settings,
                          desc="BM25 tokenize")
     # global vocabulary (sorted: term ids do not depend on the sharding), one shard's
     # vocabulary in memory at a time besides the union
+    from nqkit.report import progress
+
     terms: set[str] = set()
-    for s in shards:
+    for s in progress(shards, desc="BM25 vocabulary", unit="shard"):
         terms.update(_load_json(_paths(root, s)["vocab"]))
     vocab = sorted(terms)
     del terms
     index_of = {t: i for i, t in enumerate(vocab)}
     df = np.zeros(len(vocab), dtype=np.int64)
-    for s in shards:
+    for s in progress(shards, desc="BM25 document frequencies", unit="shard"):
         paths = _paths(root, s)
         m = np.asarray([index_of[t] for t in _load_json(paths["vocab"])], dtype=np.int32)
         df[m] += np.load(paths["df"])  # a shard's terms are distinct

@@ -116,15 +116,21 @@ class _EncodeJob:
     root: str
     shard: Shard
     settings: DenseSettings
+    progress: str | None = None  # what the job's progress display says (None: none)
 
 
 def _encode_job(job: _EncodeJob) -> dict[str, Any]:
+    from nqkit.report import progress_bar
+
     root = Path(job.root)
     enc = _encoder(job.settings, job.settings.device)
     chunk = job.settings.batch_size * CHUNK_BATCHES
     out: Any = None
     row = job.shard.start
     texts: list[str] = []
+    # a shard of the default size takes minutes on a CPU: counted by passages encoded
+    bar = progress_bar(desc=job.progress or "", total=job.shard.size, unit="passage",
+                       disable=job.progress is None)
 
     def flush() -> None:
         nonlocal out
@@ -135,15 +141,17 @@ def _encode_job(job: _EncodeJob) -> dict[str, Any]:
                                             shape=(job.shard.size, emb.shape[1]))
         lo = row - len(texts) - job.shard.start
         out[lo:lo + len(texts)] = emb
+        bar.update(len(texts))
         texts.clear()
 
-    for p in iter_shard(root, job.shard):
-        texts.append(f"{p.title} {p.text}")
-        row += 1
-        if row % chunk == 0:  # chunk boundaries at global multiples: see the module doc
+    with bar:
+        for p in iter_shard(root, job.shard):
+            texts.append(f"{p.title} {p.text}")
+            row += 1
+            if row % chunk == 0:  # chunk boundaries at global multiples: see the module doc
+                flush()
+        if texts:
             flush()
-    if texts:
-        flush()
     dim = int(out.shape[1])
     out.flush()
     del out
@@ -184,19 +192,37 @@ def _build_ann(root: Path, shards: tuple[Shard, ...], n: int, dim: int, ann: str
                                             [rows[(rows >= s.start) & (rows < s.stop)]
                                              - s.start]) for s in shards])
         index.train(np.ascontiguousarray(sample, dtype=np.float32))
-    for s in shards:
-        emb = np.load(_emb_path(root, s), mmap_mode="r")
-        for lo in range(0, s.size, BLOCK * 4):
-            index.add(np.ascontiguousarray(emb[lo:lo + BLOCK * 4], dtype=np.float32))
+    from nqkit.report import progress_bar
+
+    # HNSW links every vector as it is added: hours for tens of millions of passages
+    with progress_bar(desc=f"building the {ann} index", total=n, unit="passage") as bar:
+        for s in shards:
+            emb = np.load(_emb_path(root, s), mmap_mode="r")
+            for lo in range(0, s.size, BLOCK * 4):
+                block = np.ascontiguousarray(emb[lo:lo + BLOCK * 4], dtype=np.float32)
+                index.add(block)
+                bar.update(block.shape[0])
     faiss.write_index(index, str(root / SUBDIR / f"{ann}.faiss"))
     return p
 
 
 def build_dense(root: Path, shards: tuple[Shard, ...], settings: DenseSettings,
                 cluster: Cluster) -> dict[str, Any]:
-    """Encode every shard; build the faiss index if asked; returns facts for params.json."""
+    """Encode every shard; build the faiss index if asked; returns facts for params.json.
+
+    Jobs run in this process show their progress passage by passage (on stderr); jobs
+    run by Dask workers are counted by shard only (a worker's stderr is not the user's).
+    """
     (root / SUBDIR).mkdir(parents=True, exist_ok=True)
-    results = cluster.map(_encode_job, [_EncodeJob(str(root), s, settings) for s in shards],
+
+    def says(i: int) -> str | None:
+        if cluster.client is not None:
+            return None
+        return ("encoding passages" if len(shards) == 1
+                else f"encoding passages, shard {i + 1}/{len(shards)}")
+
+    results = cluster.map(_encode_job, [_EncodeJob(str(root), s, settings, says(i))
+                                        for i, s in enumerate(shards)],
                           desc="encode passages")
     dim = results[0]["dim"]
     facts: dict[str, Any] = {"dim": dim,
@@ -222,7 +248,8 @@ def encode_queries(settings: DenseSettings, questions: list[str], device: str) -
         raise InputError(settings.model, f"the model files changed since the index was built "
                          f"({fp} vs {settings.model_fingerprint})",
                          "rebuild the index with `nqkit index build`")
-    return np.asarray(_encoder(settings, device).encode_queries(questions), dtype=np.float32)
+    emb = _encoder(settings, device).encode_queries(questions, progress=True)
+    return np.asarray(emb, dtype=np.float32)
 
 
 @dataclass(frozen=True, slots=True)

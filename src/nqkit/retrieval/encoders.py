@@ -122,21 +122,40 @@ class SentenceTransformerEncoder:
             h.update(b";fp16")
         return f"{self.name}-{h.hexdigest()[:12]}"
 
-    def _encode(self, texts: Sequence[str], desc: str) -> np.ndarray:
+    def _encode(self, texts: Sequence[str], desc: str, show: bool | None) -> np.ndarray:
+        from nqkit.report import progress_bar
+
         model = self._load()
-        show = self.show_progress and os.isatty(2)
-        emb = model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
-                           normalize_embeddings=self.normalize, show_progress_bar=show)
+        n = len(texts)
+        show = self.show_progress if show is None else show
+        # One encode call, as before (sentence-transformers sorts a call's texts by length
+        # and pads each batch: splitting the call would change the embeddings' last
+        # bits); the model's forward hook counts its batches for nqkit's own display.
+        with progress_bar(desc=f"encoding {desc}", total=n, unit="text",
+                          disable=not show) as bar:
+            def advance(*_: Any) -> None:
+                bar.update(min(self.batch_size, n - bar.n))
+
+            hook = model.register_forward_hook(advance) if show else None
+            try:
+                emb = model.encode(list(texts), batch_size=self.batch_size,
+                                   convert_to_numpy=True, normalize_embeddings=self.normalize,
+                                   show_progress_bar=False)
+            finally:
+                if hook is not None:
+                    hook.remove()
         return np.asarray(emb, dtype=np.float32)
 
-    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self._encode(texts, "queries")
+    def encode_queries(self, texts: Sequence[str], *, progress: bool | None = None
+                       ) -> np.ndarray:
+        """``progress``: show it on stderr (None: as ``show_progress`` says)."""
+        return self._encode(texts, "questions", progress)
 
-    def encode_docs(self, texts: Sequence[str],
-                    contexts: Sequence[str] | None = None) -> np.ndarray:
+    def encode_docs(self, texts: Sequence[str], contexts: Sequence[str] | None = None, *,
+                    progress: bool | None = None) -> np.ndarray:
         if self.with_context and contexts is not None:
             texts = [f"{t} {c}" for t, c in zip(texts, contexts, strict=True)]
-        return self._encode(texts, "answers")
+        return self._encode(texts, "answers", progress)
 
 
 @dataclass

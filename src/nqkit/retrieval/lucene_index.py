@@ -511,14 +511,16 @@ def build_lucene(root: Path, shards: tuple[Shard, ...], k1: float, b: float,
                          desc="BM25 (Lucene) analyze")
     import orjson
 
+    from nqkit.report import progress
+
     terms: set[str] = set()
-    for s in shards:
+    for s in progress(shards, desc="BM25 (Lucene) vocabulary", unit="shard"):
         terms.update(orjson.loads(_counted_path(root, "vocab", s).read_bytes()))
     vocab = sorted(terms)
     del terms
     index_of = {t: i for i, t in enumerate(vocab)}
     df = np.zeros(len(vocab), dtype=np.int64)
-    for s in shards:
+    for s in progress(shards, desc="BM25 (Lucene) document frequencies", unit="shard"):
         local = orjson.loads(_counted_path(root, "vocab", s).read_bytes())
         m = np.fromiter((index_of[t] for t in local), dtype=np.int64, count=len(local))
         df[m] += np.load(_counted_path(root, "doc_freq", s))  # a shard's terms are distinct

@@ -138,8 +138,9 @@ def _files_of(root: Path, skip: str | None = None) -> list[str]:
 def _manifest(root: Path, names: list[str], desc: str) -> dict[str, dict[str, Any]]:
     """``{name: {"bytes": size, "sha256": hex}}`` of files under ``root``."""
     from nqkit.io import sha256_files
+    from nqkit.report import progress_bar
 
-    digests = sha256_files([root / n for n in names], desc=desc)
+    digests = sha256_files([root / n for n in names], desc=desc, progress=progress_bar)
     return {n: {"bytes": (root / n).stat().st_size, "sha256": digests[root / n]}
             for n in names}
 
@@ -310,6 +311,7 @@ class FileCheck:
 def _check_files(base: Path, manifest: Mapping[str, Mapping[str, Any]], full: bool
                  ) -> list[FileCheck]:
     from nqkit.io import VerifiedStates, file_stamp, sha256_files
+    from nqkit.report import progress_bar
 
     states = VerifiedStates(base)
     checks: dict[str, FileCheck] = {}
@@ -329,7 +331,8 @@ def _check_files(base: Path, manifest: Mapping[str, Mapping[str, Any]], full: bo
         else:
             todo.append((name, p, stamp))
     try:
-        digests = sha256_files([p for _, p, _ in todo], desc=f"verify {base.name}")
+        digests = sha256_files([p for _, p, _ in todo], desc=f"verify {base.name}",
+                               progress=progress_bar)
     except OSError as e:
         raise InputError(base, f"cannot read an index file ({e.strerror}: {e.filename})",
                          "check the directory's permissions") from None

@@ -178,12 +178,16 @@ def write_store(corpus: PathLike, root: PathLike, shard_size: int, *, bulk: bool
     ``bulk=False`` does for every line (the reference the bulk reading is tested and
     timed against).
     """
+    from nqkit.report import progress_bar
+
     root = Path(root)
     (root / STORE_DIR).mkdir(parents=True, exist_ok=True)
     fp = CorpusFingerprint()
     hashes: list[np.ndarray] = []
     buf: list[int] = []
     w = _StoreWriter(root, shard_size)
+    # 21 million passages take minutes to read: counted as they are stored
+    bar = progress_bar(desc="storing passages", unit="passage")
 
     def run(block: SimpleLines, a: int, b: int) -> None:
         nonlocal buf
@@ -205,6 +209,7 @@ def write_store(corpus: PathLike, root: PathLike, shard_size: int, *, bulk: bool
                 keys[long] = [hash(ids[j]) for j in long.tolist()]
             hashes.append(keys)
             a += k
+            bar.update(k)
 
     passages = read_passages_in_runs(corpus, run) if bulk else read_passages(corpus)
     try:
@@ -213,12 +218,14 @@ def write_store(corpus: PathLike, root: PathLike, shard_size: int, *, bulk: bool
             w.add(format_passage_line(p).encode("utf-8"))
             fp.update(p)
             buf.append(_id_key(p.id))
+            bar.update()
             if len(buf) >= 1 << 16:
                 hashes.append(np.asarray(buf, dtype=np.int64))
                 buf = []
         w.finish()
     finally:  # a bad passage ends the build: its open shard is closed, not left to the GC
         w.close()
+        bar.close()
     hashes.append(np.asarray(buf, dtype=np.int64))
     _check_unique(np.concatenate(hashes), root, w.shards, corpus)
     return StoreInfo(fp.hexdigest(), fp.count, tuple(w.shards))

@@ -325,13 +325,17 @@ class Task(Generic[S]):
         """Bootstrap intervals of the headline metrics, a warning for each interval
         pulled down by resamples without gold, and one when the items are too few
         (:func:`nqkit.stats.interval_warnings`)."""
+        from nqkit.report import progress_bar
         from nqkit.signature import mark_signature
         from nqkit.stats import bootstrap_interval, interval_warnings
 
         stats = result.headline_stats()
-        result.intervals = {name: bootstrap_interval(stats[name], resamples=resamples,
-                                                     seed=seed)
-                            for name in self.tested_metrics(stats, stats)}
+        names = self.tested_metrics(stats, stats)
+        with progress_bar(desc="bootstrap intervals", total=len(names) * resamples,
+                          unit="resample") as bar:
+            result.intervals = {name: bootstrap_interval(stats[name], resamples=resamples,
+                                                         seed=seed, progress=bar.update)
+                                for name in names}
         added = []
         no_gold = any(w.code.startswith("no-gold") for w in result.warnings)
         for name, iv in result.intervals.items():

@@ -214,7 +214,9 @@ def build_reqa(source: str, inputs: Sequence[str], output: str, *,
         task = build_from_squad(iter_squad_articles(files[0]),
                                 {"source": "squad", "inputs": [str(files[0])]})
     else:
-        task, squad = build_from_nq(files, nq_annotations)
+        from nqkit.report import progress
+
+        task, squad = build_from_nq(files, nq_annotations, progress)
     if not task.queries:
         raise InputError(examples(files, width=None), "no query could be built",
                          "NQ: keep examples with one short answer inside a <P> long answer")
