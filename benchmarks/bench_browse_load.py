@@ -75,7 +75,7 @@ def _open_urls(index: list[str], keys: list[str], within: str) -> list[str]:
     """The index URLs, a static file and 100 question pages spread over ``keys``, every
     other one within the filter ``within``."""
     step = max(1, len(keys) // 100)
-    items = [f"/item/{k}" + (f"?{within}" if n % 2 else "")
+    items = [f"/qid/{k}" + (f"?{within}" if n % 2 else "")
              for n, k in enumerate(keys[::step][:100])]
     return [*index, "/static/style.css", *items]
 
@@ -90,7 +90,7 @@ def _view(name: str) -> tuple[list[str], list[str], str]:
                 "NQ, real dev sample, 10 examples")
     if name in ("nq-open", "pair"):
         gold = data / "nq-open" / "NQ-open.dev.jsonl"
-        keys = [str(k + 1) for k in range(3610)]
+        keys = [str(k) for k in range(3610)]
         if name == "nq-open":
             args = ["--predictions", str(golden / "nq-open" / "mixed.predictions.jsonl")]
             index = ["/", "/?q=who", "/?verdict=wrong", "/?conventions=disagree",
@@ -114,7 +114,7 @@ def _view(name: str) -> tuple[list[str], list[str], str]:
                 _open_urls(index, keys, "kind=multi"), "AmbigNQ dev, 2,002 questions")
     if name in ("retrieval", "retrieval-pair"):
         r = _retrieval_runs()
-        keys = [str(k + 1) for k in range(3610)]
+        keys = [str(k) for k in range(3610)]
         if name == "retrieval":
             args = ["--predictions", str(r["json"])]
             index = ["/", "/?q=who", "/?top20=miss", "/?first=2-5",

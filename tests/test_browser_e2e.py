@@ -579,7 +579,7 @@ def test_open_views_show_what_eval_and_compare_print(
         shown = _table_lines(page, "#metrics")
         for name, v in metrics.items():
             assert f"{name} {v['all']:.4f} {v['multi']:.4f}" in shown, name
-        page.goto(open_servers["ambigqa"] + f"/item/{JEOPARDY}")
+        page.goto(open_servers["ambigqa"] + f"/qid/{JEOPARDY}")
         assert page.locator("#score-F1-answer").inner_text() == "0.6667"
         assert page.locator("#ann-2 table.pairs").is_visible()
         _doc_shot(page, "browse-ambigqa")
@@ -645,7 +645,7 @@ def test_hostile_data_in_open_views_runs_nothing_loads_nothing(
                 ctx.on("request", lambda r, seen=requests: seen.append(r.url))
                 pg = ctx.new_page()
                 try:
-                    for path in ("/", "/item/1"):
+                    for path in ("/", "/qid/0"):
                         url = app + path
                         resp = pg.goto(url)
                         assert resp is not None and resp.status == 200, url

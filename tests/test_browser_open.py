@@ -185,7 +185,7 @@ def test_nq_open_question_page_by_hand(nq_open: TestClient) -> None:
     r = nq_open.get("/?q=oppo+is+sponsor")
     keys = _keys(r.text)
     assert len(keys) == 1
-    page = nq_open.get(f"/item/{keys[0]}").text
+    page = nq_open.get(f"/qid/{keys[0]}").text
     assert OPPO in _text(page)
     # by hand: the prediction "the Indian national cricket tea" (cut off) equals neither
     # gold answer ("the Indian national cricket team", "India") but contains "india"
@@ -211,13 +211,35 @@ def test_nq_open_search_sort_pages_and_shared_links(nq_open: TestClient) -> None
     assert "page 73 of 73" in last and len(_keys(last)) == 3610 - 72 * 50
     # next/previous follow the filter, and the links keep it
     wrong = _keys(nq_open.get("/?verdict=wrong&sort=question").text)
-    item = nq_open.get(f"/item/{wrong[1]}?verdict=wrong&sort=question").text
-    assert f'href="/item/{wrong[2]}?verdict=wrong&amp;sort=question"' in item
-    assert f'href="/item/{wrong[0]}?verdict=wrong&amp;sort=question"' in item
+    item = nq_open.get(f"/qid/{wrong[1]}?verdict=wrong&sort=question").text
+    assert f'href="/qid/{wrong[2]}?verdict=wrong&amp;sort=question"' in item
+    assert f'href="/qid/{wrong[0]}?verdict=wrong&amp;sort=question"' in item
     assert "2 of " in item
     # an exact key search opens the question
     r = nq_open.get(f"/?q={wrong[0]}", follow_redirects=False)
-    assert r.status_code == 303 and r.headers["location"] == f"/item/{wrong[0]}"
+    assert r.status_code == 303 and r.headers["location"] == f"/qid/{wrong[0]}"
+
+
+def test_a_question_is_named_by_its_line_from_0_as_trec_numbers_it(
+        nq_open: TestClient, open_gold: Path) -> None:
+    """An NQ-open question's key, shown and in its URL, is its 0-based line in the gold:
+    the qid that `nqkit retrieve --gold NQ-open.dev.jsonl --trec` and `nqkit convert qrels`
+    give it (issue 30: the browser numbered from 1). Earlier /item/N links (N the 1-based
+    line) redirect to the same question."""
+    questions = [json.loads(x)["question"]
+                 for x in open_gold.read_text(encoding="utf-8").splitlines()]
+    index = nq_open.get("/").text
+    assert _keys(index)[:3] == ["0", "1", "2"]
+    assert re.findall(r'<td class="num key">([^<]*)</td>', index)[:3] == ["0", "1", "2"]
+    for n in (0, 22, 3609):
+        r = nq_open.get(f"/qid/{n}", follow_redirects=False)
+        assert r.status_code == 200
+        text = _text(r.text)
+        assert questions[n] in text and f"qid {n} NQ-open" in text, n
+    assert nq_open.get("/qid/3610").status_code == 404
+    old = nq_open.get("/item/23?verdict=wrong", follow_redirects=False)
+    assert old.status_code == 301 and old.headers["location"] == "/qid/22?verdict=wrong"
+    assert nq_open.get("/item/0", follow_redirects=False).status_code == 404
 
 
 def test_efficientqa_and_its_answer_field(tmp_path: Path) -> None:
@@ -253,7 +275,7 @@ def test_efficientqa_and_its_answer_field(tmp_path: Path) -> None:
 
 
 def test_unknown_item_is_404_with_search(nq_open: TestClient) -> None:
-    r = nq_open.get("/item/999999")
+    r = nq_open.get("/qid/999999")
     assert r.status_code == 404
     assert 'class="bigsearch"' in r.text and "Back to all questions" in r.text
     assert nq_open.get("/nothing/here").status_code == 404
@@ -296,12 +318,12 @@ def test_overlap_groups_are_what_overlap_score_prints(open_gold: Path, mixed: Pa
 
     for group in ("question_overlap", "answer_overlap_only", "no_overlap"):
         assert total(f"overlap={group}") == sizes[group], group
-    # by hand: dev question 672 "when did the astros change from the national league to
+    # by hand: dev qid 671 (line 672) "when did the astros change from the national league to
     # the american league" (gold 2013) and training line 789 "when did the houston
     # astros change from the national league to the american league" (['2013'])
     assert "when did the houston astros change from the national league to the american " \
         "league\t['2013']" in lines.splitlines()[:1500]
-    item = _text(client.get("/item/672").text)
+    item = _text(client.get("/qid/671").text)
     assert "when did the astros change from the national league to the american league" \
         in item
     assert "groups: question_overlap answer_overlap" in item
@@ -393,7 +415,7 @@ def test_ambigqa_per_question_scores_are_the_official_ones(ambig_view: OpenView)
 
 
 def test_ambigqa_question_page_by_hand(ambig: TestClient) -> None:
-    page = ambig.get(f"/item/{JEOPARDY}").text
+    page = ambig.get(f"/qid/{JEOPARDY}").text
     # The prediction: one pair, "5 seconds" for "long do contestants have to answer during
     # the first two rounds of Jeopardy!?". Annotation 1 (3 pairs) has no "5 seconds"
     # ("five seconds" differs after normalization): 0. Annotation 2 (2 pairs) has it as
@@ -431,7 +453,11 @@ def test_ambigqa_filters(ambig: TestClient, ambig_view: OpenView) -> None:
     ones = sum(1 for ex in gold[:AMBIG_SUBSET] if official[ex["id"]]["F1 answer"] == 1)
     assert total("f1=1") == ones
     assert ambig.get(f"/?q={JEOPARDY}", follow_redirects=False).headers["location"] == \
-        f"/item/{JEOPARDY}"
+        f"/qid/{JEOPARDY}"
+    # AmbigNQ names its questions by id: shown as such, and the earlier links redirect
+    assert f"id {JEOPARDY}" in _text(ambig.get(f"/qid/{JEOPARDY}").text)
+    old = ambig.get(f"/item/{JEOPARDY}", follow_redirects=False)
+    assert old.status_code == 301 and old.headers["location"] == f"/qid/{JEOPARDY}"
 
 
 # ------------------------------------------------------------------------- side by side
@@ -470,7 +496,7 @@ def test_side_by_side_is_what_compare_prints(pair: TestClient, open_gold: Path,
 def test_side_by_side_question_page_shows_both(pair: TestClient) -> None:
     keys = _keys(pair.get("/?q=oppo+is+sponsor").text)
     assert len(keys) == 1
-    page = pair.get(f"/item/{keys[0]}").text
+    page = pair.get(f"/qid/{keys[0]}").text
     assert page.count('class="side side-') == 2
     # A (first_answer) is right with the first gold answer; B (mixed) is wrong under orqa
     sides = re.split(r'<div class="side side-', page)[1:]
@@ -550,7 +576,7 @@ def test_markup_in_questions_answers_predictions_is_text(hostile_files: dict[str
         view = load_open("nq-open", hostile_files["gold"], [str(p) for p in preds],
                          resamples=TESTS[0], trials=TESTS[1])
         client = TestClient(create_open_app(view), base_url=BASE)
-        for url in ("/", "/?q=script", "/item/1", "/item/2", "/item/3?q=pwned"):
+        for url in ("/", "/?q=script", "/qid/0", "/qid/1", "/qid/2?q=pwned"):
             r = client.get(url)
             assert r.status_code == 200, url
             assert "<script>window" not in r.text and "<img" not in r.text, url
@@ -565,8 +591,8 @@ def test_host_guard_csp_and_head_on_every_new_route(nq_open: TestClient,
                                                     pair_view: PairView) -> None:
     from nqkit.browser.app import APP_CSP
 
-    urls = ("/", "/?verdict=wrong", "/item/1", "/item/1?verdict=wrong", "/static/app.js",
-            "/item/999999")
+    urls = ("/", "/?verdict=wrong", "/qid/0", "/qid/0?verdict=wrong", "/static/app.js",
+            "/qid/999999", "/item/1", "/item/999999")
     for view in (nq_open_view, pair_view):
         app = create_open_app(view)
         good = TestClient(app, base_url=BASE)

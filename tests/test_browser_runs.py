@@ -295,7 +295,7 @@ def test_question_page_marks_what_the_run_file_flags(client: Any,
         gold.setdefault(int(qid), set()).add(pid)
     seen = 0
     for i in (*range(0, 200, 10), 199):
-        page = client.get(f"/item/{i + 1}").text
+        page = client.get(f"/qid/{i}").text
         items = re.findall(r'<li class="psg([^"]*)" id="r(\d+)" data-rank="\d+">(.*?)</li>',
                            page, re.S)
         ctxs = raw[i]["ctxs"]
@@ -314,6 +314,96 @@ def test_question_page_marks_what_the_run_file_flags(client: Any,
         assert badges == ([] if first is None else [first])
         assert (f"rank <b>{first}</b>" in page) == (first is not None)
     assert seen > 20
+
+
+def _qid_page(client: Any, n: int) -> tuple[str, list[str], list[str]]:
+    """The question page /qid/N: its text, its passage ids in rank order, the gold ones."""
+    import html
+
+    page = client.get(f"/qid/{n}", follow_redirects=False)
+    assert page.status_code == 200, n
+    ids = re.findall(r'<span class="pid id">([^<]*)</span>', page.text)
+    gold = re.findall(r'<li class="psg[^"]* gold[^"]*".*?<span class="pid id">([^<]*)</span>',
+                      page.text)
+    return html.unescape(page.text), ids, gold
+
+
+def test_a_question_is_named_and_routed_by_its_trec_qid(
+        client: Any, real_bm25_runs: dict[str, Path], tmp_path: Path) -> None:
+    """The browser names a question by the number its files give it (issue 30: it showed
+    /item/23 for what the TREC run and the qrels call qid 22). Read with plain Python: the
+    qid N of the TREC run is line N of the questions (0-based, Pyserini's numbering); the
+    page /qid/N shows that question, says "qid N", lists the run's passages for qid N in
+    its ranks and marks the qrels' gold passages of qid N; the index lists the same N."""
+    r = real_bm25_runs
+    questions = [ln.split("\t")[0] for ln in r["qa"].read_text(encoding="utf-8").splitlines()]
+    run: dict[int, dict[int, str]] = {}
+    for line in r["trec"].read_text(encoding="utf-8").splitlines():
+        qid, _, docid, rank, *_ = line.split()
+        run.setdefault(int(qid), {})[int(rank)] = docid
+    gold: dict[int, set[str]] = {}
+    for line in r["qrels"].read_text(encoding="utf-8").splitlines():
+        qid, _, pid, rel = line.split()
+        if int(rel) > 0:
+            gold.setdefault(int(qid), set()).add(pid)
+    index = client.get("/").text
+    assert re.findall(r'<tr data-key="([^"]+)">', index)[:3] == \
+        re.findall(r'<td class="num key">([^<]*)</td>', index)[:3] == ["0", "1", "2"]
+    assert re.search(r'<th class="num"><a [^>]*>qid\b', index)  # the column says what it is
+    with_gold = 0
+    for n in (0, 1, 22, 47, 199):
+        text, ids, marked = _qid_page(client, n)
+        assert questions[n] in text and f"qid {n}" in text, n
+        assert ids == [run[n][k] for k in sorted(run[n])], n
+        assert set(marked) == {pid for pid in ids if pid in gold.get(n, set())}, n
+        with_gold += bool(marked)
+    assert with_gold >= 2
+    assert client.get("/qid/200").status_code == 404  # 200 questions: qids 0 to 199
+    # the earlier links (the 1-based line) lead to the same question, filters kept
+    old = client.get("/item/23?top20=hit", follow_redirects=False)
+    assert old.status_code == 301 and old.headers["location"] == "/qid/22?top20=hit"
+    assert client.get("/item/0", follow_redirects=False).status_code == 404
+    # a run numbered from 1 (--first-qid 1): its qid 1 is the first question
+    shifted = {}
+    for name in ("trec", "qrels"):
+        lines = r[name].read_text(encoding="utf-8").splitlines()
+        shifted[name] = tmp_path / f"from1.{name}"
+        shifted[name].write_text("".join(" ".join([str(int(ln.split()[0]) + 1),
+                                                   *ln.split()[1:]]) + "\n"
+                                         for ln in lines), encoding="utf-8")
+    from fastapi.testclient import TestClient
+
+    from nqkit.browser.open_app import create_open_app
+    from nqkit.browser.open_views import load_view
+
+    view = load_view("retrieval", str(r["qa"]), str(shifted["trec"]),
+                     passages=str(r["passages"]), qrels=str(shifted["qrels"]), first_qid=1)
+    assert [row.key for row in view.rows[:3]] == ["1", "2", "3"]
+    from1 = TestClient(create_open_app(view), base_url=BASE)
+    for n in (1, 23, 200):
+        text, ids, marked = _qid_page(from1, n)
+        assert questions[n - 1] in text and f"qid {n}" in text, n
+        assert ids == [run[n - 1][k] for k in sorted(run[n - 1])], n
+        assert set(marked) == {pid for pid in ids if pid in gold.get(n - 1, set())}, n
+    assert from1.get("/qid/0").status_code == 404
+
+
+def test_a_results_file_in_another_order_keeps_the_gold_line_as_qid(tmp_path: Path) -> None:
+    """DPR results need not follow the gold's order: a question's qid stays its line in
+    --gold (what the qrels of `nqkit convert qrels --gold` number it by), and without
+    --gold it is its place in the results (as `eval retrieval --qrels` numbers them)."""
+    from nqkit.browser.open_views import load_view
+
+    f = _tiny(tmp_path)
+    results = json.loads(Path(f["run"]).read_text(encoding="utf-8"))
+    results.reverse()  # largest planet (gold line 1), then capital of france (line 0)
+    Path(f["run"]).write_text(json.dumps(results), encoding="utf-8")
+    view = load_view("retrieval", f["gold"], f["run"], topk=[1, 2])
+    assert [(r.key, r.question) for r in view.rows] == [
+        ("1", "largest planet"), ("0", "capital of france"), ("2", "who wrote hamlet")]
+    alone = load_view("retrieval", None, f["run"], topk=[1, 2])
+    assert [(r.key, r.question) for r in alone.rows] == [
+        ("0", "largest planet"), ("1", "capital of france")]
 
 
 def _contains(words: list[str], run: list[str]) -> bool:
@@ -339,13 +429,13 @@ def test_side_by_side_is_what_compare_prints(pair: Any, real_bm25_runs: dict[str
     # the questions first: those whose hits differ at some k (from the two runs, here)
     a = load_run(r["trec"], gold=str(r["qa"]), passages=str(r["passages"]))
     b = load_run(r["trec2"], gold=str(r["qa"]), passages=str(r["passages"]))
-    differ = [qa.position + 1 for qa, qb in zip(a.questions, b.questions, strict=True)
+    differ = [qa.position for qa, qb in zip(a.questions, b.questions, strict=True)
               if any(qa.hit_within(k) != qb.hit_within(k) for k in (1, 5, 20, 100))]
     assert 0 < len(differ) < 200
     assert _total(pair, "differs=differ") == len(differ)
     keys = [int(k) for k in re.findall(r'<tr data-key="(\d+)">', page)]
     assert sorted(keys[:len(differ)]) == differ
-    item = pair.get(f"/item/{keys[0]}").text
+    item = pair.get(f"/qid/{keys[0]}").text
     assert item.count('class="side side-') == 2
 
 
@@ -388,7 +478,7 @@ def test_markup_in_questions_answers_and_passages_is_text(tmp_path: Path) -> Non
         view = load_open("retrieval", str(files["gold"]), [str(p) for p in preds],
                          resamples=TESTS[0], trials=TESTS[1], **opts)
         client = TestClient(create_open_app(view), base_url=BASE)
-        for url in ("/", "/?q=script", "/item/1", "/item/2?q=pwned", "/item/12"):
+        for url in ("/", "/?q=script", "/qid/0", "/qid/1?q=pwned", "/qid/11"):
             r = client.get(url)
             assert r.status_code == 200, url
             assert r.headers["content-security-policy"] == APP_CSP
@@ -398,13 +488,13 @@ def test_markup_in_questions_answers_and_passages_is_text(tmp_path: Path) -> Non
                 ['<script src="/static/app.js" defer>'], url
             assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in r.text, url
             assert set(re.findall(r"<mark[^>]*>", r.text)) <= {'<mark class="hl">'}, url
-        page = client.get("/item/2").text
+        page = client.get("/qid/1").text
         # every passage has both answers: "<script>" twice (in the payload and at the
         # end) and "<u>1</u>", each marked as escaped text; the answers list marks both
         assert page.count('<mark class="hl">&lt;script&gt;</mark>') == 7 * len(preds)
         assert page.count('<mark class="hl">&lt;u&gt;1&lt;/u&gt;</mark>') == 4 * len(preds)
         assert TestClient(create_open_app(view), base_url="http://evil.example:8080").get(
-            "/item/1").status_code == 400
+            "/qid/0").status_code == 400
 
 
 def _tiny(tmp_path: Path) -> dict[str, str]:
@@ -439,7 +529,7 @@ def test_missing_questions_are_scored_as_eval_does_with_allow_missing(
     assert [ln.split() for ln in out.splitlines() if re.match(r"top-\d", ln)] == \
         [list(r) for r in view.summary.rows] == [["top-1", "0.3333"], ["top-2", "0.6667"]]
     assert [(r.key, r.values["first_hit"], r.tags["first"]) for r in view.rows] == \
-        [("1", 2, "2"), ("2", 1, "1"), ("3", None, "none")]
+        [("0", 2, "2"), ("1", 1, "1"), ("2", None, "none")]
 
 
 def test_two_runs_are_compared_at_the_cut_offs_asked_for(

@@ -107,7 +107,7 @@ def test_run_index_filters_and_question(servers: dict[str, str], browser: Any,
         # by hand from the run file: "what was the city of beijing previously known as"
         # has the answer at ranks 2 and 3; its gold passage (the qrels') is rank 3, so
         # rank 2, the first hit, is a coincidence
-        page.goto(servers["one"] + "/item/48")
+        page.goto(servers["one"] + "/qid/47")
         assert page.locator("li.psg.has").evaluate_all(
             "els => els.slice(0, 2).map(e => e.dataset.rank)") == ["2", "3"]
         assert page.locator("li.psg.gold").first.get_attribute("data-rank") == "3"
@@ -159,7 +159,7 @@ def test_hostile_run_runs_nothing_loads_nothing(browser: Any, tmp_path: Path) ->
             ctx.on("request", lambda q: requests.append(q.url))
             page = ctx.new_page()
             try:
-                for path in ("/", "/?q=script", "/item/1", "/item/2"):
+                for path in ("/", "/?q=script", "/qid/0", "/qid/1"):
                     resp = page.goto(app + path)
                     assert resp is not None and resp.status == 200
                     page.wait_for_load_state("load")

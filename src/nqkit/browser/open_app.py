@@ -4,8 +4,10 @@ One app serves one view (:class:`~nqkit.browser.open_model.OpenView`) or two sid
 (:class:`~nqkit.browser.open_model.PairView`): an index with the summary (the headline
 metrics and the signature exactly as ``nqkit eval TASK`` prints them; for two systems the
 paired test exactly as ``nqkit compare TASK`` prints it), filters, search, sort and pages,
-all in the URL (links can be shared); one page per question (``/item/KEY``) with
-next/previous following the filter; a 404 page with a search box.
+all in the URL (links can be shared); one page per question (``/qid/KEY``, KEY the id
+its files give it: :attr:`~nqkit.browser.open_model.OpenView.key_label`) with
+next/previous following the filter; earlier ``/item/N`` links redirect there; a 404 page
+with a search box.
 
 The security of the NQ browser applies unchanged, from the same code
 (:func:`nqkit.browser.app.app_shell`): the ``Host`` guard against DNS rebinding, the
@@ -21,7 +23,9 @@ How a view plugs in (the NQ-open and AmbigQA views are examples:
    metric) and builds, once:
 
    * ``rows``: one :class:`~nqkit.browser.open_model.OpenRow` per gold item, in gold
-     order — ``key`` (the item's address, ``/item/KEY``; unique), ``question``,
+     order — ``key`` (the item's id in its files and its address, ``/qid/KEY``; unique:
+     the TREC qid, ``--first-qid`` + the 0-based line of the gold, for a numbered view;
+     the gold's own id with ``key_label="id"``), ``question``,
      ``values`` (the per-item headline number(s), by column key), ``tags`` (filter name ->
      this item's value), ``search`` (lower-cased text the search box looks in), ``cells``
      (short texts for the index);
@@ -75,7 +79,7 @@ __all__ = ["create_open_app", "item_url"]
 def item_url(row: OpenRow, params: dict[str, str]) -> str:
     """The question page of ``row``, keeping the index's search and filters."""
     qs = urllib.parse.urlencode(params)
-    return "/item/" + urllib.parse.quote(row.key, safe="") + (f"?{qs}" if qs else "")
+    return "/qid/" + urllib.parse.quote(row.key, safe="") + (f"?{qs}" if qs else "")
 
 
 def create_open_app(view: OpenView | PairView, *, host: str = "127.0.0.1", port: int = 8080,
@@ -113,7 +117,16 @@ def create_open_app(view: OpenView | PairView, *, host: str = "127.0.0.1", port:
                     total=len(rows), start=start, pages=pages,
                     item_url=lambda r: item_url(r, here))
 
-    @app.api_route("/item/{key}", methods=GET_HEAD, response_class=HTMLResponse)
+    @app.api_route("/item/{key}", methods=GET_HEAD)
+    def earlier_item(key: str, request: Request) -> Response:
+        # links of the earlier form (a numbered view's 1-based line) keep working
+        row = view.old_keys.get(key)
+        if row is None:
+            raise StarletteHTTPException(404, f"No {view.item_word} {key[:40]!r}.")
+        query = request.url.query
+        return RedirectResponse(item_url(row, {}) + (f"?{query}" if query else ""), 301)
+
+    @app.api_route("/qid/{key}", methods=GET_HEAD, response_class=HTMLResponse)
     def item(key: str, request: Request) -> Response:
         t0 = time.perf_counter()
         row = view.by_key.get(key)

@@ -42,7 +42,7 @@ __all__ = [
 class OpenRow:
     """One gold item as the index lists it."""
 
-    key: str  # its address: /item/KEY (the id, or the 1-based line of the gold)
+    key: str  # its id in its files, and its address /qid/KEY (see OpenView.key_label)
     position: int  # in gold order, from 0
     question: str
     values: dict[str, float | None] = field(default_factory=dict)  # per-item headline values
@@ -116,6 +116,11 @@ class OpenView:
 
     ``detail(row)`` gives the context of the row's question page; the page includes the
     template ``template`` with that context as ``d`` (and the view as ``view``).
+    Every item is named, shown and routed (``/qid/KEY``) by the key its files give it:
+    ``key_label`` ``"qid"`` for a numbered view, whose key is the item's TREC query id
+    (``--first-qid`` + its 0-based line in the gold, as ``nqkit retrieve --trec`` and
+    ``nqkit convert qrels`` number it), ``"id"`` for one whose gold gives ids. Links of the
+    earlier ``/item/N`` form (N the 1-based line) find their row in ``old_keys``.
     ``headline`` names the per-item value (a key of ``row.values``) the index shows;
     ``headline_stats`` gives the task Result's per-item statistics of its headline
     metrics (name -> :class:`nqkit.stats.ItemStats`, rows in the order of ``rows``), which
@@ -140,10 +145,13 @@ class OpenView:
     result: Any = None  # the task's Result (nqkit.tasks.base.Result), for nqkit compare
     allow_missing: bool = False  # scored as `nqkit eval TASK --allow-missing`
     allow_extra: bool = False  # predictions for items not in the gold were left out
+    key_label: str = "qid"  # what the key is: "qid" (numbered from 0) or "id" (the gold's)
     by_key: dict[str, OpenRow] = field(init=False)
+    old_keys: dict[str, OpenRow] = field(init=False)
 
     def __post_init__(self) -> None:
         self.by_key = {r.key: r for r in self.rows}
+        self.old_keys = old_keys(self.rows, self.key_label)
 
     # base.html reads these three
     @property
@@ -177,6 +185,14 @@ class OpenView:
         if col is not None and col.kind == "verdict":
             return lambda r: (r.tags.get(key, ""), r.position)
         return lambda r: (r.cells.get(key, ""), r.position)
+
+
+def old_keys(rows: Sequence[OpenRow], key_label: str) -> dict[str, OpenRow]:
+    """The rows by the keys of their earlier ``/item/KEY`` links: a numbered view's were
+    the 1-based line (now the 0-based qid), an id's were the id itself."""
+    if key_label == "qid":
+        return {str(r.position + 1): r for r in rows}
+    return {r.key: r for r in rows}
 
 
 def _matching(rows: list[OpenRow], q: OpenQuery) -> list[OpenRow]:
@@ -275,7 +291,7 @@ class PairView:
             raise InputError(None, f"the {a.title} view has no per-item statistics to compare",
                              "browse one predictions file at a time")
         self.a, self.b, self.comparison = a, b, comparison
-        self.task, self.title = a.task, a.title
+        self.task, self.title, self.key_label = a.task, a.title, a.key_label
         self.template = "open_pair_item.html"
         self.search_hint = a.search_hint
         sa, sb = a.headline_stats(), b.headline_stats()
@@ -317,6 +333,7 @@ class PairView:
                 tags=tags, search=ra.search + "\n" + rb.search,
                 cells={"differs": "1" if differs[i] else ""}))
         self.by_key = {r.key: r for r in self.rows}
+        self.old_keys = old_keys(self.rows, self.key_label)
         self.filters = (
             DIFFERS_FILTER,
             Filter("change", f"B against A ({first})", CHANGE_FILTER.options),

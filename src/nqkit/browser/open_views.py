@@ -138,7 +138,7 @@ def load_nq_open_view(gold: PathsLike, predictions: str, *, answer_field: str = 
             patterns.add(pattern)
         answers = it["answers"]
         rows.append(OpenRow(
-            key=str(i + 1), position=i, question=it["question"],
+            key=str(i), position=i, question=it["question"],
             values={"em": 1.0 if it["correct"] else 0.0},
             tags={"verdict": verdict, "conventions": "disagree" if disagree else "agree",
                   "accepted": pattern},
@@ -354,7 +354,7 @@ def load_ambigqa_view(gold: PathsLike, predictions: str, *,
                  *(Column(m, m) for m in metrics)),
         headline="F1 answer", metric="F1 answer (all)", headline_stats=result.headline_stats,
         result=result, allow_missing=allowed, allow_extra=took_extra(result),
-        search_hint="Search questions, answers or an id")
+        key_label="id", search_hint="Search questions, answers or an id")
 
 
 # ---------------------------------------------------------------------------- dispatch

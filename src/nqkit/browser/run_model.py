@@ -57,6 +57,7 @@ class RunQuestion:
 
     position: int  # 0-based, in the order ``eval retrieval --per-item`` lists it
     question: str
+    qid: str  # its TREC query id: --first-qid + its 0-based line in --gold (see load_run)
     answers: tuple[str, ...]  # the gold answers it was scored with
     passages: array[int]  # indexes into RetrievalRun.passages, in rank order
     scores: array[float]  # the retriever's scores (nan: none given)
@@ -175,8 +176,29 @@ class _Collector:
             ids.append(i)
             scores.append(math.nan if c.score is None else c.score)
         self.questions.append(RunQuestion(
-            len(self.questions), r.question, tuple(r.answers), ids, scores, None, gold,
+            len(self.questions), r.question, "", tuple(r.answers), ids, scores, None, gold,
             search_text="\n".join((r.question, *r.answers)).lower()))
+
+
+def question_qids(questions: Sequence[RunQuestion], gold: Any, first_qid: int) -> list[str]:
+    """Each scored question's TREC query id, the number a TREC run of these questions and
+    the qrels of ``nqkit convert qrels`` give it (and ``eval retrieval --qrels`` reads
+    them by): ``first_qid`` + its 0-based line in ``gold``; without ``gold``, + its
+    position in the results. A question asked twice takes its lines in order."""
+    if gold is None:
+        return [str(first_qid + q.position) for q in questions]
+    from nqkit.formats.trec import read_questions_answers
+
+    lines: dict[str, list[int]] = {}
+    for i, (question, _) in enumerate(read_questions_answers(gold)):
+        lines.setdefault(question, []).append(i)
+    out = []
+    for q in questions:
+        free = lines.get(q.question)
+        if not free:  # the command scores gold questions only
+            raise AssertionError(f"question {q.question!r} is not a line of the gold")
+        out.append(str(first_qid + free.pop(0)))
+    return out
 
 
 def load_run(predictions: str | os.PathLike[str], *, gold: Any = None,
@@ -199,6 +221,8 @@ def load_run(predictions: str | os.PathLike[str], *, gold: Any = None,
     questions = keep.questions
     if len(items) != len(questions):  # the command's items are the questions kept
         raise AssertionError(f"{len(items)} scored items for {len(questions)} questions")
+    for q, qid in zip(questions, question_qids(questions, gold, first_qid), strict=True):
+        q.qid = qid
     for q, item in zip(questions, items, strict=True):
         if item["question"] != q.question:
             raise AssertionError(f"item {q.position} is {item['question']!r}, "

@@ -14,9 +14,11 @@ Question page: the ranked passages with the answer strings highlighted where DPR
 from the character spans of :meth:`~nqkit.browser.run_model.RetrievalRun.passages_of`,
 every character of the passage escaped), the gold passages marked, the first hit marked.
 
-The key of a question (``/item/KEY``) is its 1-based position in the order ``nqkit eval
-retrieval --per-item`` lists the questions (the order of the results; of the questions file
-for a TREC run), the order ``nqkit compare retrieval`` pairs two runs in.
+The key of a question (shown as "qid N", its page ``/qid/N``) is its TREC query id, the
+number the run and the qrels give it: ``--first-qid`` (0 by default) + its 0-based line in
+``--gold`` (:func:`~nqkit.browser.run_model.question_qids`); the rows are in the order
+``nqkit eval retrieval --per-item`` lists the questions (the order of the results; of the
+questions file for a TREC run), the order ``nqkit compare retrieval`` pairs two runs in.
 """
 
 from __future__ import annotations
@@ -131,7 +133,7 @@ def load_retrieval_view(gold: Any, predictions: str, *, passages: str | None = N
             tags["gold"] = ("unknown" if q.gold is None else
                             "found" if q.first_gold is not None else "missed")
             tags["kind"] = HIT_KINDS[q.hit_kind] if q.hit_kind else ""
-        rows.append(OpenRow(key=str(q.position + 1), position=q.position, question=q.question,
+        rows.append(OpenRow(key=q.qid, position=q.position, question=q.question,
                             values=values, tags=tags, search=q.search_text,
                             cells={"answers": " | ".join(q.answers)}))
 
