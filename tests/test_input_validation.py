@@ -20,7 +20,7 @@ from nqkit.formats.nq import read_nq
 from nqkit.formats.nq_gold import read_nq_gold
 from nqkit.formats.nq_open import read_nq_open, read_nq_open_predictions
 from nqkit.formats.nq_predictions import read_nq_predictions
-from nqkit.formats.simplify import simplify_line
+from nqkit.formats.simplify import simplify_example, simplify_line
 from nqkit.formats.squad import squad_articles_from_json
 from nqkit.io import expand_paths
 from nqkit.metrics import nq_open as nq_open_metric
@@ -233,8 +233,11 @@ def _page_readers(tmp_path: Path, d: dict) -> dict[str, Callable[[], object]]:
     from nqkit.formats.nq import validate_nq_json
 
     path = write_lines(tmp_path / "t.jsonl", d)
+    line = json.dumps(d).encode()
     return {"read_nq": lambda: list(read_nq(path)),
-            "validate_nq_json": lambda: validate_nq_json(d, f"{path}:1")}
+            "validate_nq_json": lambda: validate_nq_json(d, f"{path}:1"),
+            "simplify_line": lambda: simplify_line(line, f"{path}:1"),
+            "simplify_example": lambda: simplify_example(json.loads(line), f"{path}:1")}
 
 
 @pytest.mark.parametrize(("tokens", "message"), TOKEN_DEFECTS)
