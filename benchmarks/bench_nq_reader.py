@@ -16,10 +16,17 @@ main) the same commands run with that tree too, interleaved with this one's, and
 outputs must be byte-identical. Each command runs ``--repeat`` times; medians of CPU
 seconds (user + system, start-up included).
 
+With ``--pages`` (and ``--baseline-src``), instead: the readers' own work per page over
+the real dev sample (``../shared/data/nq``, 10 pages, no decompression or start-up), each
+tree in a fresh process, interleaved: ``read_nq``'s (JSON + records + checks),
+``validate_nq_json``'s and ``simplify_line``'s. Steadier than whole commands on a loaded
+machine, where their CPU time moves by 5-10% between runs of the same tree.
+
 Usage (from the repository root):
 
     python benchmarks/make_tiled_dev.py   # once
     python benchmarks/bench_nq_reader.py --baseline-src /tmp/main/src [--repeat 5]
+    python benchmarks/bench_nq_reader.py --baseline-src /tmp/main/src --pages [--repeat 9]
 """
 
 from __future__ import annotations
@@ -64,12 +71,61 @@ def run(src: Path, argv: list[str], out: Path) -> tuple[float, str]:
     return seconds, digest
 
 
+# One process's measure of the readers' work per page (see --pages): ms of CPU per page.
+_PAGES_SCRIPT = """
+import gzip, sys, time, orjson
+from nqkit.formats.nq import example_from_json, validate_nq_json
+from nqkit.formats.simplify import simplify_line
+lines = gzip.decompress(open(sys.argv[2], "rb").read()).splitlines()
+f = {"read_nq": lambda b: example_from_json(orjson.loads(b), "x"),
+     "validate_nq_json": lambda b: validate_nq_json(orjson.loads(b), "x"),
+     "simplify_line": lambda b: simplify_line(b, "x")}[sys.argv[1]]
+for b in lines:
+    f(b)  # warm up
+t = time.process_time()
+for _ in range(10):
+    for b in lines:
+        f(b)
+print((time.process_time() - t) / (10 * len(lines)) * 1e3)
+"""
+
+
+def pages(trees: dict[str, Path], sample: Path, repeat: int) -> None:
+    """The --pages table: medians of ``repeat`` fresh processes per reader and tree."""
+    times: dict[tuple[str, str], list[float]] = {}
+    readers = ("read_nq", "validate_nq_json", "simplify_line")
+    for _ in range(repeat):
+        for reader in readers:
+            for tree, src in trees.items():
+                out = subprocess.run([sys.executable, "-c", _PAGES_SCRIPT, reader, str(sample)],
+                                     check=True, capture_output=True, text=True,
+                                     env={**os.environ, "PYTHONPATH": str(src)}).stdout
+                times.setdefault((reader, tree), []).append(float(out))
+    print(f"{sample}: ms of CPU per page, medians of {repeat}")
+    print("| reader | " + " | ".join(trees) + (" | now / before |" if len(trees) > 1 else " |"))
+    print("|---|" + "---:|" * (len(trees) + (len(trees) > 1)))
+    for reader in readers:
+        med = {t: statistics.median(times[(reader, t)]) for t in trees}
+        row = f"| `{reader}` | " + " | ".join(f"{med[t]:.2f}" for t in trees)
+        print(row + (f" | {med['now'] / med['before']:.3f} |" if len(trees) > 1 else " |"))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=ROOT / "bench-data" / "tiled-dev")
     ap.add_argument("--baseline-src", type=Path, default=None)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--pages", action="store_true",
+                    help="time the readers per page on the shared dev sample instead")
+    ap.add_argument("--sample", type=Path,
+                    default=ROOT.parent / "shared" / "data" / "nq" / "nq-dev-sample10.jsonl.gz")
     args = ap.parse_args()
+    if args.pages:
+        trees = {"now": ROOT / "src"}
+        if args.baseline_src is not None:
+            trees = {"before": args.baseline_src.resolve(), **trees}
+        pages(trees, args.sample, args.repeat)
+        return 0
     shard = args.data / "nq-dev-00.jsonl.gz"
     if not shard.exists():
         sys.exit(f"{shard} not found: run benchmarks/make_tiled_dev.py first")

@@ -9,6 +9,8 @@ import argparse
 import json
 import os
 import re
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +20,7 @@ from nqkit.formats.nq import read_nq
 from nqkit.formats.nq_gold import read_nq_gold
 from nqkit.formats.nq_open import read_nq_open, read_nq_open_predictions
 from nqkit.formats.nq_predictions import read_nq_predictions
-from nqkit.formats.simplify import simplify_line
+from nqkit.formats.simplify import simplify_example, simplify_line
 from nqkit.formats.squad import squad_articles_from_json
 from nqkit.io import expand_paths
 from nqkit.metrics import nq_open as nq_open_metric
@@ -154,33 +156,164 @@ def _tokens_with(i: int, **changes: object) -> list[dict]:
     return tokens
 
 
-@pytest.mark.parametrize(("tokens", "message"), [
+# The long answer of these cases is tokens 1-3 ("Paris here"); token 2 is its last.
+TOKEN_DEFECTS = [
     (_tokens_with(3, start_byte=13, end_byte=40),
      r"document_tokens\[3\] spans bytes 13 to 40, outside the document \(17 bytes\)"),
     (_tokens_with(0, start_byte=-3), r"document_tokens\[0\] spans bytes -3 to 3, outside"),
-    (_tokens_with(2, start_byte=12, end_byte=9),  # the long answer's last token
+    (_tokens_with(2, start_byte=12, end_byte=9),
      r"document_tokens\[2\] spans bytes 12 to 9, reversed \(17 bytes\)"),
     (_tokens_with(1, start_byte="3"),
      r"document_tokens\[1\] byte offsets must be integers, found '3' and 8"),
-])
-def test_token_offsets_outside_the_page_are_refused_by_every_page_reader(tmp_path, tokens,
-                                                                           message):
-    # The first and last tokens and those every annotation span begins and ends at; the
-    # long answer here is tokens 1-3 ("Paris here").
+]
+
+
+def _page_of(n: int) -> tuple[str, list[dict]]:
+    """A page of ``n`` words ("w0 w1 ...") inside <P>, and its tokens."""
+    words = [f"w{i}" for i in range(n)]
+    html = "<P>" + " ".join(words) + "</P>"
+    tokens = [{"token": "<P>", "start_byte": 0, "end_byte": 3, "html_token": True}]
+    at = 3
+    for w in words:
+        tokens.append({"token": w, "start_byte": at, "end_byte": at + len(w),
+                       "html_token": False})
+        at += len(w) + 1
+    tokens.append({"token": "</P>", "start_byte": at - 1, "end_byte": at + 3,
+                   "html_token": True})
+    return html, tokens
+
+
+def _middle(change: Callable[[dict], object]) -> dict:
+    """A 12-token page whose long answer is the whole paragraph, with token 6 (a word in
+    the middle, where no span begins or ends) changed by ``change``."""
+    html, tokens = _page_of(10)
+    change(tokens[6])
+    n = len(html)
+    return {**example(long=span(0, n, 0, 12), candidate=span(0, n, 0, 12)),
+            "document_html": html, "document_tokens": tokens}
+
+
+_OUTSIDE = ("token offsets must index the page's HTML; check the file is unmodified NQ "
+            "data")
+_FORMAT = "check the file is in the Natural Questions format"
+# (change to token 6, the message, whether simplify refuses it too: it reads a token's
+# text and html_token, not its byte offsets, which the simplified format drops)
+MIDDLE_DEFECTS = [  # issue 30: accepted without a word before
+    (lambda t: t.update(start_byte=90, end_byte=99),
+     f"document_tokens[6] spans bytes 90 to 99, outside the document (36 bytes) — {_OUTSIDE}",
+     False),
+    (lambda t: t.update(start_byte=t["end_byte"], end_byte=t["start_byte"]),
+     f"document_tokens[6] spans bytes 20 to 18, reversed (36 bytes) — {_OUTSIDE}", False),
+    (lambda t: t.update(start_byte=-1),
+     f"document_tokens[6] spans bytes -1 to 20, outside the document (36 bytes) — {_OUTSIDE}",
+     False),
+    (lambda t: t.update(end_byte=18.0),
+     f"document_tokens[6] byte offsets must be integers, found 18 and 18.0 — {_FORMAT}",
+     False),
+    (lambda t: t.update(start_byte=True),
+     f"document_tokens[6] byte offsets must be integers, found True and 20 — {_FORMAT}",
+     False),
+    (lambda t: t.update(end_byte=2**63),  # beyond int64 (orjson reads it, as a uint64)
+     "document_tokens[6] spans bytes 18 to 9,223,372,036,854,775,808, outside the document "
+     f"(36 bytes) — {_OUTSIDE}", False),
+    (lambda t: t.pop("end_byte"), f"missing key 'end_byte' in document_tokens[6] — {_FORMAT}",
+     False),
+    (lambda t: t.pop("html_token"),
+     f"missing key 'html_token' in document_tokens[6] — {_FORMAT}", True),
+    (lambda t: t.update(html_token=None),
+     f"document_tokens[6].html_token must be bool/int, found NoneType None — {_FORMAT}", True),
+    (lambda t: t.update(html_token="no"),
+     f"document_tokens[6].html_token must be bool/int, found str 'no' — {_FORMAT}", True),
+]
+OFFSET_READERS = ("read_nq", "validate_nq_json")
+
+
+def _page_readers(tmp_path: Path, d: dict) -> dict[str, Callable[[], object]]:
+    """Every reader of original-format pages, on the example ``d`` at ``t.jsonl:1``."""
     from nqkit.formats.nq import validate_nq_json
 
+    path = write_lines(tmp_path / "t.jsonl", d)
+    line = json.dumps(d).encode()
+    return {"read_nq": lambda: list(read_nq(path)),
+            "validate_nq_json": lambda: validate_nq_json(d, f"{path}:1"),
+            "simplify_line": lambda: simplify_line(line, f"{path}:1"),
+            "simplify_example": lambda: simplify_example(json.loads(line), f"{path}:1")}
+
+
+@pytest.mark.parametrize(("tokens", "message"), TOKEN_DEFECTS)
+def test_token_offsets_outside_the_page_are_refused_by_every_reader_of_offsets(
+        tmp_path, tokens, message):
     bad = {**example(long=span(3, 13, 1, 3)), "document_tokens": tokens}
-    path = write_lines(tmp_path / "t.jsonl", bad)
-    with pytest.raises(InputError, match=rf"^{re.escape(path)}:1: {message}"):
-        list(read_nq(path))
-    with pytest.raises(InputError, match=rf"^x:3: {message}"):
-        validate_nq_json(bad, "x:3")
+    for name in OFFSET_READERS:
+        with pytest.raises(InputError, match=rf"^{re.escape(str(tmp_path))}/t\.jsonl:1: "
+                           rf"{message}"):
+            _page_readers(tmp_path, bad)[name]()
 
 
-def test_a_token_inside_a_span_is_not_read_for_its_offsets(tmp_path):
-    # The documented limit: checking every token would cost a pass over each page.
-    bad = {**example(), "document_tokens": _tokens_with(2, start_byte=90, end_byte=99)}
-    assert [ex.example_id for ex in read_nq(write_lines(tmp_path / "t.jsonl", bad))] == [7]
+@pytest.mark.parametrize(("change", "message", "simplify_too"), MIDDLE_DEFECTS)
+def test_every_token_is_checked_not_only_those_spans_point_at(tmp_path, change, message,
+                                                               simplify_too):
+    d = _middle(lambda t: None)
+    for read in _page_readers(tmp_path, d).values():
+        read()  # the page itself is valid
+    bad = _middle(change)
+    for name, read in _page_readers(tmp_path, bad).items():
+        if name in OFFSET_READERS or simplify_too:
+            with pytest.raises(InputError) as e:
+                read()
+            assert str(e.value) == f"{tmp_path}/t.jsonl:1: {message}", name
+        else:  # the documented leniency of simplify (nqkit.formats.simplify)
+            read()
+
+
+def test_tokens_valid_but_out_of_order_or_with_int_flags_are_read(tmp_path):
+    # The C loops vouch only for tokens in page order with bool flags; anything else is
+    # walked token by token, which accepts what the rules accept.
+    html, tokens = _page_of(10)
+    tokens[4], tokens[5] = tokens[5], tokens[4]
+    tokens[7]["html_token"] = 0
+    tokens[8]["start_byte"] = tokens[8]["end_byte"]  # an empty token
+    n = len(html)
+    d = {**example(long=span(0, n, 0, 12), candidate=span(0, n, 0, 12)),
+         "document_html": html, "document_tokens": tokens}
+    for read in _page_readers(tmp_path, d).values():
+        read()
+    (ex,) = read_nq(write_lines(tmp_path / "u.jsonl", d))
+    assert ex.document_tokens[7].html_token is False
+    assert [t.token for t in ex.document_tokens[3:6]] == ["w2", "w4", "w3"]
+
+
+def test_the_fast_token_check_never_vouches_for_a_page_the_walk_refuses():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from nqkit.formats.nq import HtmlSize, _Parser, tokens_in_page
+
+    offset = st.one_of(st.integers(-2, 40), st.booleans(), st.floats(0, 40),
+                       st.sampled_from(["3", None, 2**64, [1]]))
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(st.tuples(offset, offset), max_size=8), st.integers(0, 40),
+           st.booleans())
+    def check(pairs: list[tuple[object, object]], length: int, ordered: bool) -> None:
+        if ordered:  # mostly valid pages, as real ones are
+            flat = sorted(v for p in pairs for v in p if type(v) is int and v >= 0)
+            pairs = list(zip(flat[0::2], flat[1::2], strict=False))  # an odd one left out
+        starts, ends = [p[0] for p in pairs], [p[1] for p in pairs]
+        size = HtmlSize.of("x" * length)
+        assert size is not None
+        valid = all(type(s) is int and type(e) is int and 0 <= s <= e <= length
+                    for s, e in pairs)
+        fast = tokens_in_page(starts, ends, size)
+        assert not (fast and not valid)
+        try:
+            _Parser("f:1").check_tokens(starts, ends, size)
+        except InputError:
+            assert not valid
+        else:
+            assert valid
+
+    check()
 
 
 def test_html_size_bounds_hold_for_any_text_and_escaping():

@@ -19,9 +19,14 @@ which either produces exactly the official record or raises :class:`InputError` 
 file and line. Strings are written by orjson, which writes them exactly as ``json.dumps``
 does. :func:`iter_simplify` runs shards in worker processes (see BENCHMARKS.md).
 
-Known leniency: bytes that are not valid UTF-8 inside fields the simplified format drops
+Known leniencies: bytes that are not valid UTF-8 inside fields the simplified format drops
 (``document_html``, ``document_title``, ...) are not checked; the official script, which
-decodes the whole line, would crash on such a file.
+decodes the whole line, would crash on such a file. The tokens' byte offsets are not read
+either (the simplified format drops them, as the official function does): a token outside
+the page is refused by every command that reads the offsets, but checking every token
+here would cost 39% more CPU, and declaring the offsets to the fast decoder 15%
+(BENCHMARKS.md, "Checks of the NQ readers"). A token's ``html_token`` is checked as every
+reader checks it, which costs nothing measurable.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from nqkit.formats.nq import (
     _Parser,
     _well_formed_annotation,
     check_nq_spans,
+    check_token_fields,
 )
 from nqkit.io import (
     PathsLike,
@@ -213,6 +219,9 @@ def simplify_example(example: Mapping[str, Any], where: str | None = None) -> di
             raise InputError(where, f"document_tokens[{i}] must be an object, {_found(t)}",
                              _FIX)
         tokens.append(_need(t, "token", str, f"document_tokens[{i}]", where))
+    # html_token as every reader checks it (issue 30: a token without one was simplified);
+    # the byte offsets are not read (see the module's docstring)
+    check_token_fields(_Parser(where), raw_tokens, offsets=False)
     html = _need(example, "document_html", str, ctx, where)
     candidates = _need(example, "long_answer_candidates", list, ctx, where)
     annotations = _need(example, "annotations", list, ctx, where)
@@ -251,8 +260,12 @@ except ImportError:  # pragma: no cover - msgspec is a dependency
 
 if msgspec is not None:
 
-    class _Token(msgspec.Struct):
+    class _Token(msgspec.Struct, gc=False):
+        # html_token is decoded to be checked as the readers check it (a bool; an int one
+        # takes the generic path); untracked by the garbage collector, these records cost
+        # less to build than one tracked field did.
         token: str
+        html_token: bool
 
     class _Example(msgspec.Struct):
         # Only the fields the simplified record needs; the rest (the HTML, the token
@@ -312,7 +325,7 @@ def _simplify_fast(ex: Any, where: str | None) -> dict[str, Any]:
     its undecoded JSON text (:meth:`HtmlSize.of_json`), which costs most of the checks'
     time: together about 0.17 ms a page, 7% of a one-process run (BENCHMARKS.md,
     "Checks of the NQ readers"). The tokens' own byte offsets are neither read nor
-    written (decoding them would cost a tenth more; the simplified format drops them, as
+    written (decoding them would cost 15% more; the simplified format drops them, as
     the official function does).
     """
     tokens = list(map(_token_text, ex.document_tokens))
