@@ -70,7 +70,7 @@ try:  # isal compresses several times faster than zlib, in the same deflate form
 except ImportError:  # pragma: no cover - depends on the platform
     _compressor = zlib
 
-STORE_VERSION = 2  # 2: readable snippet text (nqkit.text.display)
+STORE_VERSION = 3  # 2: readable snippet text (nqkit.text.display); 3: every token checked
 _SNIPPET_CHARS = 240
 
 
