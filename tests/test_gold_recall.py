@@ -382,3 +382,20 @@ def test_convert_qrels_refuses_what_it_took_without_a_word(tmp_path, capsys):
                  oracle(paris, {**no_title, "isgold": False}), "--gold", qa,
                  "--passages", psgs, "-o", str(out)]) == 0
     assert out.read_text() == "0 0 a 1\n"
+
+
+def test_a_trec_run_over_a_corpus_giving_one_id_to_two_passages_is_refused(tmp_path, capsys):
+    qa = _write(tmp_path / "qa.tsv", "capital of france\t['Paris']\n")
+    run = _write(tmp_path / "run.trec", "0 Q0 a 1 2.5 t\n0 Q0 b 2 1.5 t\n")
+    ok = "id\ttext\ttitle\na\tParis is in France\tParis\nb\tRome is in Italy\tRome\n"
+    base = ["eval", "retrieval", "--predictions", run, "--gold", qa, "--format", "json"]
+    # the same passage twice under its id: harmless, read as once
+    same = _write(tmp_path / "same.tsv", ok + "a\tParis is in France\tParis\n")
+    assert main([*base, "--passages", same]) == 0
+    assert json.loads(capsys.readouterr().out)["recall"]["1"] == 1.0
+    # id 'a' given to another passage after it: the run's rank 1 could be either
+    two = _write(tmp_path / "two.tsv", ok + "a\tBerlin is in Germany\tBerlin\n")
+    assert main([*base, "--passages", two]) == 2
+    err = capsys.readouterr().err
+    assert err == f"nqkit: error: {two}: 1 id(s) the run names are given to two different " \
+        "passages (e.g. 'a') — give each passage an id of its own\n"

@@ -494,8 +494,18 @@ def trec_to_dpr_results(run: PathsLike, questions: PathsLike, passages: PathsLik
                              "when the run numbers them from 1)")
         by_index[i] = lines[:depth] if depth is not None else lines
     needed = {ln.docid for lines in by_index.values() for ln in lines}
-    found = {p.id: p for p in shown(read_dpr_passages(passages, ids=needed | set(also)),
-                                    "reading the passages", "passage")}
+    found: dict[str, Any] = {}
+    twice: dict[str, None] = {}  # an id the run names, given to two passages: it names neither
+    for p in shown(read_dpr_passages(passages, ids=needed | set(also)),
+                   "reading the passages", "passage"):
+        if p.id in found and (p.title, p.text) != (found[p.id].title, found[p.id].text):
+            twice[p.id] = None
+        found[p.id] = p
+    if twice:
+        raise InputError(examples(expand_paths(passages, what="passages TSV"), width=None),
+                         f"{len(twice):,} id(s) the run names are given to two different "
+                         f"passages ({for_example(repr(t) for t in twice)})",
+                         "give each passage an id of its own")
     if present is not None:
         present.update(pid for pid in also if pid in found)
     missing = sorted(needed - found.keys())
