@@ -33,25 +33,27 @@ def test_rules(name, prediction, answers, expected):
 def test_aliases_share_the_rule_and_name():
     assert get_convention("dpr") is get_convention("squad")
     assert get_convention("official").name == "orqa"
-    with pytest.raises(InputError, match="containment, orqa, squad, dpr, official"):
+    with pytest.raises(InputError, match="containment, lm-eval-v4, orqa, squad, dpr, official"):
         get_convention("loose")
 
 
 def test_explain_counts_and_disagreements():
     items = [
-        ("q1", "Beatles", ["The Beatles"]),  # all three correct
+        ("q1", "Beatles", ["The Beatles"]),  # all four correct
         ("q2", DECOMPOSED, [COMPOSED]),  # orqa only
         ("q3", "the beatles band", ["beatles"]),  # containment only
         ("q4", "wrong", ["right"]),  # none
         ("q5", None, ["x"]),  # missing: wrong everywhere
     ]
     t = explain_conventions(items)
-    assert t.names == ("containment", "orqa", "squad")
+    assert t.names == ("containment", "lm-eval-v4", "orqa", "squad")
     assert t.num_total == 5
-    assert t.num_correct == {"containment": 2, "orqa": 2, "squad": 1}
+    # lm-eval-v4 by hand: no NFD (q2 wrong), "the " deleted but "band" stays (q3 wrong)
+    assert t.num_correct == {"containment": 2, "lm-eval-v4": 1, "orqa": 2, "squad": 1}
     assert t.accuracy("squad") == 0.2
     assert [d.question for d in t.disagreements] == ["q2", "q3"]
-    assert t.disagreements[0].correct == {"containment": False, "orqa": True, "squad": False}
+    assert t.disagreements[0].correct == {"containment": False, "lm-eval-v4": False,
+                                          "orqa": True, "squad": False}
 
 
 def _files(tmp_path):
@@ -92,11 +94,12 @@ def test_cli_explain_table(tmp_path, capsys):
     out = capsys.readouterr().out
     lines = [" ".join(line.split()) for line in out.splitlines()]
     assert "containment 0.5000 2/4" in lines
+    assert "lm-eval-v4 0.2500 1/4" in lines
     assert "orqa 0.5000 2/4" in lines
     assert "squad 0.2500 1/4" in lines
     assert "questions where the conventions disagree (2; the first 2 shown)" in lines
-    assert any(line.startswith("q2 ") and line.endswith("no yes no") for line in lines)
-    assert any(line.startswith("q3 ") and line.endswith("yes no no") for line in lines)
+    assert any(line.startswith("q2 ") and line.endswith("no no yes no") for line in lines)
+    assert any(line.startswith("q3 ") and line.endswith("yes no no no") for line in lines)
 
 
 def test_cli_unknown_convention_and_regex(tmp_path, capsys):

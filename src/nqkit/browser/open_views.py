@@ -89,13 +89,13 @@ def _disagreement(prediction: str, answers: tuple[str, ...],
         how = "is contained in" if c.contains else "equals"
         parts.append(f"{n} accepts: the gold answer “{gold}”, normalized “{c.normalize(gold)}”, "
                      f"{how} the prediction normalized by its rule, "
-                     f"“{c.normalize(prediction)}”")
+                     f"“{c.normalize_prediction(prediction)}”")
     rejects = []
     for n in no:
         c = get_convention(n)
         how = "is contained in" if c.contains else "equals"
         rejects.append(f"{n} rejects: no gold answer, normalized by its rule, {how} "
-                       f"“{c.normalize(prediction)}”")
+                       f"“{c.normalize_prediction(prediction)}”")
     return "; ".join(parts + rejects)
 
 
@@ -155,7 +155,8 @@ def load_nq_open_view(gold: PathsLike, predictions: str, *, answer_field: str = 
             matched = None if pred is None else c.match(pred, it["answers"])
             table.append({"name": n, "correct": it["conventions"][n], "rule": _rule_text(n),
                           "source": c.source, "matched": matched,
-                          "norm_prediction": None if pred is None else c.normalize(pred)})
+                          "norm_prediction": None if pred is None
+                          else c.normalize_prediction(pred)})
         return {"answers": list(it["answers"]), "prediction": pred,
                 "matched": it["matched_answer"], "verdict": row.tags["verdict"],
                 "conventions": table,

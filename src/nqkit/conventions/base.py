@@ -28,10 +28,20 @@ class EmConvention:
     source: str  # the public code that defines it
     normalize: Callable[[str], str]
     contains: bool  # gold answer is a substring of the prediction (else: equal)
+    # what the rule's harness does to a generation before normalizing it (an evaluation
+    # harness's stop sequences and filters; the gold answers never go through it); None:
+    # the prediction is normalized as given
+    extract: Callable[[str], str] | None = None
+
+    def normalize_prediction(self, prediction: str) -> str:
+        """The prediction as this rule compares it: extracted, then normalized."""
+        if self.extract is not None:
+            prediction = self.extract(prediction)
+        return self.normalize(prediction)
 
     def match(self, prediction: str, answers: Sequence[str]) -> str | None:
         """The first gold answer the prediction meets under this rule, else None."""
-        pred = self.normalize(prediction)
+        pred = self.normalize_prediction(prediction)
         for answer in answers:
             gold = self.normalize(answer)
             if (gold in pred) if self.contains else (gold == pred):

@@ -221,7 +221,7 @@ def score_nq_open(
             if regex:
                 matched = _first_matching(pred, answers, ref_where[question])
             else:
-                norm_pred = rule.normalize(pred)
+                norm_pred = rule.normalize_prediction(pred)
                 matched = rule.match(pred, answers)
                 empty_preds += norm_pred == ""
                 empty_matches += norm_pred == "" and matched is not None

@@ -1,0 +1,50 @@
+"""``lm-eval-v4``: lm-evaluation-harness's ``nq_open`` task, version 4.0 (lm-eval 0.4.13).
+
+Most NQ-open numbers of LLMs are printed by this task (``lm_eval --tasks nq_open``). Its
+pipeline, step by step, as its code runs it:
+
+1. the generation is cut at the first ``"\\n"``, then at the first ``"."``, then at the
+   first ``","`` (the task's ``until``; its Hugging Face backend splits on each stop in
+   turn, ``lm_eval.models.utils.postprocess_generated_text``);
+2. the ``remove_whitespace`` filter strips it, ``take_first`` keeps the one generation;
+3. ``exact_match`` (``lm_eval.api.metrics.exact_match_hf_evaluate``) deletes the task's
+   article regex ``\\b(?:The |the |An |A |The |a |an )`` from the prediction and from each
+   gold answer, lower-cases both, deletes every character of ``string.punctuation``,
+   and compares them (as numpy string arrays, which drop trailing NUL characters);
+4. the question counts when any gold answer matches.
+
+Steps 1–2 are the prediction's extraction (:attr:`EmConvention.extract`): a gold answer is
+never cut, so one with a ``,`` or ``.`` (``"Washington, D.C."``) can only be met by a
+generation that the stops have cut before it. Applied to an already cut generation (the
+``filtered_resps`` of ``--log_samples``) the extraction changes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+from nqkit.conventions.base import EmConvention, register
+
+STOPS = ("\n", ".", ",")  # the task's generation_kwargs.until, in its order
+ARTICLES = re.compile(r"\b(?:The |the |An |A |The |a |an )")  # its regexes_to_ignore
+_PUNCTUATION = str.maketrans("", "", string.punctuation)
+
+
+def extract(generation: str) -> str:
+    """The generation as the task scores it: cut at each stop in turn, stripped."""
+    for stop in STOPS:
+        generation = generation.split(stop)[0]
+    return generation.strip()
+
+
+def normalize(text: str) -> str:
+    """``exact_match_hf_evaluate``'s normalization with the task's settings."""
+    text = ARTICLES.sub("", text).rstrip("\0")  # a numpy str array drops trailing NULs
+    return text.lower().translate(_PUNCTUATION)
+
+
+LM_EVAL_V4 = register(EmConvention(
+    "lm-eval-v4", "lm-evaluation-harness 0.4.13 lm_eval/tasks/nq_open/nq_open.yaml "
+    "(version 4.0): stops \\n . , then exact_match ignore_case, ignore_punctuation, "
+    "article regex", normalize, contains=False, extract=extract))

@@ -1,0 +1,128 @@
+"""``--convention lm-eval-v4`` equals lm-evaluation-harness's ``nq_open`` task (issue 31),
+question by question, with lm-eval 0.4.13's own code as the oracle: its task file (the
+stops, the filters, the metric's settings), its Hugging Face backend's stop-sequence cut
+(``postprocess_generated_text``), its ``remove_whitespace`` and ``take_first`` filters,
+its ``exact_match_hf_evaluate`` and the task's any-gold rule (``ConfigurableTask.
+process_results``: a hit when the metric over the gold list is above 0).
+
+lm-eval is a test oracle only (installed without its requirements: these functions need
+numpy, sacrebleu and requests; docs/testing.md). The generations are every shape an LLM
+prints, built from the 3,610 NQ-open dev questions' own gold answers and a released
+system's predictions: whitespace, case, articles, punctuation, lists, sentences, answers
+after a first line, a trailing NUL.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from nqkit.cli import main
+from nqkit.conventions import get_convention
+
+from conftest import require, shared_file
+
+lm_eval = require("lm_eval")  # the oracle: README's test command installs lm-eval 0.4.13
+
+
+def _task_config() -> dict:
+    import yaml
+
+    path = Path(lm_eval.__file__).parent / "tasks" / "nq_open" / "nq_open.yaml"
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def _oracle():
+    """lm-eval's verdict on one (generation, gold list), by its own functions."""
+    from lm_eval.api.metrics import exact_match_hf_evaluate
+    from lm_eval.filters.extraction import WhitespaceFilter
+    from lm_eval.filters.selection import TakeFirstFilter
+    from lm_eval.models.utils import postprocess_generated_text
+
+    config = _task_config()
+    assert config["metadata"]["version"] == 4.0
+    until = config["generation_kwargs"]["until"]
+    (metric,) = config["metric_list"]
+    assert metric["metric"] == "exact_match"
+    settings = {k: metric[k] for k in ("ignore_case", "ignore_punctuation",
+                                       "regexes_to_ignore")}
+    steps = [f["function"] for f in config["filter_list"][0]["filter"]]
+    assert steps == ["remove_whitespace", "take_first"]
+
+    def verdict(generation: str, gold: list[str]) -> bool:
+        text = postprocess_generated_text(generation, until, None)
+        resps = WhitespaceFilter().apply([[text]], [{}])
+        (result,) = TakeFirstFilter().apply(resps, [{}])
+        score = exact_match_hf_evaluate(references=gold, predictions=[result] * len(gold),
+                                        **settings)["exact_match"]
+        return bool(score > 0.0)
+
+    return verdict
+
+
+def _generations() -> list[tuple[str, list[str]]]:
+    """Every shape an LLM prints, for each of the 3,610 NQ-open dev questions."""
+    gold = [json.loads(line) for line in shared_file(
+        "data", "nq-open", "NQ-open.dev.jsonl").read_text(encoding="utf-8").splitlines()]
+    released = {}
+    for line in shared_file("data", "openqa-eval", "model_outputs",
+                            "NQ_FiD.jsonl").read_text(encoding="utf-8").splitlines():
+        r = json.loads(line)
+        p = r["prediction"]
+        released[r["question"]] = ", ".join(p) if isinstance(p, list) else p
+    rng = random.Random(31)
+    out = []
+    for g in gold:
+        answers = g["answer"]
+        a, b = rng.choice(answers), rng.choice(answers)
+        fid = released.get(g["question"], a)
+        shapes = [a, f"  {a}\n", a.upper(), a.lower(), f"The {a}.", f"the {a.lower()}",
+                  f"An {a} ", f"a {a}", f"{a}, {b}", f"{a} and {b}", f"The answer is {a}.",
+                  f"Sure!\n{a}", f"{a}\nExplanation: {b}.", f'"{a}"!', f"({a})",
+                  f"{a}\0", f"{a}; {b}", f"{a}'s", f"{a}. It is {b}.", fid, f" {fid}.",
+                  f"Answer: {fid}", f"{a.replace(' ', '  ')}", f"{a}\t"]
+        out.extend((s, answers) for s in shapes)
+    return out
+
+
+def test_every_verdict_equals_lm_evals_own_pipeline():
+    verdict = _oracle()
+    ours = get_convention("lm-eval-v4")
+    cases = _generations()
+    assert len(cases) >= 3610 * 20
+    differ = [(s, gold) for s, gold in cases
+              if (ours.match(s, gold) is not None) != verdict(s, gold)]
+    assert not differ, f"{len(differ)} of {len(cases)} differ, e.g. {differ[:3]}"
+    # the shapes reach both verdicts often: the comparison is not trivially all-False
+    hits = sum(ours.match(s, gold) is not None for s, gold in cases)
+    assert 0.2 * len(cases) < hits < 0.8 * len(cases)
+
+
+def test_lm_evals_gold_that_its_stops_cut_can_never_be_met():
+    """A gold answer with a stop in it (``Washington, D.C.``) is compared uncut: no
+    generation can meet it, a perfect system's verbatim answer included."""
+    verdict = _oracle()
+    assert not verdict("Washington, D.C.", ["Washington, D.C."])
+    assert get_convention("lm-eval-v4").match("Washington, D.C.", ["Washington, D.C."]) is None
+    assert verdict("Washington", ["Washington"])
+
+
+def test_the_convention_through_eval(tmp_path, capsys):
+    gold = tmp_path / "gold.jsonl"
+    rows = (("q1", ["Paris"]), ("q2", ["Washington, D.C."]), ("q3", ["the Beatles"]))
+    gold.write_text("".join(json.dumps({"question": q, "answer": a}) + "\n" for q, a in rows),
+                    encoding="utf-8")
+    preds = tmp_path / "preds.jsonl"
+    said = (("q1", " Paris.\nIt is the capital."), ("q2", "Washington, D.C."),
+            ("q3", "Beatles"))
+    preds.write_text("".join(json.dumps({"question": q, "prediction": p}) + "\n"
+                             for q, p in said), encoding="utf-8")
+    assert main(["eval", "nq-open", "--gold", str(gold), "--predictions", str(preds),
+                 "--convention", "lm-eval-v4", "--format", "json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    # q1 cut at "." then stripped: Paris; q2's gold is never met; q3: the article goes
+    assert got["accuracy"] == pytest.approx(2 / 3)
+    assert "|match:em-lm-eval-v4|" in got["signature"]
