@@ -222,7 +222,8 @@ def test_worked_example_convention(tmp_path, capsys, monkeypatch):
         assert got["conventions"]["orqa"]["num_correct"] == 3
         with pytest.raises(SystemExit):
             main(["eval", "nq-open", "--help"])
-        assert "containment, lm-eval-v4, orqa, squad, strict" in " ".join(capsys.readouterr().out.split())
+        assert "containment, lm-eval-v4, orqa, squad, strict" in " ".join(
+            capsys.readouterr().out.split())
     finally:
         sys.modules.pop(module, None)
 

@@ -80,12 +80,17 @@ def qrels_case(tmp_path):
             "results": str(results), "dir": tmp_path}
 
 
-def test_convert_qrels_writes_where_they_came_from(qrels_case, capsys):
-    c = qrels_case
+def _convert_qrels(c, capsys, questions):
+    """``nqkit convert qrels`` of the case's oracle for the question file ``questions``
+    (a key of the case): the qrels path and the signature printed."""
     out = c["dir"] / "gold.qrels"
-    assert main(["convert", "qrels", "--oracle", c["oracle"], "--gold", c["qa"],
+    assert main(["convert", "qrels", "--oracle", c["oracle"], "--gold", c[questions],
                  "--passages", c["passages"], "-o", str(out)]) == 0
-    printed = capsys.readouterr().out.strip()
+    return out, capsys.readouterr().out.strip()
+
+
+def test_convert_qrels_writes_where_they_came_from(qrels_case, capsys):
+    out, printed = _convert_qrels(qrels_case, capsys, "qa")
     assert out.read_text() == "0 0 a 1\n1 0 b 1\n"  # the qrels themselves: unchanged format
     side = _sidecar(out)
     assert side["signature"] == printed
@@ -98,10 +103,7 @@ def test_convert_qrels_writes_where_they_came_from(qrels_case, capsys):
 
 def test_qrels_of_another_question_set_are_refused(qrels_case, capsys):
     c = qrels_case
-    out = c["dir"] / "gold.qrels"
-    assert main(["convert", "qrels", "--oracle", c["oracle"], "--gold", c["qa"],
-                 "--passages", c["passages"], "-o", str(out)]) == 0
-    capsys.readouterr()
+    out, _ = _convert_qrels(c, capsys, "qa")
     base = ["eval", "retrieval", "--predictions", c["results"], "--qrels", str(out),
             "--format", "json", "--topk", "1", "2"]
     # their own questions: gold-passage recall by hand (q0's gold a at 2, q1's b at 1)
@@ -126,10 +128,7 @@ def test_qrels_of_another_question_set_are_refused(qrels_case, capsys):
 
 def test_qrels_numbered_by_the_results_are_checked_once_they_are_read(qrels_case, capsys):
     c = qrels_case
-    out = c["dir"] / "gold.qrels"
-    assert main(["convert", "qrels", "--oracle", c["oracle"], "--gold", c["swapped"],
-                 "--passages", c["passages"], "-o", str(out)]) == 0
-    capsys.readouterr()
+    out, _ = _convert_qrels(c, capsys, "swapped")
     # no --gold: qid = position in the results, whose order is qa.tsv's, not swapped.tsv's
     assert main(["eval", "retrieval", "--predictions", c["results"], "--qrels",
                  str(out)]) == 2

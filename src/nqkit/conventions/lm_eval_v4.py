@@ -14,9 +14,10 @@ pipeline, step by step, as its code runs it:
 4. the question counts when any gold answer matches.
 
 Steps 1–2 are the prediction's extraction (:attr:`EmConvention.extract`): a gold answer is
-never cut, so one with a ``,`` or ``.`` (``"Washington, D.C."``) can only be met by a
-generation that the stops have cut before it. Applied to an already cut generation (the
-``filtered_resps`` of ``--log_samples``) the extraction changes nothing.
+never cut, so one with a ``,`` or ``.`` (``"Washington, D.C."``) is not met by itself,
+verbatim, only by a generation that leaves them out (``"Washington DC"``). Applied to an
+already cut generation (the ``filtered_resps`` of ``--log_samples``) the extraction changes
+nothing.
 """
 
 from __future__ import annotations

@@ -73,7 +73,7 @@ class Provenance:
         out: dict[str, str] = {}
         for part in self.signature.split("|")[1:]:
             key, sep, value = part.partition(":")
-            if sep and not key.startswith("v"):
+            if sep:  # the version (v0.1.0) has none
                 out[key] = value
         return out
 

@@ -241,10 +241,11 @@ def _qrels_checks(qr: _Qrels, g: _GoldRanks, qrels_path: str, results_path: str,
     return warnings
 
 
-def _check_numbering(s: RetrievalSettings, path: str) -> None:
+def _check_numbering(s: RetrievalSettings, path: str) -> list[str] | None:
     """Refuse, before any reading of the run, qrels or a TREC run written by nqkit for
     another question set than ``--gold`` (their sidecars, :mod:`nqkit.io.provenance`):
-    their numbers would name other questions, and the recall would mean nothing."""
+    their numbers would name other questions, and the recall would mean nothing. Returns
+    the questions of ``--gold`` when it had to read them (None: no sidecar to check)."""
     from nqkit.formats.trec import read_questions_answers
     from nqkit.io import read_provenance
     from nqkit.splits import check_numbering
@@ -253,7 +254,7 @@ def _check_numbering(s: RetrievalSettings, path: str) -> None:
              if f is not None and (o == "--qrels" or _is_trec(path))]
     provs = [(o, read_provenance(f)) for o, f in files]
     if not any(p is not None and p.questions is not None for _, p in provs):
-        return
+        return None
     assert s.gold  # only called with it
     asked = [q for q, _ in read_questions_answers(s.gold)]
     for option, prov in provs:
@@ -261,6 +262,7 @@ def _check_numbering(s: RetrievalSettings, path: str) -> None:
                         against=f"--gold {s.gold}",
                         fix="give the file made for these questions, or the questions it "
                         "was made for (its .provenance.json names them)")
+    return asked
 
 
 def _kept(results: Iterable[Any], keep: Callable[[Any, frozenset[str] | None], object],
@@ -294,8 +296,7 @@ def score(s: RetrievalSettings, *,
     path = os.fspath(s.predictions)
     ks = sorted(set(s.topk))
     qrels = _read_qrels(os.fspath(s.qrels)) if s.qrels is not None else None
-    if s.gold:
-        _check_numbering(s, path)
+    asked = _check_numbering(s, path) if s.gold else None
     in_corpus: set[str] | None = None
     results: Iterable[Any]
     if s.passages is not None or _is_trec(path):
@@ -330,8 +331,9 @@ def score(s: RetrievalSettings, *,
             from nqkit.formats.gold_qrels import question_numbers
             from nqkit.formats.trec import read_questions_answers
 
-            qids = question_numbers([q for q, _ in read_questions_answers(s.gold)],
-                                    "--gold", s.first_qid)
+            if asked is None:  # not read yet for the numbering check
+                asked = [q for q, _ in read_questions_answers(s.gold)]
+            qids = question_numbers(asked, "--gold", s.first_qid)
         gold_ranks = _GoldRanks(qrels, qids, s.first_qid, ks[-1])
         results = gold_ranks(results)
         run_settings = {"recall": s.recall, "qrels": qrels.fingerprint}
