@@ -130,6 +130,82 @@ def test_a_dense_index_build_shows_its_encoding(corpus: Path, tmp_path: Path,
     assert ("encoding questions", "1/1 (100%)") in _lines(capsys.readouterr().err)
 
 
+def test_a_dense_index_build_on_the_default_cluster_shows_its_encoding(
+        corpus: Path, tmp_path: Path, every_step: None,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # the default --cluster is a local Dask cluster: the passages are encoded by worker
+    # processes, whose counts the client shows (a one-shard corpus is one long job)
+    require("dask.distributed")
+    require("sentence_transformers")
+    assert main(["index", "build", "--passages", str(corpus), "--retriever", "dense",
+                 "--device", "cpu", "-o", str(tmp_path / "ix")]) == 0
+    lines = _lines(capsys.readouterr().err)
+    assert ("encoding passages", "10/10 (100%)") in lines
+    assert not [d for d, _ in lines if "shard" in d]  # counted by passages, not by shards
+
+
+class _Watch(io.StringIO):
+    """stderr that creates ``marker`` once a progress line shows ``count`` units."""
+
+    def __init__(self, marker: Path, counts: tuple[str, ...]) -> None:
+        super().__init__()
+        self.marker, self.counts = marker, counts
+
+    def write(self, s: str) -> int:
+        if any(f": {c}/" in s for c in self.counts):
+            self.marker.touch()
+        return super().write(s)
+
+
+def test_dask_workers_report_units_while_their_jobs_run(
+        tmp_path: Path, every_step: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each job counts 3 of its 5 units, then waits until the client's display has shown
+    # a count only the workers' reports can make (3 or 6 of 10, before any job ended):
+    # the jobs end (and the test passes) only if the reports reach the client while they
+    # run. Deterministic: no sleep decides anything; a lost report is a job timing out.
+    require("dask.distributed")
+    from nqkit.cluster import advance, open_cluster
+
+    marker = tmp_path / "shown"
+
+    def job(path: str) -> str:
+        import time as _time
+        from pathlib import Path as _Path
+
+        advance(3)
+        deadline = _time.monotonic() + 120
+        while not _Path(path).exists():
+            if _time.monotonic() > deadline:
+                return "the client never showed the reported units"
+            _time.sleep(0.05)
+        advance(2)
+        return "ok"
+
+    watch = _Watch(marker, ("3", "6"))
+    monkeypatch.setattr("sys.stderr", watch)
+    with open_cluster("local", workers=2) as cluster:
+        assert cluster.map(job, [str(marker)] * 2, desc="counting", sizes=[5, 5],
+                           unit="unit") == ["ok", "ok"]
+    lines = _lines(watch.getvalue())
+    assert ("counting", "10/10 (100%)") in lines
+    assert {c for _, c in lines} & {"3/10 (30%)", "6/10 (60%)"}
+
+
+def test_in_process_jobs_report_units_and_end_at_their_size(
+        tmp_path: Path, every_step: None, capsys: pytest.CaptureFixture[str]) -> None:
+    from nqkit.cluster import advance, open_cluster
+
+    def job(n: int) -> int:
+        advance(n)  # a job may report more than its size (capped) or less (topped up)
+        return n
+
+    with open_cluster("none") as cluster:
+        assert cluster.map(job, [1, 9], desc="counting", sizes=[4, 4], unit="unit") == [1, 9]
+    assert [c for _, c in _lines(capsys.readouterr().err)] == [
+        "0/8 (0%)", "1/8 (12%)", "4/8 (50%)", "8/8 (100%)"]
+    advance(5)  # outside a job: nothing to count, nothing raised
+
+
 def test_reqa_run_shows_its_encoding(tmp_path: Path, every_step: None,
                                      capsys: pytest.CaptureFixture[str]) -> None:
     require("sentence_transformers")

@@ -18,22 +18,32 @@ bytes of a run in one process.
 
 Nothing else in nqkit imports Dask. An :class:`nqkit.errors.NqkitError` raised inside a
 job is carried back and re-raised here as itself (one clear line at the CLI).
+
+Long jobs (a shard of passages to encode takes minutes to hours on a CPU) count their work
+with :func:`advance`; :meth:`Cluster.map` given the jobs' ``sizes`` shows one display of
+the units done over all jobs, wherever they run: in this process the call updates it
+directly, on a Dask worker it is an event (``Worker.log_event``) the client subscribes
+to, so a log shows the encoding move even while one shard is the whole corpus.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import functools
 import logging
 import os
 import resource
 import sys
+import threading
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from nqkit.errors import InputError, MissingDependencyError, NqkitError
 
-__all__ = ["Cluster", "open_cluster", "peak_rss_mb", "validate_spec"]
+__all__ = ["Cluster", "advance", "open_cluster", "peak_rss_mb", "validate_spec"]
 
 J = TypeVar("J")
 R = TypeVar("R")
@@ -65,13 +75,70 @@ class _Failure:
     fix: str
 
 
-def _call(fn: Callable[[Any], Any], job: Any) -> Any:
+_advance: contextvars.ContextVar[Callable[[int], None] | None] = contextvars.ContextVar(
+    "nqkit_cluster_advance", default=None)
+
+
+def advance(n: int) -> None:
+    """Count ``n`` units of the running job's work as done (see the module docstring);
+    nothing outside a job of :meth:`Cluster.map` given ``sizes``."""
+    report = _advance.get()
+    if report is not None:
+        report(n)
+
+
+def _call(fn: Callable[[Any], Any], job: Any,
+          report: Callable[[int], None] | None = None) -> Any:
+    token = _advance.set(report)
     try:
         return fn(job)
     except InputError as e:
         return _Failure("input", e.where, e.problem, e.fix)
     except NqkitError as e:
         return _Failure("other", None, str(e), "")
+    finally:
+        _advance.reset(token)
+
+
+def _call_on_worker(fn: Callable[[Any], Any], job: Any, topic: str | None, i: int) -> Any:
+    """:func:`_call` on a Dask worker: :func:`advance` becomes an event on ``topic``."""
+    if topic is None:
+        return _call(fn, job)
+    from distributed import get_worker
+
+    worker = get_worker()
+    return _call(fn, job, lambda n: worker.log_event(topic, (i, n)))
+
+
+class _Tally:
+    """Units done per job, fed from any thread; a job's count is capped at its size and
+    set to it when the job ends (so a late or lost event never counts twice or short)."""
+
+    def __init__(self, sizes: Sequence[int]) -> None:
+        self.sizes = list(sizes)
+        self.done = [0] * len(sizes)
+        self.ended = [False] * len(sizes)
+        self.lock = threading.Lock()
+
+    def add(self, i: int, n: int) -> None:
+        with self.lock:
+            if not self.ended[i]:
+                self.done[i] = min(self.sizes[i], self.done[i] + n)
+
+    def end(self, i: int) -> None:
+        with self.lock:
+            self.ended[i] = True
+            self.done[i] = self.sizes[i]
+
+    def total(self) -> int:
+        with self.lock:
+            return sum(self.done)
+
+    def show(self, bar: Any, i: int | None = None, n: int = 0) -> None:
+        """Add ``n`` units to job ``i`` (if given), then bring ``bar`` to the total."""
+        if i is not None:
+            self.add(i, n)
+        bar.update(self.total() - bar.n)
 
 
 def _raise_failure(f: _Failure) -> None:
@@ -118,25 +185,71 @@ class Cluster:
         self.client = client
         self.workers = workers
 
-    def map(self, fn: Callable[[J], R], jobs: Sequence[J], *, desc: str = "jobs") -> list[R]:
-        """``[fn(job) for job in jobs]``, run where the cluster says; results in job order."""
-        from nqkit.report import progress
+    def map(self, fn: Callable[[J], R], jobs: Sequence[J], *, desc: str = "jobs",
+            sizes: Sequence[int] | None = None, unit: str = "shard") -> list[R]:
+        """``[fn(job) for job in jobs]``, run where the cluster says; results in job order.
+
+        Without ``sizes`` the display counts jobs; with them (each job's units of work,
+        which the job counts with :func:`advance`) it counts ``unit`` over all jobs.
+        """
+        from nqkit.report import progress, progress_bar
 
         results: list[Any]
-        if self.client is None:
-            results = [_call(fn, job) for job in progress(jobs, desc=desc, unit="shard")]
+        if sizes is None:
+            if self.client is None:
+                results = [_call(fn, job) for job in progress(jobs, desc=desc, unit="shard")]
+            else:
+                results = self._run(fn, jobs, desc, None)
         else:
-            from distributed import as_completed
-
-            futures = self.client.map(_call, [fn] * len(jobs), list(jobs), pure=False)
-            for _ in progress(as_completed(futures), desc=desc, total=len(futures),
-                              unit="shard"):
-                pass
-            results = self.client.gather(futures)
+            if len(sizes) != len(jobs):
+                raise ValueError("one size per job")
+            tally = _Tally(sizes)
+            with progress_bar(desc=desc, total=sum(sizes), unit=unit) as bar:
+                if self.client is None:
+                    results = []
+                    for i, job in enumerate(jobs):
+                        results.append(_call(fn, job, functools.partial(tally.show, bar, i)))
+                        tally.end(i)
+                        tally.show(bar)
+                else:
+                    results = self._run(fn, jobs, desc, (tally, bar))
         for r in results:
             if isinstance(r, _Failure):
                 _raise_failure(r)
         return results
+
+    def _run(self, fn: Callable[[Any], Any], jobs: Sequence[Any], desc: str,
+             shown: tuple[_Tally, Any] | None) -> list[Any]:
+        """The jobs on the Dask client; the display advanced by jobs ended (``shown``
+        None) or by the units the jobs report, polled twice a second in this thread."""
+        from distributed import as_completed, wait
+
+        from nqkit.report import progress
+
+        if shown is None:
+            futures = self.client.map(_call_on_worker, [fn] * len(jobs), list(jobs),
+                                      [None] * len(jobs), range(len(jobs)), pure=False)
+            for _ in progress(as_completed(futures), desc=desc, total=len(futures),
+                              unit="shard"):
+                pass
+            return list(self.client.gather(futures))
+        tally, bar = shown
+        topic = f"nqkit-progress-{uuid.uuid4().hex}"
+        self.client.subscribe_topic(topic, lambda event: tally.add(*event[1]))
+        try:
+            futures = self.client.map(_call_on_worker, [fn] * len(jobs), list(jobs),
+                                      [topic] * len(jobs), range(len(jobs)), pure=False)
+            left = set(range(len(futures)))
+            while left:
+                with contextlib.suppress(TimeoutError):
+                    wait([futures[i] for i in left], timeout=0.5)
+                for i in [i for i in left if futures[i].done()]:
+                    tally.end(i)
+                    left.discard(i)
+                tally.show(bar)
+            return list(self.client.gather(futures))
+        finally:
+            self.client.unsubscribe_topic(topic)
 
 
 def _import_distributed() -> Any:

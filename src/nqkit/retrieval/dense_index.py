@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from nqkit.cluster import Cluster, peak_rss_mb
+from nqkit.cluster import Cluster, advance, peak_rss_mb
 from nqkit.errors import InputError
 from nqkit.metrics.ranking import dot_scores
 from nqkit.retrieval.base import missing_extra
@@ -116,21 +116,15 @@ class _EncodeJob:
     root: str
     shard: Shard
     settings: DenseSettings
-    progress: str | None = None  # what the job's progress display says (None: none)
 
 
 def _encode_job(job: _EncodeJob) -> dict[str, Any]:
-    from nqkit.report import progress_bar
-
     root = Path(job.root)
     enc = _encoder(job.settings, job.settings.device)
     chunk = job.settings.batch_size * CHUNK_BATCHES
     out: Any = None
     row = job.shard.start
     texts: list[str] = []
-    # a shard of the default size takes minutes on a CPU: counted by passages encoded
-    bar = progress_bar(desc=job.progress or "", total=job.shard.size, unit="passage",
-                       disable=job.progress is None)
 
     def flush() -> None:
         nonlocal out
@@ -141,17 +135,17 @@ def _encode_job(job: _EncodeJob) -> dict[str, Any]:
                                             shape=(job.shard.size, emb.shape[1]))
         lo = row - len(texts) - job.shard.start
         out[lo:lo + len(texts)] = emb
-        bar.update(len(texts))
+        # a shard of the default size takes minutes on a CPU: counted by passages encoded
+        advance(len(texts))
         texts.clear()
 
-    with bar:
-        for p in iter_shard(root, job.shard):
-            texts.append(f"{p.title} {p.text}")
-            row += 1
-            if row % chunk == 0:  # chunk boundaries at global multiples: see the module doc
-                flush()
-        if texts:
+    for p in iter_shard(root, job.shard):
+        texts.append(f"{p.title} {p.text}")
+        row += 1
+        if row % chunk == 0:  # chunk boundaries at global multiples: see the module doc
             flush()
+    if texts:
+        flush()
     dim = int(out.shape[1])
     out.flush()
     del out
@@ -210,20 +204,12 @@ def build_dense(root: Path, shards: tuple[Shard, ...], settings: DenseSettings,
                 cluster: Cluster) -> dict[str, Any]:
     """Encode every shard; build the faiss index if asked; returns facts for params.json.
 
-    Jobs run in this process show their progress passage by passage (on stderr); jobs
-    run by Dask workers are counted by shard only (a worker's stderr is not the user's).
+    The encoding is shown passage by passage (on stderr), wherever the jobs run.
     """
     (root / SUBDIR).mkdir(parents=True, exist_ok=True)
-
-    def says(i: int) -> str | None:
-        if cluster.client is not None:
-            return None
-        return ("encoding passages" if len(shards) == 1
-                else f"encoding passages, shard {i + 1}/{len(shards)}")
-
-    results = cluster.map(_encode_job, [_EncodeJob(str(root), s, settings, says(i))
-                                        for i, s in enumerate(shards)],
-                          desc="encode passages")
+    results = cluster.map(_encode_job, [_EncodeJob(str(root), s, settings) for s in shards],
+                          desc="encoding passages", sizes=[s.size for s in shards],
+                          unit="passage")
     dim = results[0]["dim"]
     facts: dict[str, Any] = {"dim": dim,
                              "peak_rss_mb": max(r["peak_rss_mb"] for r in results)}
