@@ -93,10 +93,10 @@ def test_cli_explain_table(tmp_path, capsys):
                  "--explain"]) == 0
     out = capsys.readouterr().out
     lines = [" ".join(line.split()) for line in out.splitlines()]
-    assert "containment 0.5000 2/4" in lines
-    assert "lm-eval-v4 0.2500 1/4" in lines
-    assert "orqa 0.5000 2/4" in lines
-    assert "squad 0.2500 1/4" in lines
+    assert "containment 0.5000 2/4 1.0000" in lines
+    assert "lm-eval-v4 0.2500 1/4 1.0000" in lines
+    assert "orqa 0.5000 2/4 1.0000" in lines
+    assert "squad 0.2500 1/4 1.0000" in lines  # the last column: every gold creditable
     assert "questions where the conventions disagree (2; the first 2 shown)" in lines
     assert any(line.startswith("q2 ") and line.endswith("no no yes no") for line in lines)
     assert any(line.startswith("q3 ") and line.endswith("yes no no no") for line in lines)

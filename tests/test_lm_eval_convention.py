@@ -130,3 +130,35 @@ def test_the_convention_through_eval(tmp_path, capsys):
     # q1 cut at "." then stripped: Paris; q2's gold is never met; q3: the article goes
     assert got["accuracy"] == pytest.approx(2 / 3)
     assert "|match:em-lm-eval-v4|" in got["signature"]
+
+
+def test_the_ceiling_is_lm_evals_own_on_every_gold_answer(tmp_path, capsys):
+    """A system answering every NQ-open dev question with each of its gold answers,
+    verbatim, through lm-eval's own pipeline: the questions none of them scores are the
+    ones nqkit names, and the ceiling it reports is the share of the others (the issue's
+    figures: 310 of 3,610, 91.4%)."""
+    verdict = _oracle()
+    path = shared_file("data", "nq-open", "NQ-open.dev.jsonl")
+    gold = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    never = [g["question"] for g in gold
+             if not any(verdict(a, g["answer"]) for a in g["answer"])]
+    assert len(never) == 310
+    preds = tmp_path / "first-gold.jsonl"  # any predictions: the ceiling is the gold's
+    preds.write_text("".join(json.dumps({"question": g["question"],
+                                         "prediction": g["answer"][0]}) + "\n"
+                             for g in gold), encoding="utf-8")
+    assert main(["eval", "nq-open", "--gold", str(path), "--predictions", str(preds),
+                 "--convention", "lm-eval-v4", "--explain", "--format", "json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    (warning,) = [w for w in got["warnings"] if w["code"] == "ceiling"]
+    assert f"{len(never):,} of the 3,610 questions" in warning["message"]
+    assert repr(never[0]) in warning["message"]  # the first of them, in gold order
+    ceiling = (len(gold) - len(never)) / len(gold)
+    assert f"at most {ceiling:.4f}" in warning["message"]
+    assert got["conventions"]["lm-eval-v4"]["ceiling"] == pytest.approx(ceiling)
+    # the official rule credits every question answered with its gold, and warns nothing
+    assert got["conventions"]["orqa"]["ceiling"] == 1.0
+    assert main(["eval", "nq-open", "--gold", str(path), "--predictions", str(preds),
+                 "--format", "json"]) == 0
+    assert not [w for w in json.loads(capsys.readouterr().out)["warnings"]
+                if w["code"] == "ceiling"]

@@ -48,6 +48,14 @@ class EmConvention:
                 return answer
         return None
 
+    def creditable(self, answers: Sequence[str]) -> bool:
+        """Whether this rule credits the question when the prediction is one of its gold
+        answers, verbatim. False for a question whose every gold answer the rule's
+        extraction spoils (lm-eval's stops cut ``"Washington, D.C."`` at the ``,``): no
+        verbatim answer scores it, so the rule's ceiling (the score of a system that
+        always answers with a gold answer) is below 1."""
+        return any(self.match(a, answers) is not None for a in answers)
+
 
 CONVENTIONS: Registry[EmConvention] = Registry("exact-match convention")
 # other names a convention answers to (the signature says its own name)

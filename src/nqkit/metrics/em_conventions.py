@@ -40,9 +40,16 @@ class ConventionTable:
     num_total: int
     num_correct: dict[str, int]
     disagreements: list[Disagreement]
+    # questions each convention credits when answered with a gold answer verbatim
+    num_creditable: dict[str, int]
 
     def accuracy(self, name: str) -> float:
         return self.num_correct[name] / self.num_total if self.num_total else 0.0
+
+    def ceiling(self, name: str) -> float:
+        """The exact match of a system that answers every question with a gold answer,
+        verbatim, under convention ``name`` (:meth:`EmConvention.creditable`)."""
+        return self.num_creditable[name] / self.num_total if self.num_total else 0.0
 
 
 def explain_conventions(
@@ -56,8 +63,11 @@ def explain_conventions(
     conventions = [get_convention(n) for n in (names or convention_names())]
     labels = tuple(c.name for c in conventions)
     correct = dict.fromkeys(labels, 0)
+    can = dict.fromkeys(labels, 0)
     rows: list[Disagreement] = []
     for question, prediction, answers in items:
+        for c in conventions:
+            can[c.name] += c.creditable(answers)
         if prediction is None:
             continue
         marks = {c.name: c.match(prediction, answers) is not None for c in conventions}
@@ -65,4 +75,4 @@ def explain_conventions(
             correct[name] += ok
         if len(set(marks.values())) > 1:
             rows.append(Disagreement(question, prediction, tuple(answers), marks))
-    return ConventionTable(labels, len(items), correct, rows)
+    return ConventionTable(labels, len(items), correct, rows, can)

@@ -64,6 +64,10 @@ class NqOpenResult:
     duplicate_references: int = 0  # reference lines whose question appeared before
     duplicate_predictions: int = 0
     unused_predictions: int = 0  # predictions for questions not in the gold
+    # questions the rule credits with no gold answer given verbatim (its ceiling's gap;
+    # EmConvention.creditable), in gold order
+    uncreditable: tuple[str, ...] = ()
+    convention: str = "orqa"  # the exact-match rule's name
     items: list[NqOpenItem] = field(default_factory=list, repr=False)
     warnings: tuple[ResultWarning, ...] = ()  # what limits the meaning of the accuracy
 
@@ -207,6 +211,7 @@ def score_nq_open(
         )
 
     items: list[NqOpenItem] = []
+    uncreditable: list[str] = []
     num_correct = 0
     empty_q = empty_a = 0
     empty_preds = empty_matches = 0
@@ -215,6 +220,8 @@ def score_nq_open(
             n_empty = sum(1 for a in answers if rule.normalize(a) == "")
             empty_a += n_empty
             empty_q += n_empty > 0
+            if not rule.creditable(answers):
+                uncreditable.append(question)
         pred = preds.get(question)
         matched: str | None = None
         if pred is not None:
@@ -263,6 +270,8 @@ def score_nq_open(
         duplicate_references=dup_refs,
         duplicate_predictions=dup_preds,
         unused_predictions=unused,
+        uncreditable=tuple(uncreditable),
+        convention=rule.name,
         items=items,
         warnings=tuple(warnings),
     )

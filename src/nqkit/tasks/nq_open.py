@@ -42,6 +42,15 @@ def result_warnings(r: Any) -> list[ResultWarning]:
         if count:
             lines.append(ResultWarning("duplicates", f"{count} duplicate {what}; the last "
                                        "one is used (as in the official script)"))
+    if r.uncreditable:
+        from nqkit.errors import for_example
+
+        n, rule = len(r.uncreditable), r.convention
+        lines.append(ResultWarning(
+            "ceiling", f"under {rule}, {n:,} of the {r.num_total:,} questions are credited "
+            f"by none of their gold answers given verbatim "
+            f"({for_example(repr(q) for q in r.uncreditable)}): a system answering every "
+            f"question with a gold answer scores at most {(r.num_total - n) / r.num_total:.4f}"))
     if r.unused_predictions and "other-split" not in codes:
         lines.append(ResultWarning("extra", f"{r.unused_predictions} prediction(s) for "
                                    "questions not in the gold were ignored"))
@@ -118,7 +127,8 @@ def nq_open_result(r: Any, *, explain: bool = False, title: str = "NQ-open exact
         table = explain_conventions([(it.question, it.prediction, it.answers)
                                      for it in r.items])
         official["conventions"] = {n: {"accuracy": table.accuracy(n),
-                                       "num_correct": table.num_correct[n]}
+                                       "num_correct": table.num_correct[n],
+                                       "ceiling": table.ceiling(n)}
                                    for n in table.names}
         official["disagreements"] = len(table.disagreements)
         notes.append(explain_text(table))
@@ -137,9 +147,9 @@ def explain_text(table: Any) -> str:
     """The conventions table of ``--explain`` and the questions where they disagree."""
     from nqkit.report import format_table
 
-    rows = [(n, table.accuracy(n), f"{table.num_correct[n]:,}/{table.num_total:,}")
-            for n in table.names]
-    parts = ["", format_table(("convention", "exact match", "correct"), rows,
+    rows = [(n, table.accuracy(n), f"{table.num_correct[n]:,}/{table.num_total:,}",
+             table.ceiling(n)) for n in table.names]
+    parts = ["", format_table(("convention", "exact match", "correct", "ceiling"), rows,
                               title="the same predictions under each exact-match convention")]
     if table.disagreements:
         shown = table.disagreements[:10]
