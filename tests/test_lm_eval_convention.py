@@ -162,3 +162,20 @@ def test_the_ceiling_is_lm_evals_own_on_every_gold_answer(tmp_path, capsys):
                  "--format", "json"]) == 0
     assert not [w for w in json.loads(capsys.readouterr().out)["warnings"]
                 if w["code"] == "ceiling"]
+
+
+def test_the_lm_eval_stops_extraction_is_lm_evals_own_cut():
+    """``--extract lm-eval-stops`` (any convention after it) cuts as lm-eval's backend and
+    ``remove_whitespace`` filter do, on every generation of the oracle test above."""
+    from lm_eval.filters.extraction import WhitespaceFilter
+    from lm_eval.models.utils import postprocess_generated_text
+
+    from nqkit.text.extract import get_extractor
+
+    until = _task_config()["generation_kwargs"]["until"]
+    ours = get_extractor("lm-eval-stops")
+    cases = _generations()
+    theirs = WhitespaceFilter().apply(
+        [[postprocess_generated_text(g, until, None)] for g, _ in cases], [{}] * len(cases))
+    diffs = [g for (g, _), (t,) in zip(cases, theirs, strict=True) if ours.apply(g)[0] != t]
+    assert len(cases) > 80_000 and diffs == []

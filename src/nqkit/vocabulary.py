@@ -134,6 +134,16 @@ CONVENTION = Param("convention", "--convention", "exact-match rule, by name: {na
                    "(default orqa, the official NQ-open rule; each is a module of "
                    "nqkit.conventions, docs/nq-open-ambigqa.md says what it does)",
                    default="orqa", metavar="NAME", names=_convention_names)
+def _extractor_names() -> list[str]:
+    from nqkit.text.extract import EXTRACTORS
+
+    return list(EXTRACTORS)
+
+
+EXTRACT = Param("extract", "--extract", "answer extraction from a raw generation before "
+                "matching, by name: {names} (default none: the prediction as given; "
+                "docs/nq-open-ambigqa.md says what each does)", default="none",
+                metavar="NAME", names=_extractor_names)
 LONG_THRESHOLD = Param("long_threshold", "--long-threshold", "gold has a long answer when "
                        ">= K annotators gave one (default 2; 1 for 1-way train gold)",
                        default=2, type=positive_int, metavar="K")

@@ -26,17 +26,10 @@ import re
 import string
 
 from nqkit.conventions.base import EmConvention, register
+from nqkit.text.extract import cut_at_stops as extract  # step 1-2: the task's stops
 
-STOPS = ("\n", ".", ",")  # the task's generation_kwargs.until, in its order
 ARTICLES = re.compile(r"\b(?:The |the |An |A |The |a |an )")  # its regexes_to_ignore
 _PUNCTUATION = str.maketrans("", "", string.punctuation)
-
-
-def extract(generation: str) -> str:
-    """The generation as the task scores it: cut at each stop in turn, stripped."""
-    for stop in STOPS:
-        generation = generation.split(stop)[0]
-    return generation.strip()
 
 
 def normalize(text: str) -> str:

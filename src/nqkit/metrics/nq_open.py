@@ -33,6 +33,7 @@ from nqkit.errors import InputError, examples, for_example
 from nqkit.formats.nq_open import NqOpenExample, NqOpenPrediction
 from nqkit.signature import ResultWarning, make_signature
 from nqkit.splits import CUSTOM, check_split, describe
+from nqkit.text.extract import get_extractor
 
 __all__ = ["NqOpenItem", "NqOpenResult", "regex_match", "score_nq_open"]
 
@@ -48,6 +49,7 @@ class NqOpenItem:
     correct: bool
     matched_answer: str | None  # the first gold answer that matched, if any
     answers: tuple[str, ...]
+    extracted: str | None = None  # the answer --extract took from the prediction (if any)
 
 
 @dataclass(frozen=True)
@@ -139,17 +141,17 @@ def check_patterns(references: Iterable[tuple[str | None, tuple[str, ...]]]) -> 
 
 def nq_open_signature(*, answer_field: str, regex: bool, missing: str,
                       warnings: Iterable[ResultWarning] = (), convention: str = "orqa",
-                      split: str = CUSTOM) -> str:
-    """``nq-open|split:<split>|answer-field:...|match:...|missing:...|v...``; ``split`` is
-    the label of the references' questions (:func:`nqkit.splits.identify`)."""
+                      split: str = CUSTOM, extract: str = "none") -> str:
+    """``nq-open|split:<split>|answer-field:...|[extract:...|]match:...|missing:...|v...``;
+    ``split`` is the label of the references' questions (:func:`nqkit.splits.identify`);
+    ``extract`` (:mod:`nqkit.text.extract`) appears when it is not ``none``."""
     # the official rule keeps its historical name, em-nfd; the others are em-<convention>
     match = "regex" if regex else "em-nfd" if convention == "orqa" else f"em-{convention}"
-    return make_signature("nq-open", {
-        "split": split,
-        "answer-field": answer_field,
-        "match": match,
-        "missing": missing,
-    }, warnings)
+    settings = {"split": split, "answer-field": answer_field}
+    if extract != "none":
+        settings["extract"] = extract
+    return make_signature("nq-open", {**settings, "match": match, "missing": missing},
+                          warnings)
 
 
 def score_nq_open(
@@ -161,6 +163,7 @@ def score_nq_open(
     answer_field: str = "answer",
     where: str | None = None,
     convention: str = "orqa",
+    extract: str = "none",
 ) -> NqOpenResult:
     """Score predictions against references.
 
@@ -168,9 +171,12 @@ def score_nq_open(
     listing a few) or ``"wrong"`` (score them as wrong, as the official script does).
     ``answer_field`` only enters the signature; ``where`` names the predictions in messages.
     ``convention`` names the exact-match rule (:mod:`nqkit.metrics.em_conventions`): the
-    official ``orqa`` by default; the others are separately signed variants.
+    official ``orqa`` by default; the others are separately signed variants. ``extract``
+    names the answer extraction applied to each prediction first
+    (:mod:`nqkit.text.extract`; ``none``: scored as given).
     """
     rule = get_convention(convention)
+    extractor = get_extractor(extract)
     if regex and rule.name != "orqa":
         raise InputError(None, f"regular-expression gold answers have no {rule.name!r} "
                          "exact-match rule", "score regex gold answers with --convention orqa")
@@ -212,6 +218,7 @@ def score_nq_open(
 
     items: list[NqOpenItem] = []
     uncreditable: list[str] = []
+    fell_back = 0
     num_correct = 0
     empty_q = empty_a = 0
     empty_preds = empty_matches = 0
@@ -222,7 +229,12 @@ def score_nq_open(
             empty_q += n_empty > 0
             if not rule.creditable(answers):
                 uncreditable.append(question)
-        pred = preds.get(question)
+        raw = preds.get(question)
+        pred, extracted = raw, None
+        if raw is not None and extractor.name != "none":
+            pred, found = extractor.apply(raw)
+            extracted = pred
+            fell_back += not found
         matched: str | None = None
         if pred is not None:
             if regex:
@@ -234,7 +246,7 @@ def score_nq_open(
                 empty_matches += norm_pred == "" and matched is not None
         correct = matched is not None
         num_correct += correct
-        items.append(NqOpenItem(question, pred, correct, matched, answers))
+        items.append(NqOpenItem(question, raw, correct, matched, answers, extracted))
 
     total = len(refs)
     predicted = total - len(absent)
@@ -249,6 +261,11 @@ def score_nq_open(
             "empty-match", f"{empty_matches:,} of the {num_correct:,} correct answers are "
             "empty predictions that equal a gold answer normalizing to the empty string "
             "(counted as correct, as the official script does)"))
+    if fell_back:
+        warnings.append(ResultWarning(
+            "extract-fallback", f"--extract {extractor.name} found nothing to extract in "
+            f"{fell_back:,} of the {predicted:,} predictions; their first line was scored "
+            "(check the prompt's answer format)"))
     if absent and unused:
         other = split.unused_split
         which = (f" (they are {describe(other)})" if other is not None and other.known
@@ -264,7 +281,7 @@ def score_nq_open(
         missing_predictions=len(absent),
         signature=nq_open_signature(answer_field=answer_field, regex=regex, missing=missing,
                                     warnings=warnings, convention=rule.name,
-                                    split=split.references.label),
+                                    split=split.references.label, extract=extractor.name),
         empty_gold_questions=empty_q,
         empty_gold_answers=empty_a,
         duplicate_references=dup_refs,

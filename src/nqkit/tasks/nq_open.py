@@ -13,11 +13,12 @@ from typing import Any
 from nqkit.settings import Param
 from nqkit.signature import ResultWarning
 from nqkit.tasks.base import TASKS, Coverage, Result, Settings, Task
-from nqkit.vocabulary import ANSWER_FIELD, CONVENTION
+from nqkit.vocabulary import ANSWER_FIELD, CONVENTION, EXTRACT
 
 PARAMS: tuple[Param, ...] = (
     ANSWER_FIELD,
     CONVENTION,
+    EXTRACT,
     Param("regex", "--regex", "gold answers are regular expressions (CuratedTrec): a pattern "
           "must match at the start of the prediction, case-insensitively",
           action="store_true", default=False),
@@ -63,6 +64,7 @@ class NqOpenSettings(Settings):
 
     answer_field: str  # the gold field holding the answers
     convention: str  # the exact-match rule, by name (orqa: the official one)
+    extract: str  # the answer extraction applied to each prediction (none: as given)
     regex: bool  # gold answers are regular expressions (CuratedTrec)
     explain: bool  # also score under every convention and list where they disagree
 
@@ -77,7 +79,8 @@ def score(s: NqOpenSettings) -> Result:
     predictions = list(read_nq_open_predictions(path))
     r = score_nq_open(references, predictions, regex=s.regex,
                       missing="wrong" if s.allow_missing else "error",
-                      answer_field=s.answer_field, convention=s.convention, where=path)
+                      answer_field=s.answer_field, convention=s.convention, where=path,
+                      extract=s.extract)
     if r.unused_predictions and not s.allow_extra:
         refuse_extra(path, r.unused_predictions, references, predictions)
     return nq_open_result(r, explain=s.explain)
@@ -112,19 +115,21 @@ def nq_open_result(r: Any, *, explain: bool = False, title: str = "NQ-open exact
     ]
     items: list[dict[str, Any]] = [
         {"question": it.question, "prediction": it.prediction, "correct": it.correct,
-         "matched_answer": it.matched_answer, "answers": list(it.answers)} for it in r.items]
+         "matched_answer": it.matched_answer, "answers": list(it.answers),
+         **({} if it.extracted is None else {"extracted": it.extracted})} for it in r.items]
     if explain:
         from nqkit.conventions import convention_names, get_convention
 
         rules = [get_convention(n) for n in convention_names()]
         for item, it in zip(items, r.items, strict=True):
-            item["conventions"] = {c.name: it.prediction is not None
-                                   and c.match(it.prediction, it.answers) is not None
+            said = scored(it)
+            item["conventions"] = {c.name: said is not None
+                                   and c.match(said, it.answers) is not None
                                    for c in rules}
     official: dict[str, Any] = dict(r.official())
     notes: list[str] = []
     if explain:
-        table = explain_conventions([(it.question, it.prediction, it.answers)
+        table = explain_conventions([(it.question, scored(it), it.answers)
                                      for it in r.items])
         official["conventions"] = {n: {"accuracy": table.accuracy(n),
                                        "num_correct": table.num_correct[n],
@@ -141,6 +146,12 @@ def nq_open_result(r: Any, *, explain: bool = False, title: str = "NQ-open exact
         signature=r.signature, official=official, items=items, item_key="question",
         coverage=Coverage(predicted, r.num_total), show_coverage=False,
         headline=headline, warnings=warnings, notes=notes)
+
+
+def scored(item: Any) -> str | None:
+    """What the rules compare of an item: the extracted answer (--extract), else the
+    prediction."""
+    return item.prediction if item.extracted is None else item.extracted
 
 
 def explain_text(table: Any) -> str:
