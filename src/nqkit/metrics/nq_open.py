@@ -70,6 +70,7 @@ class NqOpenResult:
     # EmConvention.creditable), in gold order
     uncreditable: tuple[str, ...] = ()
     convention: str = "orqa"  # the exact-match rule's name
+    extract: str = "none"  # the answer extraction's name (nqkit.text.extract)
     items: list[NqOpenItem] = field(default_factory=list, repr=False)
     warnings: tuple[ResultWarning, ...] = ()  # what limits the meaning of the accuracy
 
@@ -289,6 +290,7 @@ def score_nq_open(
         unused_predictions=unused,
         uncreditable=tuple(uncreditable),
         convention=rule.name,
+        extract=extractor.name,
         items=items,
         warnings=tuple(warnings),
     )

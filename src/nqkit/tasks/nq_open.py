@@ -25,6 +25,9 @@ PARAMS: tuple[Param, ...] = (
     Param("explain", "--explain", "also score the predictions under every convention and "
           "list the questions where they disagree", action="store_true", default=False,
           report=True),
+    Param("published", "--published", "a published exact match to reproduce, as the paper "
+          "prints it (44.1 or 0.441): the verdict (equal, within noise, differs) and the "
+          "conventions and extractions that meet it", metavar="NUMBER", report=True),
 )
 
 
@@ -67,6 +70,7 @@ class NqOpenSettings(Settings):
     extract: str  # the answer extraction applied to each prediction (none: as given)
     regex: bool  # gold answers are regular expressions (CuratedTrec)
     explain: bool  # also score under every convention and list where they disagree
+    published: str | None  # a published exact match to judge the run against
 
 
 def score(s: NqOpenSettings) -> Result:
@@ -83,7 +87,7 @@ def score(s: NqOpenSettings) -> Result:
                       extract=s.extract)
     if r.unused_predictions and not s.allow_extra:
         refuse_extra(path, r.unused_predictions, references, predictions)
-    return nq_open_result(r, explain=s.explain)
+    return nq_open_result(r, explain=s.explain, published=s.published, regex=s.regex)
 
 
 def refuse_extra(path: str, n: int, references: Any, predictions: Any) -> None:
@@ -99,8 +103,9 @@ def refuse_extra(path: str, n: int, references: Any, predictions: Any) -> None:
 
 
 def nq_open_result(r: Any, *, explain: bool = False, title: str = "NQ-open exact match",
-                   ) -> Result:
-    """An NQ-open score (:class:`~nqkit.metrics.nq_open.NqOpenResult`) as a Result."""
+                   published: str | None = None, regex: bool = False) -> Result:
+    """An NQ-open score (:class:`~nqkit.metrics.nq_open.NqOpenResult`) as a Result;
+    ``published`` adds the reproduction verdict (:mod:`nqkit.analysis.reproduction`)."""
     import numpy as np
 
     from nqkit.metrics.em_conventions import explain_conventions
@@ -137,6 +142,21 @@ def nq_open_result(r: Any, *, explain: bool = False, title: str = "NQ-open exact
                                    for n in table.names}
         official["disagreements"] = len(table.disagreements)
         notes.append(explain_text(table))
+    if published is not None:
+        from nqkit.analysis.reproduction import parse_published, reproduce
+
+        if regex:
+            from nqkit.errors import InputError
+
+            raise InputError("--published", "regular-expression gold has one rule only, "
+                             "so there is nothing to explain a gap with",
+                             "drop --published, or compare the numbers by hand")
+        rep = reproduce([(it.prediction, it.answers) for it in r.items],
+                        parse_published(published), convention=r.convention,
+                        extract=r.extract)
+        official["reproduction"] = reproduction_json(rep)
+        notes.append(reproduction_text(rep))
+
     def headline() -> dict[str, ItemStats]:
         return {"exact match": ItemStats.of(np.array([it.correct for it in r.items],
                                                      dtype=float))}
@@ -146,6 +166,34 @@ def nq_open_result(r: Any, *, explain: bool = False, title: str = "NQ-open exact
         signature=r.signature, official=official, items=items, item_key="question",
         coverage=Coverage(predicted, r.num_total), show_coverage=False,
         headline=headline, warnings=warnings, notes=notes)
+
+
+def reproduction_json(rep: Any) -> dict[str, Any]:
+    return {"published": rep.published.value, "published_text": rep.published.text,
+            "verdict": rep.chosen.verdict, "delta": rep.chosen.delta,
+            "interval": list(rep.interval()), "noise_band": rep.band,
+            "summary": rep.summary(),
+            "rows": [{"convention": x.convention, "extract": x.extract,
+                      "accuracy": x.accuracy, "num_correct": x.num_correct,
+                      "delta": x.delta, "verdict": x.verdict} for x in rep.rows]}
+
+
+def reproduction_text(rep: Any) -> str:
+    """The ``--published`` block: the closest conventions × extractions and the verdict."""
+    from nqkit.report import format_table
+
+    p = rep.published
+    unit, digits = (100, 2) if p.percent else (1, 4)
+    shown = [rep.chosen, *[x for x in rep.rows if x is not rep.chosen][:7]]
+    rows = [(x.convention, x.extract, f"{unit * x.accuracy:.{digits}f}",
+             f"{unit * x.delta:+.{digits}f}", x.verdict + (" (yours)" if x is rep.chosen
+                                                           else "")) for x in shown]
+    title = (f"reproducing the published {p.text} on {rep.num_total:,} questions (noise "
+             f"band ±{unit * rep.band:.{digits}f}: two runs of one system, 95%, with the "
+             "number's rounding; the closest of every convention × extraction)")
+    return "\n".join(["", format_table(("convention", "extract", "exact match", "gap",
+                                        "verdict"), rows, title=title,
+                                       right=(2, 3)), rep.summary()])
 
 
 def scored(item: Any) -> str | None:
