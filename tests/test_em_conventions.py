@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from nqkit.errors import InputError
 from nqkit.metrics.em_conventions import explain_conventions, get_convention
+
+from conftest import shared_file
 
 COMPOSED = "Pel\u00e9"  # é as one code point
 DECOMPOSED = "Pele\u0301"  # e + combining acute accent
@@ -112,3 +116,41 @@ def test_cli_unknown_convention_and_regex(tmp_path, capsys):
     assert main(["eval", "nq-open", "--gold", refs, "--predictions", preds,
                  "--convention", "squad", "--regex"]) == 2
     assert "no 'squad' exact-match rule" in capsys.readouterr().err
+
+
+def test_gap_causes_put_each_difference_down_to_one_step():
+    # by hand from the rules: containment credits the longer answers (matching: "the
+    # beatles band" holds "beatles", "paris france" holds "paris"); lm-eval's
+    # stops cut "Paris, France" to a hit and "Washington, D.C." to a miss (extraction);
+    # it keeps a double space that orqa collapses (normalization)
+    from nqkit.metrics.em_conventions import gap_causes
+
+    items = [("q1", "the Beatles band", ["Beatles"]), ("q2", "Paris, France", ["Paris"]),
+             ("q3", "Washington, D.C.", ["Washington, D.C."]),
+             ("q4", "New  York", ["New York"]), ("q5", None, ["x"]), ("q6", "x", ["x"])]
+    orqa = get_convention("orqa")
+    c = gap_causes(orqa, get_convention("containment"), items)
+    assert (c.gained, c.lost, c.net) == ({"normalization": 0, "matching": 2, "extraction": 0},
+                                         dict.fromkeys(("normalization", "matching",
+                                                        "extraction"), 0), 2)
+    assert c.examples["matching"] == ["q1", "q2"]
+    c = gap_causes(orqa, get_convention("lm-eval-v4"), items)
+    assert c.gained == {"normalization": 0, "matching": 0, "extraction": 1}
+    assert c.lost == {"normalization": 1, "matching": 0, "extraction": 1}
+    assert c.examples == {"normalization": ["q4"], "matching": [], "extraction": ["q2", "q3"]}
+
+
+def test_gap_causes_add_up_to_the_gap_on_a_released_system(capsys):
+    from nqkit.cli import main
+
+    gold = shared_file("data", "nq-open", "NQ-open.dev.jsonl")
+    preds = shared_file("golden", "nq-open", "mixed.predictions.jsonl")
+    assert main(["eval", "nq-open", "--gold", str(gold), "--predictions", str(preds),
+                 "--allow-missing", "--explain", "--format", "json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    mine = got["conventions"]["orqa"]["num_correct"]
+    assert set(got["gap_causes"]) == set(got["conventions"]) - {"orqa"}
+    for name, causes in got["gap_causes"].items():
+        assert causes["net"] == got["conventions"][name]["num_correct"] - mine, name
+        assert causes["net"] == sum(causes["gained"].values()) - sum(causes["lost"].values())
+    assert got["gap_causes"]["lm-eval-v4"]["lost"]["extraction"] > 0

@@ -18,8 +18,8 @@ from nqkit.conventions.base import (
     get_convention,
 )
 
-__all__ = ["ALIASES", "CONVENTIONS", "EmConvention", "convention_names", "explain_conventions",
-           "get_convention"]
+__all__ = ["ALIASES", "CONVENTIONS", "EmConvention", "GapCauses", "convention_names",
+           "explain_conventions", "gap_causes", "get_convention"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,3 +76,60 @@ def explain_conventions(
         if len(set(marks.values())) > 1:
             rows.append(Disagreement(question, prediction, tuple(answers), marks))
     return ConventionTable(labels, len(items), correct, rows, can)
+
+
+# the steps that turn one convention into another, in the order they are swapped in
+STEPS = ("normalization", "matching", "extraction")
+
+
+@dataclass(frozen=True)
+class GapCauses:
+    """Why ``other`` scores the same predictions differently from ``reference``: each
+    question whose verdict differs, put down to the step that changes it.
+
+    ``other`` is reached from ``reference`` one step at a time (:data:`STEPS`: its
+    normalization, then its matching — equality or containment —, then its extraction of
+    the prediction); a question is put down to the last step that changed its verdict, so
+    the counts add up to the gap. ``gained[step]``: questions ``other`` credits and
+    ``reference`` does not; ``lost[step]``: the reverse.
+    """
+
+    reference: str
+    other: str
+    gained: dict[str, int]
+    lost: dict[str, int]
+    examples: dict[str, list[str]]  # the first questions of each step, in input order
+
+    @property
+    def net(self) -> int:
+        return sum(self.gained.values()) - sum(self.lost.values())
+
+
+def gap_causes(reference: EmConvention, other: EmConvention,
+               items: Sequence[tuple[str, str | None, Sequence[str]]],
+               *, keep: int = 3) -> GapCauses:
+    """The verdicts of ``other`` against ``reference`` on ``(question, prediction,
+    answers)`` items, question by question, each difference put down to one step
+    (:class:`GapCauses`)."""
+    from dataclasses import replace
+
+    chain = [reference,
+             replace(reference, normalize=other.normalize),
+             replace(reference, normalize=other.normalize, contains=other.contains),
+             other]
+    gained = dict.fromkeys(STEPS, 0)
+    lost = dict.fromkeys(STEPS, 0)
+    examples: dict[str, list[str]] = {step: [] for step in STEPS}
+    for question, prediction, answers in items:
+        if prediction is None:
+            continue
+        verdicts = [rule.match(prediction, answers) is not None for rule in chain]
+        if verdicts[0] == verdicts[-1]:
+            continue
+        # the last step whose verdict differs from the one before it
+        step = max(i for i in range(1, 4) if verdicts[i] != verdicts[i - 1])
+        name = STEPS[step - 1]
+        (gained if verdicts[-1] else lost)[name] += 1
+        if len(examples[name]) < keep:
+            examples[name].append(question)
+    return GapCauses(reference.name, other.name, gained, lost, examples)

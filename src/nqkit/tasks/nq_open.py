@@ -141,7 +141,11 @@ def nq_open_result(r: Any, *, explain: bool = False, title: str = "NQ-open exact
                                        "ceiling": table.ceiling(n)}
                                    for n in table.names}
         official["disagreements"] = len(table.disagreements)
+        causes = explain_causes(r, table.names)
+        official["gap_causes"] = {c.other: {"net": c.net, "gained": c.gained, "lost": c.lost,
+                                            "examples": c.examples} for c in causes}
         notes.append(explain_text(table))
+        notes.append(causes_text(r.convention, causes))
     if published is not None:
         from nqkit.analysis.reproduction import parse_published, reproduce
 
@@ -166,6 +170,35 @@ def nq_open_result(r: Any, *, explain: bool = False, title: str = "NQ-open exact
         signature=r.signature, official=official, items=items, item_key="question",
         coverage=Coverage(predicted, r.num_total), show_coverage=False,
         headline=headline, warnings=warnings, notes=notes)
+
+
+def explain_causes(r: Any, names: Any) -> list[Any]:
+    """Every other convention's gap to the one scored with, put down to its steps."""
+    from nqkit.conventions import get_convention
+    from nqkit.metrics.em_conventions import gap_causes
+
+    mine = get_convention(r.convention)
+    items = [(it.question, scored(it), it.answers) for it in r.items]
+    return [gap_causes(mine, get_convention(n), items) for n in names if n != mine.name]
+
+
+def causes_text(reference: str, causes: Any) -> str:
+    """The table of where each convention's gap to ``reference`` comes from."""
+    from nqkit.metrics.em_conventions import STEPS
+    from nqkit.report import format_table
+
+    def cell(c: Any, step: str) -> str:
+        g, lost = c.gained[step], c.lost[step]
+        return "0" if not g and not lost else " ".join(
+            x for x in (f"+{g:,}" if g else "", f"-{lost:,}" if lost else "") if x)
+
+    rows = [(c.other, f"{c.net:+,}", *(cell(c, s) for s in STEPS)) for c in causes]
+    return "\n".join(["", format_table(
+        ("convention", "questions", *STEPS), rows,
+        title=f"where each convention's gap to {reference} comes from (questions gained + "
+        f"and lost -, put down to the step of the rule that changes the verdict: "
+        f"{reference}'s normalization, matching, extraction swapped for the other's in "
+        "turn)")])
 
 
 def reproduction_json(rep: Any) -> dict[str, Any]:
