@@ -10,6 +10,7 @@ that calls :func:`register`; the modules are found and imported on first use
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -37,13 +38,13 @@ class EmConvention:
         """The prediction as this rule compares it: extracted, then normalized."""
         if self.extract is not None:
             prediction = self.extract(prediction)
-        return self.normalize(prediction)
+        return _normalized(self.normalize, prediction)
 
     def match(self, prediction: str, answers: Sequence[str]) -> str | None:
         """The first gold answer the prediction meets under this rule, else None."""
         pred = self.normalize_prediction(prediction)
         for answer in answers:
-            gold = self.normalize(answer)
+            gold = _normalized(self.normalize, answer)
             if (gold in pred) if self.contains else (gold == pred):
                 return answer
         return None
@@ -55,6 +56,14 @@ class EmConvention:
         verbatim answer scores it, so the rule's ceiling (the score of a system that
         always answers with a gold answer) is below 1."""
         return any(self.match(a, answers) is not None for a in answers)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _normalized(normalize: Callable[[str], str], text: str) -> str:
+    """``normalize(text)``, remembered: ``--explain``, ceilings and gap causes normalize
+    the same gold answers and predictions under every convention, and several
+    conventions share one normalization (SQuAD's)."""
+    return normalize(text)
 
 
 CONVENTIONS: Registry[EmConvention] = Registry("exact-match convention")
