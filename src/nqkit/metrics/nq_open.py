@@ -30,6 +30,7 @@ import regex as rx  # the regex package: re's syntax plus a match timeout
 
 from nqkit.conventions import get_convention
 from nqkit.errors import InputError, examples, for_example
+from nqkit.formats.harness import PLAIN
 from nqkit.formats.nq_open import NqOpenExample, NqOpenPrediction
 from nqkit.signature import ResultWarning, make_signature
 from nqkit.splits import CUSTOM, check_split, describe
@@ -135,17 +136,19 @@ def check_patterns(references: Iterable[tuple[str | None, tuple[str, ...]]]) -> 
 
 def nq_open_signature(*, answer_field: str, regex: bool, missing: str,
                       warnings: Iterable[ResultWarning] = (), convention: str = "orqa",
-                      split: str = CUSTOM) -> str:
+                      split: str = CUSTOM, predictions_format: str = PLAIN) -> str:
     """``nq-open|split:<split>|answer-field:...|match:...|missing:...|v...``; ``split`` is
-    the label of the references' questions (:func:`nqkit.splits.identify`)."""
+    the label of the references' questions (:func:`nqkit.splits.identify`);
+    ``preds:<format>`` follows when the predictions were read from another shape than
+    nqkit's own (:mod:`nqkit.formats.harness`: ``preds:lm-eval-samples``, ...), so that a
+    number says where its predictions came from."""
     # the official rule keeps its historical name, em-nfd; the others are em-<convention>
     match = "regex" if regex else "em-nfd" if convention == "orqa" else f"em-{convention}"
-    return make_signature("nq-open", {
-        "split": split,
-        "answer-field": answer_field,
-        "match": match,
-        "missing": missing,
-    }, warnings)
+    settings = {"split": split, "answer-field": answer_field, "match": match,
+                "missing": missing}
+    if predictions_format != PLAIN:
+        settings["preds"] = predictions_format
+    return make_signature("nq-open", settings, warnings)
 
 
 def score_nq_open(
@@ -157,6 +160,7 @@ def score_nq_open(
     answer_field: str = "answer",
     where: str | None = None,
     convention: str = "orqa",
+    predictions_format: str = PLAIN,
 ) -> NqOpenResult:
     """Score predictions against references.
 
@@ -165,6 +169,8 @@ def score_nq_open(
     ``answer_field`` only enters the signature; ``where`` names the predictions in messages.
     ``convention`` names the exact-match rule (:mod:`nqkit.metrics.em_conventions`): the
     official ``orqa`` by default; the others are separately signed variants.
+    ``predictions_format`` (:attr:`~nqkit.formats.nq_open.NqOpenPredictions.format`) only
+    enters the signature.
     """
     rule = get_convention(convention)
     if regex and rule.name != "orqa":
@@ -257,7 +263,8 @@ def score_nq_open(
         missing_predictions=len(absent),
         signature=nq_open_signature(answer_field=answer_field, regex=regex, missing=missing,
                                     warnings=warnings, convention=rule.name,
-                                    split=split.references.label),
+                                    split=split.references.label,
+                                    predictions_format=predictions_format),
         empty_gold_questions=empty_q,
         empty_gold_answers=empty_a,
         duplicate_references=dup_refs,
