@@ -53,7 +53,9 @@ def _stub_index(retriever: str, settings: dict[str, Any]) -> Any:
 def _built(recorded: set[str]) -> set[str]:
     """Signatures the snapshots cannot hold, built by the code that makes them: dense and
     hybrid runs (not recorded: their scores depend on the CPU's BLAS kernel) from stub
-    indexes, behind the answer-recall part of a recorded run."""
+    indexes, behind the answer-recall part of a recorded run; NQ-open predictions read
+    from a harness's file (tests/test_harness_files.py writes those files)."""
+    from nqkit.metrics.nq_open import nq_open_signature
     from nqkit.retrieval.open_run import run_signature_settings
     from nqkit.signature import make_signature
 
@@ -68,6 +70,9 @@ def _built(recorded: set[str]) -> set[str]:
     for indexes, fusion in (([dense], None), ([bm25, dense], "norm"), ([bm25, dense], "rrf")):
         out.add(make_signature("retrieval", {**answer, **run_signature_settings(
             indexes, fusion, 1.0, 1000)}))
+    out.add(nq_open_signature(answer_field="answer", regex=False, missing="error",
+                              convention="lm-eval-v4", split="nq-open/dev",
+                              predictions_format="lm-eval-samples"))
     return out
 
 

@@ -10,6 +10,7 @@ question string, as in the official evaluation.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,22 +19,41 @@ from typing import Any
 import orjson
 
 from nqkit.errors import InputError, examples, location
+from nqkit.formats.harness import (
+    FLASHRAG,
+    FORMAT_NAMES,
+    LM_EVAL,
+    OQAEVAL,
+    PLAIN,
+    SHAPES_HINT,
+    FirstFilter,
+    flashrag_answers,
+    flashrag_prediction,
+    is_flashrag_item,
+    is_lm_eval_sample,
+    lm_eval_answers,
+    lm_eval_prediction,
+    lm_eval_question,
+)
 from nqkit.io import (
     ObjectPairs,
     PathLike,
     PathsLike,
     expand_paths,
     iter_lines,
+    parse_json_document,
     parse_json_line,
-    read_json,
+    read_bytes,
 )
 
 __all__ = [
     "NqOpenExample",
     "NqOpenPrediction",
+    "NqOpenPredictions",
     "nq_open_to_json",
     "read_nq_open",
     "read_nq_open_predictions",
+    "read_predictions",
 ]
 
 
@@ -54,23 +74,6 @@ class NqOpenPrediction:
     prediction: str  # the single predicted answer string
 
 
-def _lines(paths: PathsLike, what: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    seen_any = False
-    files = expand_paths(paths, what=what)
-    for path in files:
-        for lineno, raw in iter_lines(path):
-            where = location(path, lineno) or str(path)
-            obj = parse_json_line(raw, where)
-            if not isinstance(obj, dict):
-                raise InputError(where, f"expected a JSON object, found {type(obj).__name__}",
-                                 "each line must be one JSON object {...}")
-            seen_any = True
-            yield where, obj
-    if not seen_any:
-        names = examples(files, width=None)
-        raise InputError(names, f"the {what} file is empty", f"give a non-empty {what} file")
-
-
 def _string_field(obj: dict[str, Any], key: str, where: str, example: str) -> str:
     if key not in obj:
         found = examples(sorted(obj)) or "no keys"
@@ -87,97 +90,247 @@ def read_nq_open(paths: PathsLike, *, answer_field: str = "answer",
                  field_option: str | None = "--answer-field") -> Iterator[NqOpenExample]:
     """Lazily read NQ-open reference lines; ``answer_field`` names the answer list.
 
+    The gold that harnesses' output files carry is read too (:mod:`nqkit.formats.harness`):
+    lm-eval samples (the ``doc``'s question and ``answer_field``) and FlashRAG's saved
+    data (``golden_answers``); oqaeval-style lines are NQ-open lines. Each file is read
+    once (a FIFO too).
+
     ``field_option`` is the caller's option that chooses the field, named in the message
     for a missing one (``None``: the caller has none, the file must use ``answer_field``).
 
     Raises :class:`InputError` at ``file:line`` for a missing question, a missing answer
     field or an answer field that is not a non-empty list of strings.
     """
+    files = expand_paths(paths, what="gold")
+    seen_any = False
+    for path in files:
+        lines = iter_lines(path)
+        head = next(lines, None)
+        if head is None:
+            continue
+        first = _try_json(head[1])
+        if (first is None and head[1].lstrip()[:1] == b"[") or (
+                isinstance(first, list) and first and isinstance(first[0], dict)):
+            # one JSON document (FlashRAG's indented list): the rest of this one reading
+            data = head[1] + b"".join(raw for _, raw in lines)
+            for ex in _flashrag_gold(path, data, answer_field, field_option):
+                seen_any = True
+                yield ex
+            continue
+        samples = isinstance(first, dict) and is_lm_eval_sample(first)
+        keep = FirstFilter()
+        for lineno, raw in itertools.chain([head], lines):
+            where = location(path, lineno) or str(path)
+            obj = parse_json_line(raw, where)
+            if not isinstance(obj, dict):
+                raise InputError(where, f"expected a JSON object, found {type(obj).__name__}",
+                                 "each line must be one JSON object {...}")
+            seen_any = True
+            if samples:
+                if not is_lm_eval_sample(obj):
+                    raise _not_like_first(where, obj, LM_EVAL)
+                if keep.keep(obj):
+                    yield NqOpenExample(lm_eval_question(obj, where),
+                                        lm_eval_answers(obj, where, answer_field), where)
+                continue
+            yield _gold_line(obj, where, answer_field, field_option)
+    if not seen_any:
+        names = examples(files, width=None)
+        raise InputError(names, "the gold file is empty", "give a non-empty gold file")
+
+
+def _gold_line(obj: dict[str, Any], where: str, answer_field: str,
+               field_option: str | None) -> NqOpenExample:
     example = f'{{"question": "...", "{answer_field}": ["..."]}}'
-    for where, obj in _lines(paths, "gold"):
-        question = _string_field(obj, "question", where, example)
-        if answer_field not in obj:
-            found = examples(sorted(obj)) or "no keys"
-            hint = (" (EfficientQA test gold uses 'answer_and_def_correct_predictions')"
-                    if answer_field == "answer" else "")
-            raise InputError(where, f"missing answer field {answer_field!r} (found {found})"
-                             + hint, f"choose the field with {field_option}" if field_option
-                             else f"each line must look like {example}")
-        answers = obj[answer_field]
-        if (not isinstance(answers, list) or not answers
-                or not all(isinstance(a, str) for a in answers)):
-            raise InputError(where, f"{answer_field!r} must be a non-empty list of strings, "
-                             f"found {answers!r:.80}", f"each line must look like {example}")
-        yield NqOpenExample(question=question, answers=tuple(answers), where=where)
+    question = _string_field(obj, "question", where, example)
+    if answer_field not in obj:
+        found = examples(sorted(obj)) or "no keys"
+        hint = (" (EfficientQA test gold uses 'answer_and_def_correct_predictions')"
+                if answer_field == "answer" else "")
+        raise InputError(where, f"missing answer field {answer_field!r} (found {found})"
+                         + hint, f"choose the field with {field_option}" if field_option
+                         else f"each line must look like {example}")
+    answers = obj[answer_field]
+    if (not isinstance(answers, list) or not answers
+            or not all(isinstance(a, str) for a in answers)):
+        raise InputError(where, f"{answer_field!r} must be a non-empty list of strings, "
+                         f"found {answers!r:.80}", f"each line must look like {example}")
+    return NqOpenExample(question=question, answers=tuple(answers), where=where)
+
+
+def _flashrag_gold(path: Path, data: bytes, answer_field: str, field_option: str | None
+                   ) -> Iterator[NqOpenExample]:
+    """The gold of FlashRAG's saved data: each item's question and ``golden_answers``."""
+    items = parse_json_document(data, path, what="gold")
+    if not isinstance(items, list) or not all(
+            isinstance(x, dict) and is_flashrag_item(x) for x in items[:1]):
+        raise InputError(path, "a JSON document, not NQ-open gold lines nor FlashRAG's "
+                         "saved data", 'give JSON lines {"question": "...", "answer": '
+                         '["..."]}')
+    if answer_field != "answer":
+        raise InputError(path, f"FlashRAG's saved data holds its gold in 'golden_answers', "
+                         f"not {answer_field!r}", f"drop {field_option or '--answer-field'}")
+    for i, obj in enumerate(items):
+        where = f"{path}: item {i}"
+        if not isinstance(obj, dict) or not is_flashrag_item(obj):
+            raise _not_like_first(where, obj, FLASHRAG)
+        question = _string_field(obj, "question", where, '{"question": "...", ...}')
+        yield NqOpenExample(question, flashrag_answers(obj, where), where)
+
+
+def _try_json(raw: bytes) -> Any:
+    """``raw`` parsed, or None when it is not one complete JSON value."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _not_like_first(where: str, obj: Any, shape: str) -> InputError:
+    found = (f"an object with keys {examples(sorted(obj)) or 'none'}"
+             if isinstance(obj, dict) else f"a {type(obj).__name__}")
+    return InputError(where, f"expected {FORMAT_NAMES[shape]} as in the first record, "
+                      f"found {found}", "give one file of one shape")
+
+
+@dataclass(frozen=True, slots=True)
+class NqOpenPredictions:
+    """The predictions of one or more files, and the shape they were read in."""
+
+    predictions: tuple[NqOpenPrediction, ...]  # in file order
+    format: str  # nqkit.formats.harness: "nqkit" (plain), "lm-eval-samples", "flashrag",
+    # "oqaeval"; the formats joined by "+" when the files differ
 
 
 def read_nq_open_predictions(paths: PathsLike) -> Iterator[NqOpenPrediction]:
-    """Lazily read predictions: JSON lines ``{"question": ..., "prediction": ...}`` (the
-    official format), or a JSON object ``{question: prediction, ...}``, or a JSON list of
-    ``{"question", "prediction"}`` objects (common outputs of QA systems).
+    """The predictions of :func:`read_predictions`, one by one."""
+    yield from read_predictions(paths).predictions
 
-    A file is read as one JSON document when its first line is not a complete
-    ``{"question", "prediction"}`` object; an object is taken as the mapping form only
-    when it has neither a ``question`` nor a ``prediction`` key, so the forms never mix up.
+
+def read_predictions(paths: PathsLike) -> NqOpenPredictions:
+    """Read NQ-open predictions in any shape nqkit knows, recognised by their content:
+
+    * JSON lines ``{"question": ..., "prediction": ...}`` (the official format);
+    * a JSON object ``{question: prediction, ...}``, or a JSON list of
+      ``{"question", "prediction"}`` objects (common outputs of QA systems);
+    * the output files of harnesses (:mod:`nqkit.formats.harness`): lm-evaluation-harness
+      ``--log_samples`` lines (the raw generation ``resps[0][0]``), FlashRAG's saved data
+      (``output.pred``), oqaeval-style lines ``{"question", "answer", "prediction"}``.
+
+    A file is read as one JSON document when its first line is not a complete record of
+    a line shape; an object is taken as the mapping form only when it has none of their
+    keys, so the forms never mix up. Each file is read exactly once, its bytes looked at
+    and then parsed: a FIFO or ``<(cat preds.jsonl)`` loses nothing.
     """
-    example = '{"question": "...", "prediction": "..."}'
     files = expand_paths(paths, what="predictions")
-    seen_any = False
+    out: list[NqOpenPrediction] = []
+    formats: list[str] = []
     for path in files:
-        if _is_json_document(path):
-            for pred in _document_items(path, example):
-                seen_any = True
-                yield pred
-            continue
-        for where, obj in _lines(path, "predictions"):
-            seen_any = True
-            question = _string_field(obj, "question", where, example)
-            prediction = _string_field(obj, "prediction", where, example)
-            yield NqOpenPrediction(question=question, prediction=prediction)
-    if not seen_any:
+        shape, preds = _file_predictions(path)
+        out += preds
+        if shape not in formats:
+            formats.append(shape)
+    if not out:
         raise InputError(examples(files, width=None), "the predictions file is empty",
                          "give a non-empty predictions file")
+    return NqOpenPredictions(tuple(out), "+".join(formats))
 
 
-def _is_json_document(path: Path) -> bool:
-    """True when ``path`` holds one JSON document (object or list), not JSON lines."""
-    for _, raw in iter_lines(path):
-        try:
-            first = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            return raw.lstrip()[:1] in (b"{", b"[")  # a pretty-printed document
-        if isinstance(first, list):  # a list of objects; a line like ["q", "a"] is an error
-            return all(isinstance(x, dict) for x in first[:1])
-        return isinstance(first, dict) and "question" not in first and "prediction" not in first
-    return False
+_EXAMPLE = '{"question": "...", "prediction": "..."}'
 
 
-def _document_items(path: Path, example: str) -> Iterator[NqOpenPrediction]:
+def _data_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """``(line_number, line)`` of ``data``, blank lines skipped (as :func:`iter_lines`)."""
+    for lineno, line in enumerate(data.split(b"\n"), 1):
+        if line and not line.isspace():
+            yield lineno, line
+
+
+def _line_shape(obj: dict[str, Any]) -> str | None:
+    if is_lm_eval_sample(obj):
+        return LM_EVAL
+    if "question" in obj or "prediction" in obj:
+        return OQAEVAL if "prediction" in obj and isinstance(obj.get("answer"), list) \
+            else PLAIN
+    return None
+
+
+def _file_predictions(path: Path) -> tuple[str, list[NqOpenPrediction]]:
+    """The shape and the predictions of one file, from its bytes read once."""
+    data = read_bytes(path, what="predictions")
+    head = next(_data_lines(data), None)
+    if head is None:
+        return PLAIN, []
+    first = _try_json(head[1])
+    shape = _line_shape(first) if isinstance(first, dict) else None
+    # a list on the first line is a document of objects; a line like ["q", "a"] an error
+    if shape is None and (
+            isinstance(first, dict)
+            or (isinstance(first, list) and all(isinstance(x, dict) for x in first[:1]))
+            or (first is None and head[1].lstrip()[:1] in (b"{", b"["))):
+        if isinstance(first, dict) and _try_json(data) is None:
+            raise InputError(location(path, head[0]) or str(path),
+                             f"an object with keys {examples(sorted(first)) or 'none'} is "
+                             "no predictions shape nqkit reads", SHAPES_HINT)
+        return _document_predictions(path, data)
+    preds: list[NqOpenPrediction] = []
+    keep = FirstFilter()
+    for lineno, raw in _data_lines(data):
+        where = location(path, lineno) or str(path)
+        obj = parse_json_line(raw, where)
+        if not isinstance(obj, dict):
+            raise InputError(where, f"expected a JSON object, found {type(obj).__name__}",
+                             "each line must be one JSON object {...}")
+        if shape == LM_EVAL:
+            if not is_lm_eval_sample(obj):
+                raise _not_like_first(where, obj, LM_EVAL)
+            if keep.keep(obj):
+                preds.append(NqOpenPrediction(lm_eval_question(obj, where),
+                                              lm_eval_prediction(obj, where)))
+            continue
+        preds.append(NqOpenPrediction(_string_field(obj, "question", where, _EXAMPLE),
+                                      _string_field(obj, "prediction", where, _EXAMPLE)))
+    return shape or PLAIN, preds
+
+
+def _document_predictions(path: Path, data: bytes) -> tuple[str, list[NqOpenPrediction]]:
     # an object's pairs, a question given twice kept: the scorer counts it as it counts
     # a question on two lines (a warning; the last one is used, as the official script
     # does with lines)
-    data = read_json(path, what="predictions", pairs=True)
-    if isinstance(data, ObjectPairs):
-        for question, prediction in data:
+    doc = parse_json_document(data, path, what="predictions", pairs=True)
+    preds: list[NqOpenPrediction] = []
+    if isinstance(doc, ObjectPairs):
+        for question, prediction in doc:
             where = f"{path}: question {examples([question], quote=True)}"
             if not isinstance(prediction, str):
                 raise InputError(where, f"the prediction must be a string, found "
                                  f"{type(prediction).__name__}",
                                  'write {"question": "answer", ...} or JSON lines '
-                                 + example)
-            yield NqOpenPrediction(question=question, prediction=prediction)
-    elif isinstance(data, list):
-        for i, obj in enumerate(data):
-            where = f"{path}: item {i}"
-            if not isinstance(obj, dict):
-                raise InputError(where, f"expected an object, found {type(obj).__name__}",
-                                 f"each item must look like {example}")
-            yield NqOpenPrediction(
-                question=_string_field(obj, "question", where, example),
-                prediction=_string_field(obj, "prediction", where, example))
-    else:
+                                 + _EXAMPLE)
+            preds.append(NqOpenPrediction(question=question, prediction=prediction))
+        return PLAIN, preds
+    if not isinstance(doc, list):
         raise InputError(path, f"expected JSON lines, an object or a list, found "
-                         f"{type(data).__name__}", f"write one {example} per line")
+                         f"{type(doc).__name__}", f"write one {_EXAMPLE} per line")
+    flashrag = bool(doc) and isinstance(doc[0], dict) and is_flashrag_item(doc[0])
+    for i, obj in enumerate(doc):
+        where = f"{path}: item {i}"
+        if not isinstance(obj, dict):
+            raise InputError(where, f"expected an object, found {type(obj).__name__}",
+                             f"each item must look like {_EXAMPLE}")
+        if flashrag:
+            if not is_flashrag_item(obj):
+                raise _not_like_first(where, obj, FLASHRAG)
+            preds.append(NqOpenPrediction(
+                _string_field(obj, "question", where, '{"question": "...", ...}'),
+                flashrag_prediction(obj, where)))
+            continue
+        if i == 0 and "question" not in obj and "prediction" not in obj:
+            raise InputError(where, f"an object with keys {examples(sorted(obj)) or 'none'}"
+                             " is no predictions shape nqkit reads", SHAPES_HINT)
+        preds.append(NqOpenPrediction(_string_field(obj, "question", where, _EXAMPLE),
+                                      _string_field(obj, "prediction", where, _EXAMPLE)))
+    return FLASHRAG if flashrag else PLAIN, preds
 
 
 def nq_open_to_json(example: NqOpenExample, *, answer_field: str = "answer") -> dict[str, Any]:

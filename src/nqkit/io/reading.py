@@ -36,7 +36,9 @@ __all__ = [
     "iter_line_spans",
     "iter_lines",
     "open_binary",
+    "parse_json_document",
     "parse_json_line",
+    "read_bytes",
     "read_json",
 ]
 
@@ -328,6 +330,35 @@ def _object_pairs(data: bytes) -> ObjectPairs:
     return ObjectPairs(top)
 
 
+def read_bytes(path: PathLike, *, what: str = "input") -> bytes:
+    """The whole content of one (possibly gzipped) file, read once: a FIFO or ``<(...)``
+    gives its bytes to this one read, so a reader that must look at a file before parsing
+    it (its shape, then its records) looks at these bytes, never at the file twice."""
+    try:
+        with open_binary(path) as f:
+            return f.read()
+    except _TRUNCATED as e:
+        if isinstance(e, FileNotFoundError | PermissionError | IsADirectoryError):
+            raise _read_error(path, 0, e) from e
+        raise InputError(path, f"the compressed file is truncated or corrupt ({e})",
+                         "download or copy the file again") from e
+
+
+def parse_json_document(data: bytes, where: PathLike, *, what: str = "input",
+                        pairs: bool = False) -> Any:
+    """``data`` (a whole file's bytes) as one JSON document; with ``pairs``, a top-level
+    object as :class:`ObjectPairs`. :class:`InputError` at ``where`` when it is empty or
+    malformed."""
+    if not data.strip():
+        raise InputError(where, f"the {what} file is empty", "give a non-empty JSON file")
+    try:
+        out = orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        raise InputError(where, f"malformed JSON ({e})",
+                         "check that the file is complete JSON") from e
+    return _object_pairs(data) if pairs and isinstance(out, dict) else out
+
+
 def read_json(path: PathLike, *, what: str = "input", pairs: bool = False) -> Any:
     """Read a whole (possibly gzipped) JSON file. With ``pairs``, a top-level object is
     returned as :class:`ObjectPairs` (for files keyed by question or id, where a key given
@@ -337,16 +368,4 @@ def read_json(path: PathLike, *, what: str = "input", pairs: bool = False) -> An
         raise InputError(path, f"names {len(paths)} files, expected one {what} file",
                          "give one file (NAME:FILE picks one file of a registry dataset)")
     p = paths[0]
-    try:
-        with open_binary(p) as f:
-            data = f.read()
-    except _TRUNCATED as e:
-        raise InputError(p, f"the compressed file is truncated or corrupt ({e})",
-                         "download or copy the file again") from e
-    if not data.strip():
-        raise InputError(p, f"the {what} file is empty", "give a non-empty JSON file")
-    try:
-        out = orjson.loads(data)
-    except orjson.JSONDecodeError as e:
-        raise InputError(p, f"malformed JSON ({e})", "check that the file is complete JSON") from e
-    return _object_pairs(data) if pairs and isinstance(out, dict) else out
+    return parse_json_document(read_bytes(p, what=what), p, what=what, pairs=pairs)

@@ -30,6 +30,7 @@ import regex as rx  # the regex package: re's syntax plus a match timeout
 
 from nqkit.conventions import get_convention
 from nqkit.errors import InputError, examples, for_example
+from nqkit.formats.harness import PLAIN
 from nqkit.formats.nq_open import NqOpenExample, NqOpenPrediction
 from nqkit.signature import ResultWarning, make_signature
 from nqkit.splits import CUSTOM, check_split, describe
@@ -142,17 +143,23 @@ def check_patterns(references: Iterable[tuple[str | None, tuple[str, ...]]]) -> 
 
 def nq_open_signature(*, answer_field: str, regex: bool, missing: str,
                       warnings: Iterable[ResultWarning] = (), convention: str = "orqa",
-                      split: str = CUSTOM, extract: str = "none") -> str:
+                      split: str = CUSTOM, extract: str = "none",
+                      predictions_format: str = PLAIN) -> str:
     """``nq-open|split:<split>|answer-field:...|[extract:...|]match:...|missing:...|v...``;
     ``split`` is the label of the references' questions (:func:`nqkit.splits.identify`);
-    ``extract`` (:mod:`nqkit.text.extract`) appears when it is not ``none``."""
+    ``extract`` (:mod:`nqkit.text.extract`) appears when it is not ``none``;
+    ``preds:<format>`` follows when the predictions were read from another shape than
+    nqkit's own (:mod:`nqkit.formats.harness`: ``preds:lm-eval-samples``, ...), so that a
+    number says where its predictions came from."""
     # the official rule keeps its historical name, em-nfd; the others are em-<convention>
     match = "regex" if regex else "em-nfd" if convention == "orqa" else f"em-{convention}"
     settings = {"split": split, "answer-field": answer_field}
     if extract != "none":
         settings["extract"] = extract
-    return make_signature("nq-open", {**settings, "match": match, "missing": missing},
-                          warnings)
+    settings.update({"match": match, "missing": missing})
+    if predictions_format != PLAIN:
+        settings["preds"] = predictions_format
+    return make_signature("nq-open", settings, warnings)
 
 
 def score_nq_open(
@@ -165,6 +172,7 @@ def score_nq_open(
     where: str | None = None,
     convention: str = "orqa",
     extract: str = "none",
+    predictions_format: str = PLAIN,
 ) -> NqOpenResult:
     """Score predictions against references.
 
@@ -174,7 +182,8 @@ def score_nq_open(
     ``convention`` names the exact-match rule (:mod:`nqkit.metrics.em_conventions`): the
     official ``orqa`` by default; the others are separately signed variants. ``extract``
     names the answer extraction applied to each prediction first
-    (:mod:`nqkit.text.extract`; ``none``: scored as given).
+    (:mod:`nqkit.text.extract`; ``none``: scored as given). ``predictions_format``
+    (:attr:`~nqkit.formats.nq_open.NqOpenPredictions.format`) only enters the signature.
     """
     rule = get_convention(convention)
     extractor = get_extractor(extract)
@@ -282,7 +291,8 @@ def score_nq_open(
         missing_predictions=len(absent),
         signature=nq_open_signature(answer_field=answer_field, regex=regex, missing=missing,
                                     warnings=warnings, convention=rule.name,
-                                    split=split.references.label, extract=extractor.name),
+                                    split=split.references.label, extract=extractor.name,
+                                    predictions_format=predictions_format),
         empty_gold_questions=empty_q,
         empty_gold_answers=empty_a,
         duplicate_references=dup_refs,

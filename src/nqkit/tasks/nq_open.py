@@ -74,17 +74,18 @@ class NqOpenSettings(Settings):
 
 
 def score(s: NqOpenSettings) -> Result:
-    from nqkit.formats.nq_open import read_nq_open, read_nq_open_predictions
+    from nqkit.formats.nq_open import read_nq_open, read_predictions
     from nqkit.metrics.nq_open import score_nq_open
 
     gold, path = s.inputs()
     references = list(read_nq_open(gold, answer_field=s.answer_field))
-    # predictions may also be one JSON object {question: answer}
-    predictions = list(read_nq_open_predictions(path))
+    # predictions may also be one JSON object {question: answer}, or a harness's output
+    read = read_predictions(path)
+    predictions = list(read.predictions)
     r = score_nq_open(references, predictions, regex=s.regex,
                       missing="wrong" if s.allow_missing else "error",
                       answer_field=s.answer_field, convention=s.convention, where=path,
-                      extract=s.extract)
+                      extract=s.extract, predictions_format=read.format)
     if r.unused_predictions and not s.allow_extra:
         refuse_extra(path, r.unused_predictions, references, predictions)
     return nq_open_result(r, explain=s.explain, published=s.published, regex=s.regex)
@@ -266,6 +267,7 @@ TASK = TASKS.add("nq-open", Task(
     "other published conventions by name with --convention, all of them with --explain.",
     score=score, params=PARAMS, settings_type=NqOpenSettings,
     gold_help="NQ-open JSONL gold (plain or .gz)",
-    predictions_help='predictions JSONL {"question", "prediction"}',
+    predictions_help='predictions JSONL {"question", "prediction"} or a harness output file '
+    "(lm-eval --log_samples, FlashRAG intermediate_data.json, oqaeval lines)",
     headline=("exact match",),
     gold_kind="nq-open"))

@@ -366,7 +366,8 @@ def nq_open_item_scores(test: QaSet, predictions: PathLike, *, allow_missing: bo
     import numpy as np
 
     from nqkit.conventions import convention_names, get_convention
-    from nqkit.formats.nq_open import NqOpenExample, read_nq_open_predictions
+    from nqkit.formats.harness import PLAIN
+    from nqkit.formats.nq_open import NqOpenExample, read_predictions
     from nqkit.metrics.nq_open import score_nq_open
     from nqkit.metrics.qa_overlap import squad_f1
 
@@ -380,7 +381,8 @@ def nq_open_item_scores(test: QaSet, predictions: PathLike, *, allow_missing: bo
     default = sorted(convention_names(), key=lambda n: (n != "orqa", n))
     names = list(dict.fromkeys(get_convention(c).name for c in (conventions or default)))
     refs = [NqOpenExample(r.question, r.answers, r.where) for r in test.records]
-    preds = list(read_nq_open_predictions(predictions))
+    read = read_predictions(predictions)
+    preds = list(read.predictions)
     where = os.fspath(predictions)
     out: dict[str, np.ndarray] = {}
     warnings: list[ResultWarning] = []
@@ -408,6 +410,8 @@ def nq_open_item_scores(test: QaSet, predictions: PathLike, *, allow_missing: bo
     settings: dict[str, object] = {
         "task": "nq-open", "em": "+".join(names), "f1": "squad",
         "missing": "wrong" if allow_missing else "error"}
+    if read.format != PLAIN:  # where the predictions came from, as eval nq-open says
+        settings["preds"] = read.format
     if result.missing_predictions:
         warnings.append(ResultWarning(
             "missing", f"{result.missing_predictions:,} of {result.num_total:,} test "
