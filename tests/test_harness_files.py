@@ -316,3 +316,20 @@ def test_every_shape_is_read_once_from_a_fifo(tmp_path, capsys, shape):
     writer.join(5)
     assert got["num_correct"] == want["num_correct"] and got["num_total"] == 301
     assert 0 < got["num_correct"] < 301
+
+
+def test_an_lm_eval_run_is_compared_with_plain_lines(lm_eval_runs, tmp_path, capsys):
+    """The shape a file was read from is where its predictions came from, not a setting:
+    an lm-eval run compares with another system's plain lines under one rule."""
+    a = lm_eval_runs["zeroshot"]
+    samples = [json.loads(x) for x in lm_eval_runs["fewshot-n64"].read_text(
+        encoding="utf-8").splitlines()]
+    b = _lines(tmp_path / "b.jsonl", [{"question": s["doc"]["question"],
+                                       "prediction": s["resps"][0][0]} for s in samples])
+    common = ["--convention", "lm-eval-v4", "--resamples", "200", "--trials", "500",
+              "--format", "json"]
+    assert main(["compare", "nq-open", "--gold", str(a), str(a), str(b), *common]) == 0
+    mixed = json.loads(capsys.readouterr().out)
+    assert main(["compare", "nq-open", "--gold", str(a), str(a),
+                 str(lm_eval_runs["fewshot-n64"]), *common]) == 0
+    assert mixed["metrics"] == json.loads(capsys.readouterr().out)["metrics"]

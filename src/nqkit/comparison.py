@@ -100,7 +100,7 @@ def compare_results(task: Any, ra: Any, rb: Any, a: str, b: str, *, test: str = 
     _check_same_gold(ra, rb, b, a)
     # the settings must be equal; warning marks (warn:...) may differ between systems
     base_a, base_b = _settings_part(ra.signature), _settings_part(rb.signature)
-    if base_a != base_b:
+    if _comparable(ra.signature) != _comparable(rb.signature):
         raise InputError(None, f"the two results have different settings ({base_a} vs "
                          f"{base_b})",
                          "compare predictions of the same kind under the same settings")
@@ -147,7 +147,7 @@ def compare_many(task: Any, settings: dict[str, Any], systems: list[str], *,
             raise InputError(systems[i], f"system {labels[i]} was scored on different gold "
                              f"items than {labels[0]}", "give all the same gold and settings")
         _check_same_gold(results[0], r, systems[i], systems[0])
-        if _settings_part(r.signature) != base_sig:
+        if _comparable(r.signature) != _comparable(results[0].signature):
             raise InputError(systems[i], f"system {labels[i]} has different settings "
                              f"({_settings_part(r.signature)} vs {base_sig})",
                              "compare predictions of the same kind under the same settings")
@@ -388,6 +388,14 @@ def format_p(p: float, bound: bool) -> str:
 def _settings_part(signature: str) -> str:
     """A result signature without its warning marks and version."""
     return "|".join(p for p in signature.split("|")[:-1] if not p.startswith("warn:"))
+
+
+def _comparable(signature: str) -> str:
+    """What two results must share to be compared: the settings, but not the shape the
+    predictions were read from (``preds:``: an lm-eval run against a released file of
+    plain lines is one rule on two systems)."""
+    return "|".join(p for p in _settings_part(signature).split("|")
+                    if not p.startswith("preds:"))
 
 
 def comparison_table(out: dict[str, Any], test: str) -> tuple[list[str], list[list[Any]]]:
