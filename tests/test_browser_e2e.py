@@ -555,13 +555,14 @@ def test_open_views_show_what_eval_and_compare_print(
         assert f"exact match {official['accuracy']:.4f}" in _table_lines(page, "#metrics")
         assert "signature: " + page.locator("#signature").inner_text() in out.splitlines()
         _doc_shot(page, "browse-nq-open")
-        # the filter submits itself: the 204 questions where the conventions disagree
-        # (`eval --explain`), then the 3 of them that containment alone accepts
+        # the filter submits itself: the 400 questions where the conventions disagree
+        # (`eval --explain`), then the 3 of them that only the substring rules accept
         page.select_option("select[name=conventions]", "disagree")
         page.wait_for_url("**/?*conventions=disagree*")
-        assert page.locator("#total").inner_text() == "204"
-        page.select_option("select[name=accepted]", "containment only")
-        page.wait_for_url("**/?*accepted=containment*")
+        assert page.locator("#total").inner_text() == "400"
+        page.select_option("select[name=accepted]",
+                           "best-subspan-em + containment + qa-metrics only")
+        page.wait_for_url("**/?*accepted=best-subspan-em*")
         rows = page.locator("table.examples tbody tr")
         assert rows.count() == 3
         with page.expect_navigation():

@@ -174,13 +174,16 @@ def test_nq_open_verdict_filters_add_up_to_the_official_counts(nq_open: TestClie
     assert total("verdict=wrong") == 3610 - official["num_correct"] - \
         official["missing_predictions"]
     assert total("verdict=bogus") == 3610  # unknown values are ignored
-    # `eval --explain` lists 204 questions where the conventions disagree: 3 that only
-    # containment accepts (a prediction that contains a gold answer), and 201 that the
-    # official rule accepts and lm-eval-v4 rejects (1,334 - 1,133 correct in its table:
-    # its stops cut a prediction at the first "," or "." and leave the gold uncut)
-    assert total("conventions=disagree") == 204
-    assert total("accepted=containment+only") == 3
-    assert total("conventions=disagree&verdict=correct") == 1334 - 1133
+    # `eval --explain` lists 400 questions where the conventions disagree: 3 that only
+    # the three substring rules accept (a prediction that contains a gold answer; not
+    # dpr-tokens: inside a word), 4 that only lm-eval-v3 accepts (its deleted letter "a"),
+    # and 393 that the official rule accepts and lm-eval-v3 or lm-eval-v4 rejects (their
+    # stops cut a prediction at the first "," or "." and leave the gold uncut; v3 also
+    # tells "A" from "a"); dpr-tokens rejects one of them
+    assert total("conventions=disagree") == 400
+    assert total("accepted=best-subspan-em+%2B+containment+%2B+qa-metrics+only") == 3
+    assert total("accepted=lm-eval-v3+only") == 4
+    assert total("conventions=disagree&verdict=correct") == 393
 
 
 def test_nq_open_question_page_by_hand(nq_open: TestClient) -> None:
@@ -192,17 +195,24 @@ def test_nq_open_question_page_by_hand(nq_open: TestClient) -> None:
     # by hand: the prediction "the Indian national cricket tea" (cut off) equals neither
     # gold answer ("the Indian national cricket team", "India") but contains "india"
     # (as a substring of "indian") after SQuAD normalization
-    for name, verdict in (("containment", "correct"), ("lm-eval-v4", "wrong"),
-                          ("orqa", "wrong"), ("squad", "wrong")):
+    for name, verdict in (("best-subspan-em", "correct"), ("containment", "correct"),
+                          ("dpr-tokens", "wrong"), ("lm-eval-v3", "wrong"),
+                          ("lm-eval-v4", "wrong"), ("orqa", "wrong"),
+                          ("qa-metrics", "correct"), ("squad", "wrong")):
         row = re.search(rf'<tr class="conv-{name}">(.*?)</tr>', page, re.S)
         assert row is not None and f'<span class="oc oc-{verdict}">' in row.group(1), name
     golds = [_text(g) for g in re.findall(r'<mark class="gs">(.*?)</mark>', page)]
     assert golds == ["the Indian national cricket team", "India"]
-    assert ("Why they disagree: containment accepts: the gold answer “India”, normalized "
-            "“india”, is contained in the prediction normalized by its rule, “indian "
-            "national cricket tea”; lm-eval-v4 rejects: no gold answer, normalized by its "
-            "rule, equals “indian national cricket tea”; orqa rejects: no gold answer, "
-            "normalized by its rule, equals “indian national cricket tea”") in _text(page)
+    assert ("containment accepts: the gold answer “India”, normalized “india”, is "
+            "contained in the prediction normalized by its rule, “indian national cricket "
+            "tea”; qa-metrics accepts:") in _text(page)
+    assert ("dpr-tokens rejects: no gold answer, normalized by its rule, is contained in "
+            "“the indian national cricket tea”; lm-eval-v3 rejects: no gold answer, "
+            "normalized by its rule, equals “the indin ntionl cricket te”; lm-eval-v4 "
+            "rejects: no gold answer, normalized by its rule, equals “indian national "
+            "cricket tea”; orqa rejects: no gold answer, normalized by its rule, equals "
+            "“indian national cricket tea”") in _text(page)
+    assert "Why they disagree: best-subspan-em accepts: the gold answer “India”" in _text(page)
 
 
 def test_nq_open_search_sort_pages_and_shared_links(nq_open: TestClient) -> None:

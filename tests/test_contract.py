@@ -222,7 +222,8 @@ def test_worked_example_convention(tmp_path, capsys, monkeypatch):
         assert got["conventions"]["orqa"]["num_correct"] == 3
         with pytest.raises(SystemExit):
             main(["eval", "nq-open", "--help"])
-        assert "containment, lm-eval-v4, orqa, squad, strict" in " ".join(
+        assert ("best-subspan-em, containment, dpr-tokens, lm-eval-v3, lm-eval-v4, orqa, "
+                "qa-metrics, squad, strict") in " ".join(
             capsys.readouterr().out.split())
     finally:
         sys.modules.pop(module, None)

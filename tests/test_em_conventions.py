@@ -37,19 +37,30 @@ def test_rules(name, prediction, answers, expected):
 def test_aliases_share_the_rule_and_name():
     assert get_convention("dpr") is get_convention("squad")
     assert get_convention("official").name == "orqa"
-    with pytest.raises(InputError, match="containment, lm-eval-v4, orqa, squad, dpr, official"):
+    with pytest.raises(InputError, match="best-subspan-em, containment, dpr-tokens, "
+                       "lm-eval-v3, lm-eval-v4, orqa, qa-metrics, squad, dpr, "
+                       "flashrag-em, official, oqaeval"):
         get_convention("loose")
 
 
 def test_explain_counts_and_disagreements():
     items = [
-        ("q1", "Beatles", ["The Beatles"]),  # all four correct
+        ("q1", "Beatles", ["The Beatles"]),  # the first four correct
         ("q2", DECOMPOSED, [COMPOSED]),  # orqa only
         ("q3", "the beatles band", ["beatles"]),  # containment only
         ("q4", "wrong", ["right"]),  # none
         ("q5", None, ["x"]),  # missing: wrong everywhere
     ]
-    t = explain_conventions(items)
+    # every convention, by hand: dpr-tokens wants the whole token run "the beatles" (q1
+    # wrong) and applies NFD (q2 right); lm-eval-v3 deletes each "a" but not "The "
+    every = explain_conventions(items)
+    assert every.names == ("best-subspan-em", "containment", "dpr-tokens", "lm-eval-v3",
+                           "lm-eval-v4", "orqa", "qa-metrics", "squad")
+    assert every.num_correct == {"best-subspan-em": 2, "containment": 2, "dpr-tokens": 2,
+                                 "lm-eval-v3": 0, "lm-eval-v4": 1, "orqa": 2,
+                                 "qa-metrics": 2, "squad": 1}
+    assert [d.question for d in every.disagreements] == ["q1", "q2", "q3"]
+    t = explain_conventions(items, ["containment", "lm-eval-v4", "orqa", "squad"])
     assert t.names == ("containment", "lm-eval-v4", "orqa", "squad")
     assert t.num_total == 5
     # lm-eval-v4 by hand: no NFD (q2 wrong), "the " deleted but "band" stays (q3 wrong)
@@ -100,10 +111,16 @@ def test_cli_explain_table(tmp_path, capsys):
     assert "containment 0.5000 2/4 1.0000" in lines
     assert "lm-eval-v4 0.2500 1/4 1.0000" in lines
     assert "orqa 0.5000 2/4 1.0000" in lines
-    assert "squad 0.2500 1/4 1.0000" in lines  # the last column: every gold creditable
-    assert "questions where the conventions disagree (2; the first 2 shown)" in lines
-    assert any(line.startswith("q2 ") and line.endswith("no no yes no") for line in lines)
-    assert any(line.startswith("q3 ") and line.endswith("yes no no no") for line in lines)
+    assert "squad 0.2500 1/4 1.0000" in lines  # last column: every gold creditable
+    assert "questions where the conventions disagree (3; the first 3 shown)" in lines
+    # columns: best-subspan-em containment dpr-tokens lm-eval-v3 lm-eval-v4 orqa
+    # qa-metrics squad
+    assert any(line.startswith("q1 ") and line.endswith("yes yes no no yes yes yes yes")
+               for line in lines)
+    assert any(line.startswith("q2 ") and line.endswith("no no yes no no yes no no")
+               for line in lines)
+    assert any(line.startswith("q3 ") and line.endswith("yes yes yes no no no yes no")
+               for line in lines)
 
 
 def test_cli_unknown_convention_and_regex(tmp_path, capsys):

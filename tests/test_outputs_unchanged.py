@@ -300,8 +300,10 @@ CASES: list[Case] = [
        "-o labels.jsonl", "labels.jsonl"),
     _c("overlap-score-train",
        "overlap score --gold open300.jsonl --train {shared}/data/dpr/nq-dev.qa.tsv "
-       "--predictions b-nearest.jsonl --resamples 100 --seed 2 --per-item overlap-items.jsonl",
-       "overlap-items.jsonl"),
+       "--predictions b-nearest.jsonl --resamples 100 --seed 2 --per-item overlap-items.jsonl "
+       # the four conventions of docs/overlap.md's example (the default is every one)
+       "--convention orqa --convention containment --convention lm-eval-v4 "
+       "--convention squad", "overlap-items.jsonl"),
     _c("overlap-score-annotations-json",
        "overlap score --gold open300.jsonl --annotations labels.jsonl --annotated-test "
        "open300.jsonl --predictions b-nearest.jsonl --convention orqa --format json"),

@@ -122,9 +122,9 @@ def load_nq_open_view(gold: PathsLike, predictions: str, *, answer_field: str = 
     total = result.official["num_total"]
     summary.tables.append((
         "the same predictions under each exact-match convention",
-        ("convention", "exact match", "correct"),
-        [(n, fmt_value(conv[n]["accuracy"], 4), f"{conv[n]['num_correct']:,}/{total:,}")
-         for n in names]))
+        ("convention", "exact match", "correct", "ceiling"),
+        [(n, fmt_value(conv[n]["accuracy"], 4), f"{conv[n]['num_correct']:,}/{total:,}",
+          fmt_value(conv[n]["ceiling"], 4)) for n in names]))
     rows: list[OpenRow] = []
     patterns: set[str] = set()
     for i, it in enumerate(items):

@@ -31,21 +31,38 @@ class EmConvention:
     contains: bool  # gold answer is a substring of the prediction (else: equal)
     # what the rule's harness does to a generation before normalizing it (an evaluation
     # harness's stop sequences and filters; the gold answers never go through it); None:
-    # the prediction is normalized as given
-    extract: Callable[[str], str] | None = None
+    # the prediction is normalized as given. It returns None where the harness takes no
+    # answer at all (qa-metrics refuses an empty candidate): then no gold answer is met
+    extract: Callable[[str], str | None] | None = None
+    # how a normalized gold answer meets the normalized prediction, for a rule that is
+    # neither equality nor substring (DPR's token runs); None: ``contains`` says
+    meets: Callable[[str, str], bool] | None = None
 
     def normalize_prediction(self, prediction: str) -> str:
-        """The prediction as this rule compares it: extracted, then normalized."""
+        """The prediction as this rule compares it: extracted, then normalized (the empty
+        string where the extraction takes no answer)."""
+        pred = self._prediction(prediction)
+        return "" if pred is None else pred
+
+    def _prediction(self, prediction: str) -> str | None:
         if self.extract is not None:
-            prediction = self.extract(prediction)
+            extracted = self.extract(prediction)
+            if extracted is None:
+                return None
+            prediction = extracted
         return _normalized(self.normalize, prediction)
 
     def match(self, prediction: str, answers: Sequence[str]) -> str | None:
         """The first gold answer the prediction meets under this rule, else None."""
-        pred = self.normalize_prediction(prediction)
+        pred = self._prediction(prediction)
+        if pred is None:
+            return None
         for answer in answers:
             gold = _normalized(self.normalize, answer)
-            if (gold in pred) if self.contains else (gold == pred):
+            if self.meets is not None:
+                if self.meets(gold, pred):
+                    return answer
+            elif (gold in pred) if self.contains else (gold == pred):
                 return answer
         return None
 

@@ -88,10 +88,10 @@ class GapCauses:
     question whose verdict differs, put down to the step that changes it.
 
     ``other`` is reached from ``reference`` one step at a time (:data:`STEPS`: its
-    normalization, then its matching — equality or containment —, then its extraction of
-    the prediction); a question is put down to the last step that changed its verdict, so
-    the counts add up to the gap. ``gained[step]``: questions ``other`` credits and
-    ``reference`` does not; ``lost[step]``: the reverse.
+    normalization, then its matching — equality, containment or its own ``meets`` —, then
+    its extraction of the prediction); a question is put down to the last step that
+    changed its verdict, so the counts add up to the gap. ``gained[step]``: questions
+    ``other`` credits and ``reference`` does not; ``lost[step]``: the reverse.
     """
 
     reference: str
@@ -115,7 +115,8 @@ def gap_causes(reference: EmConvention, other: EmConvention,
 
     chain = [reference,
              replace(reference, normalize=other.normalize),
-             replace(reference, normalize=other.normalize, contains=other.contains),
+             replace(reference, normalize=other.normalize, contains=other.contains,
+                     meets=other.meets),
              other]
     gained = dict.fromkeys(STEPS, 0)
     lost = dict.fromkeys(STEPS, 0)

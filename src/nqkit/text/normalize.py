@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import re
 import string
+import sys
 import unicodedata
+from functools import lru_cache
 
-__all__ = ["exact_match", "normalize_answer", "normalize_answer_nfd"]
+__all__ = ["exact_match", "normalize_answer", "normalize_answer_nfd",
+           "normalize_answer_unicode_words"]
 
 _PUNCT_TABLE = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -33,6 +36,61 @@ def normalize_answer(text: str) -> str:
 def normalize_answer_nfd(text: str) -> str:
     """ORQA / NQ-open normalization: Unicode NFD, then :func:`normalize_answer`."""
     return normalize_answer(unicodedata.normalize("NFD", text))
+
+
+# The word characters of the third-party ``regex`` module's ``\\w`` (Unicode's "word"
+# property of UTS #18: Alphabetic, marks, decimal digits, connector punctuation,
+# Join_Control), which DPR, lost-in-the-middle and qa-metrics write their article pattern
+# with. Python's ``re`` counts ``str.isalnum()`` characters instead: combining marks are not
+# word characters there, superscript digits (No) are. Alphabetic beyond the letters and Nl
+# is read from the categories: the circled and squared Latin letters (So) below.
+_OTHER_ALPHABETIC_SYMBOLS = ((0x24B6, 0x24E9), (0x1F130, 0x1F149), (0x1F150, 0x1F169),
+                             (0x1F170, 0x1F189))
+_WORD_CATEGORIES = frozenset({"Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl",
+                              "Pc"})
+
+
+def is_unicode_word_char(ch: str) -> bool:
+    """Whether ``ch`` is a word character of the ``regex`` module's ``\\w``."""
+    cp = ord(ch)
+    return (unicodedata.category(ch) in _WORD_CATEGORIES or cp in (0x200C, 0x200D)
+            or any(a <= cp <= b for a, b in _OTHER_ALPHABETIC_SYMBOLS))
+
+
+@lru_cache(maxsize=1)
+def _unicode_word_articles() -> re.Pattern[str]:
+    category = unicodedata.category
+    words = [cp for cp in range(sys.maxunicode + 1) if category(chr(cp)) in _WORD_CATEGORIES]
+    words += [0x200C, 0x200D]
+    for a, b in _OTHER_ALPHABETIC_SYMBOLS:
+        words += range(a, b + 1)
+    words.sort()
+    ranges: list[str] = []
+    start = prev = words[0]
+    for cp in words[1:]:
+        if cp != prev + 1:
+            ranges.append(_char_range(start, prev))
+            start = cp
+        prev = cp
+    ranges.append(_char_range(start, prev))
+    word = "".join(ranges)
+    # \b(a|an|the)\b with the regex module's word characters on either side
+    return re.compile(f"(?<![{word}])(?:a|an|the)(?![{word}])")
+
+
+def _char_range(a: int, b: int) -> str:
+    return re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+
+
+def normalize_answer_unicode_words(text: str) -> str:
+    """:func:`normalize_answer` as written with the ``regex`` module (``import regex``:
+    DPR's ``qa_validation.py``, lost-in-the-middle's ``metrics.py``, qa-metrics): the
+    articles are removed where they stand between Unicode word boundaries, so an article
+    followed by a combining mark (``"the\u0301"``) or preceded by a circled letter stays,
+    and one beside a superscript digit (``"the\u00b2"``) goes."""
+    text = text.lower().translate(_PUNCT_TABLE)
+    text = _unicode_word_articles().sub(" ", text)
+    return " ".join(text.split())
 
 
 def exact_match(prediction: str, gold: str, *, nfd: bool = True) -> bool:
