@@ -37,6 +37,10 @@ class EmConvention:
     # how a normalized gold answer meets the normalized prediction, for a rule that is
     # neither equality nor substring (DPR's token runs); None: ``contains`` says
     meets: Callable[[str, str], bool] | None = None
+    # how the rule normalizes a question's whole gold list, for a rule where one answer's
+    # normalization depends on the others (lm-eval's numpy arrays are as wide as their
+    # longest string); None: each answer by ``normalize``
+    normalize_answers: Callable[[Sequence[str]], list[str]] | None = None
 
     def normalize_prediction(self, prediction: str) -> str:
         """The prediction as this rule compares it: extracted, then normalized (the empty
@@ -57,8 +61,9 @@ class EmConvention:
         pred = self._prediction(prediction)
         if pred is None:
             return None
-        for answer in answers:
-            gold = _normalized(self.normalize, answer)
+        golds = (self.normalize_answers(answers) if self.normalize_answers is not None
+                 else [_normalized(self.normalize, answer) for answer in answers])
+        for answer, gold in zip(answers, golds, strict=True):
             if self.meets is not None:
                 if self.meets(gold, pred):
                     return answer

@@ -114,8 +114,10 @@ def gap_causes(reference: EmConvention, other: EmConvention,
     from dataclasses import replace
 
     chain = [reference,
-             replace(reference, normalize=other.normalize),
-             replace(reference, normalize=other.normalize, contains=other.contains,
+             replace(reference, normalize=other.normalize,
+                     normalize_answers=other.normalize_answers),
+             replace(reference, normalize=other.normalize,
+                     normalize_answers=other.normalize_answers, contains=other.contains,
                      meets=other.meets),
              other]
     gained = dict.fromkeys(STEPS, 0)
