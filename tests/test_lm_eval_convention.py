@@ -15,7 +15,6 @@ after a first line, a trailing NUL.
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import pytest
@@ -24,6 +23,7 @@ from nqkit.cli import main
 from nqkit.conventions import get_convention
 
 from conftest import require, shared_file
+from em_strings import llm_shapes
 
 lm_eval = require("lm_eval")  # the oracle: README's test command installs lm-eval 0.4.13
 
@@ -65,27 +65,7 @@ def _oracle():
 
 def _generations() -> list[tuple[str, list[str]]]:
     """Every shape an LLM prints, for each of the 3,610 NQ-open dev questions."""
-    gold = [json.loads(line) for line in shared_file(
-        "data", "nq-open", "NQ-open.dev.jsonl").read_text(encoding="utf-8").splitlines()]
-    released = {}
-    for line in shared_file("data", "openqa-eval", "model_outputs",
-                            "NQ_FiD.jsonl").read_text(encoding="utf-8").splitlines():
-        r = json.loads(line)
-        p = r["prediction"]
-        released[r["question"]] = ", ".join(p) if isinstance(p, list) else p
-    rng = random.Random(31)
-    out = []
-    for g in gold:
-        answers = g["answer"]
-        a, b = rng.choice(answers), rng.choice(answers)
-        fid = released.get(g["question"], a)
-        shapes = [a, f"  {a}\n", a.upper(), a.lower(), f"The {a}.", f"the {a.lower()}",
-                  f"An {a} ", f"a {a}", f"{a}, {b}", f"{a} and {b}", f"The answer is {a}.",
-                  f"Sure!\n{a}", f"{a}\nExplanation: {b}.", f'"{a}"!', f"({a})",
-                  f"{a}\0", f"{a}; {b}", f"{a}'s", f"{a}. It is {b}.", fid, f" {fid}.",
-                  f"Answer: {fid}", f"{a.replace(' ', '  ')}", f"{a}\t"]
-        out.extend((s, answers) for s in shapes)
-    return out
+    return llm_shapes()
 
 
 def test_every_verdict_equals_lm_evals_own_pipeline():
