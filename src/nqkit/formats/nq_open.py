@@ -72,6 +72,10 @@ class NqOpenPrediction:
 
     question: str  # the question text as in the references
     prediction: str  # the single predicted answer string
+    # the gold answers the file carries beside it (harness outputs and released files:
+    # nqkit.formats.answer_versions compares them with the gold scored against); None:
+    # none, or not a non-empty list of strings
+    answers: tuple[str, ...] | None = None
 
 
 def _string_field(obj: dict[str, Any], key: str, where: str, example: str) -> str:
@@ -285,12 +289,24 @@ def _file_predictions(path: Path) -> tuple[str, list[NqOpenPrediction]]:
             if not is_lm_eval_sample(obj):
                 raise _not_like_first(where, obj, LM_EVAL)
             if keep.keep(obj):
-                preds.append(NqOpenPrediction(lm_eval_question(obj, where),
-                                              lm_eval_prediction(obj, where)))
+                doc = obj.get("doc")
+                preds.append(NqOpenPrediction(
+                    lm_eval_question(obj, where), lm_eval_prediction(obj, where),
+                    _carried(doc.get("answer") if isinstance(doc, dict) else None)))
             continue
         preds.append(NqOpenPrediction(_string_field(obj, "question", where, _EXAMPLE),
-                                      _string_field(obj, "prediction", where, _EXAMPLE)))
+                                      _string_field(obj, "prediction", where, _EXAMPLE),
+                                      _carried(obj.get("answer"))))
     return shape or PLAIN, preds
+
+
+def _carried(answers: Any) -> tuple[str, ...] | None:
+    """A gold list a predictions file carries, when it is one (else None: the file is
+    read as predictions only, its gold field is not ours to refuse)."""
+    if (isinstance(answers, list) and answers
+            and all(isinstance(a, str) for a in answers)):
+        return tuple(answers)
+    return None
 
 
 def _document_predictions(path: Path, data: bytes) -> tuple[str, list[NqOpenPrediction]]:
@@ -323,7 +339,7 @@ def _document_predictions(path: Path, data: bytes) -> tuple[str, list[NqOpenPred
                 raise _not_like_first(where, obj, FLASHRAG)
             preds.append(NqOpenPrediction(
                 _string_field(obj, "question", where, '{"question": "...", ...}'),
-                flashrag_prediction(obj, where)))
+                flashrag_prediction(obj, where), _carried(obj.get("golden_answers"))))
             continue
         if i == 0 and "question" not in obj and "prediction" not in obj:
             raise InputError(where, f"an object with keys {examples(sorted(obj)) or 'none'}"

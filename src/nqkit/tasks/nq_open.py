@@ -88,7 +88,48 @@ def score(s: NqOpenSettings) -> Result:
                       extract=s.extract, predictions_format=read.format)
     if r.unused_predictions and not s.allow_extra:
         refuse_extra(path, r.unused_predictions, references, predictions)
-    return nq_open_result(r, explain=s.explain, published=s.published, regex=s.regex)
+    result = nq_open_result(r, explain=s.explain, published=s.published, regex=s.regex)
+    carried = {p.question: p.answers for p in predictions if p.answers is not None}
+    if carried and not s.regex:
+        own_gold(result, r, references, predictions, carried)
+    return result
+
+
+def own_gold(result: Result, r: Any, references: Any, predictions: Any,
+             carried: dict[str, Any]) -> None:
+    """When the predictions file carries its own gold lists and they are another version
+    than the gold scored against (:mod:`nqkit.formats.answer_versions`): say how they
+    differ and what the predictions score against them (``answer_versions`` in JSON, a
+    warning when the two numbers differ)."""
+    from nqkit.formats.answer_versions import compare_versions
+    from nqkit.formats.nq_open import NqOpenExample
+    from nqkit.metrics.nq_open import score_nq_open
+
+    gold = {ref.question: ref.answers for ref in references}
+    versions = compare_versions(carried, gold)
+    if versions.same:
+        return
+    own = score_nq_open([NqOpenExample(q, tuple(carried.get(q) or answers), None)
+                         for q, answers in gold.items()], predictions, missing="wrong",
+                        convention=r.convention, extract=r.extract)
+    shown = next((e for k in ("mojibake", "different", "reordered")
+                  for e in versions.examples.get(k, [])), None)
+    example = "" if shown is None else (f" (e.g. {list(shown[1])!r:.60} for "
+                                        f"{list(shown[2])!r:.60})")
+    result.official["answer_versions"] = {
+        **versions.counts, "only_in_predictions": versions.only_carried,
+        "only_in_gold": versions.only_reference, "accuracy_own_gold": own.accuracy,
+        "num_correct_own_gold": own.num_correct,
+        "verdicts_changed": sum(a.correct != b.correct
+                                for a, b in zip(r.items, own.items, strict=True))}
+    text = (f"the predictions file carries its own gold answers, another version than "
+            f"--gold: {versions.describe()}{example}; against them the predictions score "
+            f"{own.accuracy:.4f} ({own.num_correct:,}/{own.num_total:,}), against --gold "
+            f"{r.accuracy:.4f} (give the file as --gold to score with its own answers)")
+    if own.num_correct != r.num_correct:
+        result.warnings.append(ResultWarning("answer-version", text))
+    else:
+        result.notes.append(text)
 
 
 def refuse_extra(path: str, n: int, references: Any, predictions: Any) -> None:
