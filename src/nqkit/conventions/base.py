@@ -61,8 +61,14 @@ class EmConvention:
         pred = self._prediction(prediction)
         if pred is None:
             return None
-        golds = (self.normalize_answers(answers) if self.normalize_answers is not None
-                 else [_normalized(self.normalize, answer) for answer in answers])
+        return self._first_met(pred, answers, self._golds(answers))
+
+    def _golds(self, answers: Sequence[str]) -> list[str]:
+        if self.normalize_answers is not None:
+            return _normalized_list(self.normalize_answers, tuple(answers))
+        return [_normalized(self.normalize, answer) for answer in answers]
+
+    def _first_met(self, pred: str, answers: Sequence[str], golds: list[str]) -> str | None:
         for answer, gold in zip(answers, golds, strict=True):
             if self.meets is not None:
                 if self.meets(gold, pred):
@@ -77,15 +83,30 @@ class EmConvention:
         extraction spoils (lm-eval's stops cut ``"Washington, D.C."`` at the ``,``): no
         verbatim answer scores it, so the rule's ceiling (the score of a system that
         always answers with a gold answer) is below 1."""
-        return any(self.match(a, answers) is not None for a in answers)
+        if (self.extract is None and self.meets is None and self.normalize_answers is None
+                and answers):
+            return True  # a normalized answer equals (and contains) itself
+        golds = self._golds(answers)  # normalized once for every verbatim answer
+        for answer in answers:
+            pred = self._prediction(answer)
+            if pred is not None and self._first_met(pred, answers, golds) is not None:
+                return True
+        return False
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=1 << 18)
 def _normalized(normalize: Callable[[str], str], text: str) -> str:
     """``normalize(text)``, remembered: ``--explain``, ceilings and gap causes normalize
     the same gold answers and predictions under every convention, and several
     conventions share one normalization (SQuAD's)."""
     return normalize(text)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _normalized_list(normalize_answers: Callable[[Sequence[str]], list[str]],
+                     answers: tuple[str, ...]) -> list[str]:
+    """``normalize_answers(answers)``, remembered as :func:`_normalized` is."""
+    return normalize_answers(answers)
 
 
 CONVENTIONS: Registry[EmConvention] = Registry("exact-match convention")

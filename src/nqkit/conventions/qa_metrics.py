@@ -14,8 +14,6 @@ prediction contains).
 
 from __future__ import annotations
 
-import sys
-import unicodedata
 from functools import lru_cache
 
 from nqkit.conventions.base import EmConvention, register
@@ -25,8 +23,10 @@ from nqkit.text.normalize import normalize_answer_unicode_words
 @lru_cache(maxsize=1)
 def _unicode_punctuation() -> dict[int, None]:
     """A ``str.translate`` table deleting every character of categories P*."""
-    return dict.fromkeys(cp for cp in range(sys.maxunicode + 1)
-                         if unicodedata.category(chr(cp)).startswith("P"))
+    from nqkit.text.unicode_runs import code_point_ranges
+
+    return dict.fromkeys(cp for a, b in code_point_ranges(lambda c: c.startswith("P"))
+                         for cp in range(a, b + 1))
 
 
 def normalize(text: str) -> str:

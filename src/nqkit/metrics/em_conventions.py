@@ -8,7 +8,7 @@ rules and aliases are re-exported here for the callers of earlier versions.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from nqkit.conventions.base import (
     ALIASES,
@@ -42,6 +42,8 @@ class ConventionTable:
     disagreements: list[Disagreement]
     # questions each convention credits when answered with a gold answer verbatim
     num_creditable: dict[str, int]
+    # each convention's verdict on each item, in input order (False: no prediction)
+    verdicts: dict[str, list[bool]] = field(default_factory=dict, repr=False)
 
     def accuracy(self, name: str) -> float:
         return self.num_correct[name] / self.num_total if self.num_total else 0.0
@@ -64,18 +66,22 @@ def explain_conventions(
     labels = tuple(c.name for c in conventions)
     correct = dict.fromkeys(labels, 0)
     can = dict.fromkeys(labels, 0)
+    verdicts: dict[str, list[bool]] = {name: [] for name in labels}
     rows: list[Disagreement] = []
     for question, prediction, answers in items:
         for c in conventions:
             can[c.name] += c.creditable(answers)
         if prediction is None:
+            for name in labels:
+                verdicts[name].append(False)
             continue
         marks = {c.name: c.match(prediction, answers) is not None for c in conventions}
         for name, ok in marks.items():
             correct[name] += ok
+            verdicts[name].append(ok)
         if len(set(marks.values())) > 1:
             rows.append(Disagreement(question, prediction, tuple(answers), marks))
-    return ConventionTable(labels, len(items), correct, rows, can)
+    return ConventionTable(labels, len(items), correct, rows, can, verdicts)
 
 
 # the steps that turn one convention into another, in the order they are swapped in
@@ -107,10 +113,13 @@ class GapCauses:
 
 def gap_causes(reference: EmConvention, other: EmConvention,
                items: Sequence[tuple[str, str | None, Sequence[str]]],
-               *, keep: int = 3) -> GapCauses:
+               *, keep: int = 3, verdicts: tuple[Sequence[bool], Sequence[bool]] | None = None
+               ) -> GapCauses:
     """The verdicts of ``other`` against ``reference`` on ``(question, prediction,
     answers)`` items, question by question, each difference put down to one step
-    (:class:`GapCauses`)."""
+    (:class:`GapCauses`). ``verdicts``: the two rules' verdicts on the items when known
+    already (:attr:`ConventionTable.verdicts`); then only the questions where they differ
+    are scored again, under the steps between them."""
     from dataclasses import replace
 
     chain = [reference,
@@ -123,16 +132,23 @@ def gap_causes(reference: EmConvention, other: EmConvention,
     gained = dict.fromkeys(STEPS, 0)
     lost = dict.fromkeys(STEPS, 0)
     examples: dict[str, list[str]] = {step: [] for step in STEPS}
-    for question, prediction, answers in items:
+    for i, (question, prediction, answers) in enumerate(items):
         if prediction is None:
             continue
-        verdicts = [rule.match(prediction, answers) is not None for rule in chain]
-        if verdicts[0] == verdicts[-1]:
-            continue
+        if verdicts is not None:
+            first, last = verdicts[0][i], verdicts[1][i]
+            if first == last:
+                continue
+            marks = [first, *(rule.match(prediction, answers) is not None
+                              for rule in chain[1:3]), last]
+        else:
+            marks = [rule.match(prediction, answers) is not None for rule in chain]
+            if marks[0] == marks[-1]:
+                continue
         # the last step whose verdict differs from the one before it
-        step = max(i for i in range(1, 4) if verdicts[i] != verdicts[i - 1])
+        step = max(k for k in range(1, 4) if marks[k] != marks[k - 1])
         name = STEPS[step - 1]
-        (gained if verdicts[-1] else lost)[name] += 1
+        (gained if marks[-1] else lost)[name] += 1
         if len(examples[name]) < keep:
             examples[name].append(question)
     return GapCauses(reference.name, other.name, gained, lost, examples)

@@ -164,26 +164,19 @@ def nq_open_result(r: Any, *, explain: bool = False, title: str = "NQ-open exact
         {"question": it.question, "prediction": it.prediction, "correct": it.correct,
          "matched_answer": it.matched_answer, "answers": list(it.answers),
          **({} if it.extracted is None else {"extracted": it.extracted})} for it in r.items]
-    if explain:
-        from nqkit.conventions import convention_names, get_convention
-
-        rules = [get_convention(n) for n in convention_names()]
-        for item, it in zip(items, r.items, strict=True):
-            said = scored(it)
-            item["conventions"] = {c.name: said is not None
-                                   and c.match(said, it.answers) is not None
-                                   for c in rules}
     official: dict[str, Any] = dict(r.official())
     notes: list[str] = []
     if explain:
         table = explain_conventions([(it.question, scored(it), it.answers)
                                      for it in r.items])
+        for i, item in enumerate(items):
+            item["conventions"] = {n: table.verdicts[n][i] for n in table.names}
         official["conventions"] = {n: {"accuracy": table.accuracy(n),
                                        "num_correct": table.num_correct[n],
                                        "ceiling": table.ceiling(n)}
                                    for n in table.names}
         official["disagreements"] = len(table.disagreements)
-        causes = explain_causes(r, table.names)
+        causes = explain_causes(r, table)
         official["gap_causes"] = {c.other: {"net": c.net, "gained": c.gained, "lost": c.lost,
                                             "examples": c.examples} for c in causes}
         notes.append(explain_text(table))
@@ -214,14 +207,17 @@ def nq_open_result(r: Any, *, explain: bool = False, title: str = "NQ-open exact
         headline=headline, warnings=warnings, notes=notes)
 
 
-def explain_causes(r: Any, names: Any) -> list[Any]:
-    """Every other convention's gap to the one scored with, put down to its steps."""
+def explain_causes(r: Any, table: Any) -> list[Any]:
+    """Every other convention's gap to the one scored with, put down to its steps (the
+    verdicts of ``table``, the ``--explain`` table, reused)."""
     from nqkit.conventions import get_convention
     from nqkit.metrics.em_conventions import gap_causes
 
     mine = get_convention(r.convention)
     items = [(it.question, scored(it), it.answers) for it in r.items]
-    return [gap_causes(mine, get_convention(n), items) for n in names if n != mine.name]
+    return [gap_causes(mine, get_convention(n), items,
+                       verdicts=(table.verdicts[mine.name], table.verdicts[n]))
+            for n in table.names if n != mine.name]
 
 
 def causes_text(reference: str, causes: Any) -> str:

@@ -21,6 +21,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from nqkit.text.unicode_runs import code_point_ranges, regex_class
+
 __all__ = ["AnswerCheck", "AnswerTokens", "TokenOffsets", "answer_char_spans", "fold",
            "has_answer", "simple_token_offsets", "simple_tokenize", "tokenize_answer"]
 
@@ -28,23 +30,9 @@ MEMO_LIMIT = 50_000  # passage texts whose tokens are kept (about 5.5 KB for 100
 
 
 def _ranges(predicate_categories: tuple[str, ...]) -> str:
-    out: list[str] = []
-    start = prev = -2
-    for cp in range(sys.maxunicode + 1):
-        if unicodedata.category(chr(cp))[0] in predicate_categories:
-            if cp == prev + 1:
-                prev = cp
-                continue
-            if start >= 0:
-                out.append(_range(start, prev))
-            start = prev = cp
-    if start >= 0:
-        out.append(_range(start, prev))
-    return "".join(out)
-
-
-def _range(a: int, b: int) -> str:
-    return re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+    """The code points whose category starts with one of ``predicate_categories``, as a
+    character class (:mod:`nqkit.text.unicode_runs`)."""
+    return regex_class(code_point_ranges(lambda c: c[0] in predicate_categories))
 
 
 @lru_cache(maxsize=1)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import string
-import sys
 import unicodedata
 from functools import lru_cache
 
@@ -35,6 +34,8 @@ def normalize_answer(text: str) -> str:
 
 def normalize_answer_nfd(text: str) -> str:
     """ORQA / NQ-open normalization: Unicode NFD, then :func:`normalize_answer`."""
+    if text.isascii():  # NFD leaves ASCII as it is
+        return normalize_answer(text)
     return normalize_answer(unicodedata.normalize("NFD", text))
 
 
@@ -59,27 +60,19 @@ def is_unicode_word_char(ch: str) -> bool:
 
 @lru_cache(maxsize=1)
 def _unicode_word_articles() -> re.Pattern[str]:
-    category = unicodedata.category
-    words = [cp for cp in range(sys.maxunicode + 1) if category(chr(cp)) in _WORD_CATEGORIES]
-    words += [0x200C, 0x200D]
-    for a, b in _OTHER_ALPHABETIC_SYMBOLS:
-        words += range(a, b + 1)
-    words.sort()
-    ranges: list[str] = []
-    start = prev = words[0]
-    for cp in words[1:]:
-        if cp != prev + 1:
-            ranges.append(_char_range(start, prev))
-            start = cp
-        prev = cp
-    ranges.append(_char_range(start, prev))
-    word = "".join(ranges)
+    from nqkit.text.unicode_runs import code_point_ranges, regex_class
+
+    ranges = code_point_ranges(lambda c: c in _WORD_CATEGORIES)
+    ranges += [(0x200C, 0x200D), *_OTHER_ALPHABETIC_SYMBOLS]
+    merged: list[tuple[int, int]] = []
+    for a, b in sorted(ranges):
+        if merged and a <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    word = regex_class(merged)
     # \b(a|an|the)\b with the regex module's word characters on either side
     return re.compile(f"(?<![{word}])(?:a|an|the)(?![{word}])")
-
-
-def _char_range(a: int, b: int) -> str:
-    return re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
 
 
 def normalize_answer_unicode_words(text: str) -> str:
@@ -87,7 +80,11 @@ def normalize_answer_unicode_words(text: str) -> str:
     DPR's ``qa_validation.py``, lost-in-the-middle's ``metrics.py``, qa-metrics): the
     articles are removed where they stand between Unicode word boundaries, so an article
     followed by a combining mark (``"the\u0301"``) or preceded by a circled letter stays,
-    and one beside a superscript digit (``"the\u00b2"``) goes."""
+    and one beside a superscript digit (``"the\u00b2"``) goes. On ASCII text the two word
+    boundaries are the same ([A-Za-z0-9_] on either side), so it is
+    :func:`normalize_answer`, which is faster."""
+    if text.isascii():
+        return normalize_answer(text)
     text = text.lower().translate(_PUNCT_TABLE)
     text = _unicode_word_articles().sub(" ", text)
     return " ".join(text.split())
