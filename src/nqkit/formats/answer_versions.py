@@ -47,7 +47,7 @@ def _kind(carried: Sequence[str], reference: Sequence[str]) -> str:
     return "different"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AnswerVersions:
     """The per-question kinds of a carried gold against a reference gold."""
 
