@@ -94,8 +94,14 @@ def read_keys(path: Path, reader: str) -> Iterator[str]:
 
 
 def hash_file(data: Path, rel: str, reader: str, kind: str) -> tuple[set[int], int]:
+    hashes, n = ordered_hashes(data, rel, reader, kind)
+    return set(hashes), n
+
+
+def ordered_hashes(data: Path, rel: str, reader: str, kind: str) -> tuple[list[int], int]:
+    """The hashes of a file's keys in file order (each at its first line), and its lines."""
     keys = list(read_keys(data / rel, reader))
-    return {key_hash(k, kind) for k in keys}, len(keys)
+    return list(dict.fromkeys(key_hash(k, kind) for k in keys)), len(keys)
 
 
 def build(data: Path) -> tuple[bytes, bytes]:
@@ -152,6 +158,25 @@ def build(data: Path) -> tuple[bytes, bytes]:
         blob += hashes.tobytes() + mask_arr.tobytes()
         while len(blob) % 8:  # keep every hash array 8-byte aligned
             blob += b"\0"
+        # the file order of each split held in its own file: for the split's members in
+        # sorted-hash order, each one's line position (uint32)
+        # (an alias's own file, as DPR's nq-test.qa, has its own order: kept under its name)
+        order: dict[str, dict[str, int | str]] = {}
+        for n in kind_splits:
+            files = [(n, by_name[n]["files"][kind])] if kind in by_name[n].get("files", {}) \
+                else []
+            if kind == "question":
+                files += list(by_name[n].get("aliases", {}).items())
+            members = sorted(sets[n, kind])
+            for name, (rel, reader) in files:
+                in_order, _ = ordered_hashes(data, rel, reader, kind)
+                position = {h: i for i, h in enumerate(in_order)}
+                positions = np.array([position[h] for h in members], dtype="<u4")
+                order[name] = {"split": n, "offset": len(blob), "count": len(members)}
+                blob += positions.tobytes()
+                while len(blob) % 8:
+                    blob += b"\0"
+        tables[kind]["order"] = order
     meta = {
         "format": FINGERPRINT_FORMAT,
         "generated_by": "scripts/make_split_fingerprints.py",
@@ -159,7 +184,9 @@ def build(data: Path) -> tuple[bytes, bytes]:
                          "trailing '?' (ids: strip)",
         "hash": "first 8 bytes (little-endian uint64) of BLAKE2b(kind + NUL + normalised)",
         "layout": "per kind: sorted uint64 hashes, then one uint16 mask per hash (bit i = "
-                  "held split i of that kind), padded to 8 bytes",
+                  "held split i of that kind), padded to 8 bytes; then per split held in "
+                  "its own file ('order'), the line position (uint32) of each of its "
+                  "members in sorted-hash order, padded to 8 bytes",
         "tables": tables,
         "splits": [{"name": s["name"], "count": counts.get(s["name"], s["published"]),
                     "held": s["held"], "parent": s["parent"],

@@ -113,9 +113,9 @@ def _expected_digest(questions: list[str]) -> str:
 
 def test_a_subset_names_the_smallest_split_holding_it_with_size_and_digest():
     dev = nq_open_dev()
-    first = dev[:100]
-    assert identify(first) == f"nq-open/dev[100#{_expected_digest(first)}]"
-    assert identify(dev[100:200]) != identify(first)  # same size, other questions
+    some = dev[:200:2]  # 100 questions, no stretch of the file
+    assert identify(some) == f"nq-open/dev[100#{_expected_digest(some)}]"
+    assert identify(dev[1:201:2]) != identify(some)  # same size, other questions
     amb = [d["question"] for d in _ambignq("dev_light.json")][:10]
     m = match_split(amb)
     assert (m.split, m.kind, m.size, m.split_size) == ("ambignq/dev", "subset", 10, 2002)
@@ -126,6 +126,29 @@ def test_a_subset_names_the_smallest_split_holding_it_with_size_and_digest():
     # known members of two held sub-splits of NQ-open train: a subset of the train split
     both = dpr_dev()[:5] + [d["question"] for d in _ambignq("train_light.json")][:5]
     assert (match_split(both).split, match_split(both).kind) == ("nq-open/train", "subset")
+
+
+def test_a_stretch_of_a_split_file_is_named_by_its_lines():
+    # lm-eval --limit 1000 scores the first 1,000 questions in file order
+    dev = nq_open_dev()
+    assert identify(dev[:1000]) == "nq-open/dev[:1000]"
+    assert identify(dev[1000:2500]) == "nq-open/dev[1000:2500]"
+    assert identify(list(reversed(dev[:1000]))) == "nq-open/dev[:1000]"  # order: no matter
+    m = match_split(dev[:1000])
+    assert (m.split, m.kind, m.span) == ("nq-open/dev", "subset", (0, 1000))
+    from nqkit.splits import describe
+
+    assert describe(m) == "the first 1,000 of the 3,610 questions of nq-open/dev"
+    # DPR's nq-test.qa holds NQ-open dev's questions in its own order: its first lines are
+    # named as its own, the split staying nq-open/dev
+    dpr_test = _tsv_questions("dpr", "nq-test.qa.tsv")
+    assert dpr_test[:1000] != dev[:1000]
+    m = match_split(dpr_test[:1000])
+    assert (m.label, m.split) == ("dpr/nq-test.qa[:1000]", "nq-open/dev")
+    assert describe(m).endswith("of nq-open/dev in dpr/nq-test.qa's order")
+    assert identify(dpr_dev()[10:20]) == "dpr/nq-dev.qa[10:20]"
+    amb = [d["question"] for d in _ambignq("dev_light.json")]
+    assert identify(amb[:50]) == "ambignq/dev[:50]"
 
 
 def test_mixtures_unknown_questions_and_count_only_splits_are_custom():
@@ -174,10 +197,10 @@ def test_check_split_names_both_splits_in_one_line():
     with pytest.raises(InputError) as e:
         check_split(set(nq_open_dev()), efficientqa_dev()[:5], where="p.jsonl")
     assert e.value.message == (
-        "p.jsonl: the 5 predicted questions are 5 of the 1,800 questions of efficientqa/dev, "
-        "the gold holds the questions of nq-open/dev: none of the predictions is in the "
-        "gold — score the predictions against the gold of efficientqa/dev, or "
-        "predict the questions of nq-open/dev")
+        "p.jsonl: the 5 predicted questions are the first 5 of the 1,800 questions of "
+        "efficientqa/dev, the gold holds the questions of nq-open/dev: none of the "
+        "predictions is in the gold — score the predictions against the gold of "
+        "efficientqa/dev, or predict the questions of nq-open/dev")
     # the same split written differently (AmbigNQ's capitalised prompts against DPR dev)
     amb = [d["question"] for d in _ambignq("dev_light.json")][:2]
     with pytest.raises(InputError, match=r"written differently .*write the questions exactly"):
@@ -206,8 +229,8 @@ def test_nq_open_partly_other_split_warning_names_it():
     r = score_nq_open(refs, preds, missing="wrong")
     (w,) = r.warnings
     assert w.code == "other-split"
-    assert ("2 predictions are for questions not in the gold (they are 2 of the 1,800 "
-            "questions of efficientqa/dev) and 2 gold questions") in w.message
+    assert ("2 predictions are for questions not in the gold (they are the first 2 of the "
+            "1,800 questions of efficientqa/dev) and 2 gold questions") in w.message
     assert r.signature.startswith("nq-open|split:nq-open/dev|")
 
 

@@ -77,7 +77,7 @@ __all__ = [
 
 CUSTOM = "custom"
 KINDS = ("question", "id")  # what a fingerprint is of: question texts, or example ids
-FINGERPRINT_FORMAT = 1  # bumped when normalisation or hashing changes
+FINGERPRINT_FORMAT = 2  # bumped when normalisation, hashing or the layout changes
 _WS = re.compile(r"\s+")
 
 
@@ -103,13 +103,23 @@ class SplitMatch:
     size: int  # distinct normalised questions given
     split_size: int | None  # questions of the named split
     digest: str  # short digest of the normalised question set
+    # a subset that is one stretch of a file of the split, lines [start, stop): the
+    # split's own file, or an alias's (``span_file``: DPR's nq-test.qa orders NQ-open dev
+    # its own way)
+    span: tuple[int, int] | None = None
+    span_file: str | None = None
 
     @property
     def label(self) -> str:
-        """The signature value: ``nq-open/dev``, ``nq-open/dev[1000#3fa2c1]`` or ``custom``."""
+        """The signature value: ``nq-open/dev``, ``nq-open/dev[:1000]`` (its first 1,000
+        questions in file order), ``nq-open/dev[1000:2000]``, ``nq-open/dev[1000#3fa2c1]``
+        (any other 1,000 of them) or ``custom``."""
         if self.split is None:
             return CUSTOM
         if self.kind == "subset":
+            if self.span is not None:
+                start, stop = self.span
+                return f"{self.span_file or self.split}[{start or ''}:{stop}]"
             return f"{self.split}[{self.size}#{self.digest}]"
         return self.split
 
@@ -181,6 +191,9 @@ class _Fingerprints:
     splits: dict[str, KnownSplit]  # canonical name -> split, in file order
     alias: dict[str, str]  # every name and alias -> canonical name
     tables: dict[str, _Table]  # kind -> table
+    # kind -> split -> [(the file's name: the split's or an alias's, line positions of
+    # the split's members in sorted-hash order)], for the splits held in their own file
+    order: dict[str, dict[str, list[tuple[str, np.ndarray]]]]
 
     def lineage(self, name: str) -> list[str]:
         """``name`` and its ancestors, nearest first."""
@@ -224,7 +237,13 @@ def _fingerprints() -> _Fingerprints:
         hashes = np.frombuffer(blob, dtype="<u8", count=n, offset=off).astype(np.uint64)
         masks = np.frombuffer(blob, dtype="<u2", count=n, offset=off + 8 * n).astype(np.uint16)
         tables[kind] = _Table(hashes, masks, dict(t["bits"]))
-    return _Fingerprints(splits, alias, tables)
+    order: dict[str, dict[str, list[tuple[str, np.ndarray]]]] = {}
+    for kind, t in meta["tables"].items():
+        for name, o in t.get("order", {}).items():
+            positions = np.frombuffer(blob, dtype="<u4", count=o["count"],
+                                      offset=o["offset"]).astype(np.int64)
+            order.setdefault(kind, {}).setdefault(o["split"], []).append((name, positions))
+    return _Fingerprints(splits, alias, tables, order)
 
 
 def known_splits() -> list[KnownSplit]:
@@ -273,8 +292,32 @@ def match_split(keys: Iterable[str], kind: str = "question") -> SplitMatch:
     for split in by_size:
         mask = fp.members_mask(split.name, kind)
         if mask and bool(np.all(masks & mask)):
-            return SplitMatch(split.name, "subset", size, split.count, dig)
+            name, span = _span(fp, table, kind, split.name, hashes)
+            return SplitMatch(split.name, "subset", size, split.count, dig, span,
+                              None if name == split.name else name)
     return custom
+
+
+def _span(fp: _Fingerprints, table: _Table, kind: str, name: str, hashes: np.ndarray
+          ) -> tuple[str, tuple[int, int] | None]:
+    """The file (the split's own, else an alias's: DPR's nq-test.qa has NQ-open dev's
+    questions in another order) in which the (sorted, distinct) ``hashes`` are exactly
+    the questions of lines ``[start, stop)``, with those lines; else ``(name, None)``."""
+    files = fp.order.get(kind, {}).get(name, [])
+    bit = table.bits.get(name)
+    if not files or bit is None or len(hashes) < 2:  # one question is no stretch
+        return name, None
+    members = table.hashes[(table.masks & (1 << bit)) != 0]
+    idx = np.searchsorted(members, hashes)
+    if np.any(idx >= len(members)) or np.any(members[np.minimum(idx, len(members) - 1)]
+                                              != hashes):
+        return name, None
+    for file_name, order in files:
+        positions = order[idx]
+        start, stop = int(positions.min()), int(positions.max()) + 1
+        if stop - start == len(hashes):
+            return file_name, (start, stop)
+    return name, None
 
 
 def identify(questions: Iterable[str], kind: str = "question") -> str:
@@ -289,6 +332,12 @@ def describe(m: SplitMatch, noun: str = "questions") -> str:
     if m.split is None:
         return f"custom {noun}"
     if m.kind == "subset":
+        if m.span is not None:
+            start, stop = m.span
+            order = f" in {m.span_file}'s order" if m.span_file else ""
+            which = (f"the first {m.size:,}" if not start
+                     else f"lines {start + 1:,} to {stop:,}")
+            return f"{which} of the {m.split_size:,} {noun} of {m.split}{order}"
         return f"{m.size:,} of the {m.split_size:,} {noun} of {m.split}"
     return f"the {noun} of {m.split}"
 
