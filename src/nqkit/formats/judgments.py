@@ -79,8 +79,9 @@ def _rows(path: PathLike, data: bytes) -> Iterator[Judgment]:
         where = location(path, rows.line_num) or str(path)
         question, answer, verdict = (row.get(c) for c in COLUMNS)
         if question is None or answer is None or verdict is None:
-            raise InputError(where, f"the row has {len(row) - (None in row)} of the "
-                             f"{len(header)} columns of the header", _FIX)
+            given = sum(v is not None for k, v in row.items() if k is not None)
+            raise InputError(where, f"the row has {given} of the {len(header)} columns "
+                             "of the header", _FIX)
         value = verdict.strip().lower()
         if not value:
             continue

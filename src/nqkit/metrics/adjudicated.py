@@ -173,7 +173,7 @@ def score_adjudicated(
     not_in_gold = tuple(q for k, q in judged.items()
                         if not gold_keys.intersection(_keys(k)))
     if not items:
-        raise InputError(where, f"none of the {len(judged):,} judged questions is a "
+        raise InputError(where, f"none of the {len(judged):,} judged question(s) is a "
                          f"question of the gold ({for_example(repr(q) for q in judged.values())})",
                          "give the judgments of this gold's questions (they are joined by "
                          "question text, case and spacing aside)")
