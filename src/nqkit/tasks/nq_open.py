@@ -31,7 +31,7 @@ PARAMS: tuple[Param, ...] = (
     Param("adjudicated", "--adjudicated", "also score with human judgments of answers "
           "(oqaeval's annotation TSV: Question, Model answer, Acceptable?) added to or "
           "removed from the gold: the adjudicated exact match of Kamalloo et al. 2023 "
-          "over the questions they cover", metavar="JUDGMENTS", input=True),
+          "over the questions they cover", metavar="JUDGMENTS", input=True, report=True),
 )
 
 
