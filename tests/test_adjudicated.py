@@ -304,3 +304,31 @@ def test_regex_gold_is_refused(tmp_path, capsys):
                           "--regex", "--adjudicated",
                           str(shared_file(*DATA, "NQ301_human.tsv")))
     assert "--adjudicated: judgments amend answer strings" in err
+
+
+def test_crlf_judgments_read_as_oqaeval_reads_them(oqaeval, tmp_path, capsys):
+    path = shared_file(*DATA, "model_outputs", "NQ_R2D2.jsonl")
+    judgments = tmp_path / "human_crlf.tsv"
+    judgments.write_bytes(shared_file(*DATA, "NQ301_human.tsv").read_bytes()
+                          .replace(b"\n", b"\r\n"))
+    theirs = oracle(oqaeval, path, judgments, tmp_path)
+    a = ours(capsys, path, path, judgments)["adjudicated"]
+    assert (a["num_correct"], a["num_total"]) == (sum(theirs["AnnotatedEM"]), 150)
+
+
+def test_a_judged_question_without_prediction_follows_the_missing_policy(tmp_path, capsys):
+    """oqaeval drops it; nqkit refuses it, or scores it wrong with --allow-missing, as it
+    does for the official number."""
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("".join(json.dumps({"question": q, "answer": ["a"]}) + "\n"
+                            for q in ("who?", "what?")), encoding="utf-8")
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text(json.dumps({"question": "who?", "prediction": "b"}) + "\n",
+                     encoding="utf-8")
+    judgments = tmp_path / "judgments.tsv"
+    judgments.write_text(HEADER + "1\twho?\tb\tYes\t\n2\twhat?\ta\tYes\t\n",
+                         encoding="utf-8")
+    _one_line_error(capsys, "--gold", str(gold), "--predictions", str(preds),
+                    "--adjudicated", str(judgments))
+    a = ours(capsys, gold, preds, judgments, "--allow-missing")["adjudicated"]
+    assert (a["num_correct"], a["num_total"], a["covered"]) == (1, 2, 2)
