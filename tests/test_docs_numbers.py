@@ -54,7 +54,8 @@ def _built(recorded: set[str]) -> set[str]:
     """Signatures the snapshots cannot hold, built by the code that makes them: dense and
     hybrid runs (not recorded: their scores depend on the CPU's BLAS kernel) from stub
     indexes, behind the answer-recall part of a recorded run; NQ-open predictions read
-    from a harness's file (tests/test_harness_files.py writes those files)."""
+    from a harness's file (tests/test_harness_files.py writes those files), also with
+    judgments (tests/test_adjudicated.py)."""
     from nqkit.metrics.nq_open import nq_open_signature
     from nqkit.retrieval.open_run import run_signature_settings
     from nqkit.signature import make_signature
@@ -73,6 +74,8 @@ def _built(recorded: set[str]) -> set[str]:
     out.add(nq_open_signature(answer_field="answer", regex=False, missing="error",
                               convention="lm-eval-v4", split="nq-open/dev",
                               predictions_format="lm-eval-samples"))
+    out.add(nq_open_signature(answer_field="answer", regex=False, missing="error",
+                              predictions_format="oqaeval", adjudicated="a77f48c923f5"))
     return out
 
 

@@ -144,13 +144,15 @@ def check_patterns(references: Iterable[tuple[str | None, tuple[str, ...]]]) -> 
 def nq_open_signature(*, answer_field: str, regex: bool, missing: str,
                       warnings: Iterable[ResultWarning] = (), convention: str = "orqa",
                       split: str = CUSTOM, extract: str = "none",
-                      predictions_format: str = PLAIN) -> str:
+                      predictions_format: str = PLAIN, adjudicated: str | None = None) -> str:
     """``nq-open|split:<split>|answer-field:...|[extract:...|]match:...|missing:...|v...``;
     ``split`` is the label of the references' questions (:func:`nqkit.splits.identify`);
     ``extract`` (:mod:`nqkit.text.extract`) appears when it is not ``none``;
     ``preds:<format>`` follows when the predictions were read from another shape than
     nqkit's own (:mod:`nqkit.formats.harness`: ``preds:lm-eval-samples``, ...), so that a
-    number says where its predictions came from."""
+    number says where its predictions came from; ``adjudicated:<fingerprint>`` last when
+    the result also carries an adjudicated exact match (:mod:`nqkit.metrics.adjudicated`),
+    naming the judgments file by the first 12 hex digits of its SHA-256."""
     # the official rule keeps its historical name, em-nfd; the others are em-<convention>
     match = "regex" if regex else "em-nfd" if convention == "orqa" else f"em-{convention}"
     settings = {"split": split, "answer-field": answer_field}
@@ -159,6 +161,8 @@ def nq_open_signature(*, answer_field: str, regex: bool, missing: str,
     settings.update({"match": match, "missing": missing})
     if predictions_format != PLAIN:
         settings["preds"] = predictions_format
+    if adjudicated is not None:
+        settings["adjudicated"] = adjudicated
     return make_signature("nq-open", settings, warnings)
 
 
@@ -173,6 +177,7 @@ def score_nq_open(
     convention: str = "orqa",
     extract: str = "none",
     predictions_format: str = PLAIN,
+    adjudicated: str | None = None,
 ) -> NqOpenResult:
     """Score predictions against references.
 
@@ -183,7 +188,8 @@ def score_nq_open(
     official ``orqa`` by default; the others are separately signed variants. ``extract``
     names the answer extraction applied to each prediction first
     (:mod:`nqkit.text.extract`; ``none``: scored as given). ``predictions_format``
-    (:attr:`~nqkit.formats.nq_open.NqOpenPredictions.format`) only enters the signature.
+    (:attr:`~nqkit.formats.nq_open.NqOpenPredictions.format`) and ``adjudicated`` (the
+    judgments' fingerprint) only enter the signature.
     """
     rule = get_convention(convention)
     extractor = get_extractor(extract)
@@ -292,7 +298,8 @@ def score_nq_open(
         signature=nq_open_signature(answer_field=answer_field, regex=regex, missing=missing,
                                     warnings=warnings, convention=rule.name,
                                     split=split.references.label, extract=extractor.name,
-                                    predictions_format=predictions_format),
+                                    predictions_format=predictions_format,
+                                    adjudicated=adjudicated),
         empty_gold_questions=empty_q,
         empty_gold_answers=empty_a,
         duplicate_references=dup_refs,

@@ -28,6 +28,10 @@ PARAMS: tuple[Param, ...] = (
     Param("published", "--published", "a published exact match to reproduce, as the paper "
           "prints it (44.1 or 0.441): the verdict (equal, within noise, differs) and the "
           "conventions and extractions that meet it", metavar="NUMBER", report=True),
+    Param("adjudicated", "--adjudicated", "also score with human judgments of answers "
+          "(oqaeval's annotation TSV: Question, Model answer, Acceptable?) added to or "
+          "removed from the gold: the adjudicated exact match of Kamalloo et al. 2023 "
+          "over the questions they cover", metavar="JUDGMENTS", input=True, report=True),
 )
 
 
@@ -71,6 +75,7 @@ class NqOpenSettings(Settings):
     regex: bool  # gold answers are regular expressions (CuratedTrec)
     explain: bool  # also score under every convention and list where they disagree
     published: str | None  # a published exact match to judge the run against
+    adjudicated: str | None  # human judgments of answers (oqaeval TSV): adjudicated EM too
 
 
 def score(s: NqOpenSettings) -> Result:
@@ -82,17 +87,72 @@ def score(s: NqOpenSettings) -> Result:
     # predictions may also be one JSON object {question: answer}, or a harness's output
     read = read_predictions(path)
     predictions = list(read.predictions)
+    judgments = None
+    if s.adjudicated is not None:
+        from nqkit.formats.judgments import read_judgments
+
+        if s.regex:
+            from nqkit.errors import InputError
+
+            raise InputError("--adjudicated", "judgments amend answer strings, and "
+                             "regular-expression gold has none",
+                             "drop --adjudicated or --regex")
+        judgments = read_judgments(s.adjudicated)
     r = score_nq_open(references, predictions, regex=s.regex,
                       missing="wrong" if s.allow_missing else "error",
                       answer_field=s.answer_field, convention=s.convention, where=path,
-                      extract=s.extract, predictions_format=read.format)
+                      extract=s.extract, predictions_format=read.format,
+                      adjudicated=None if judgments is None else judgments.sha256[:12])
     if r.unused_predictions and not s.allow_extra:
         refuse_extra(path, r.unused_predictions, references, predictions)
     result = nq_open_result(r, explain=s.explain, published=s.published, regex=s.regex)
+    if judgments is not None:
+        add_adjudicated(result, r, judgments, s.adjudicated or "")
     carried = {p.question: p.answers for p in predictions if p.answers is not None}
     if carried and not s.regex:
         own_gold(result, r, references, predictions, carried)
     return result
+
+
+def add_adjudicated(result: Result, r: Any, judgments: Any, where: str) -> None:
+    """The adjudicated exact match (:mod:`nqkit.metrics.adjudicated`) as rows of its own
+    beside the official ones, ``adjudicated`` in JSON and per item, and notices of what
+    the judgments did not cover."""
+    from nqkit.errors import for_example
+    from nqkit.metrics.adjudicated import score_adjudicated
+
+    a = score_adjudicated([(it.question, it.answers, scored(it)) for it in r.items],
+                          judgments.judgments, where=where)
+    result.rows.extend([
+        ("adjudicated exact match", a.accuracy),
+        ("adjudicated correct", f"{a.num_correct:,}/{a.num_total:,}"),
+        ("adjudicated questions", f"{a.covered:,}/{a.num_gold:,}"),
+    ])
+    result.official["adjudicated"] = {
+        "accuracy": a.accuracy, "num_correct": a.num_correct, "num_total": a.num_total,
+        "accuracy_before": a.accuracy_before, "num_correct_before": a.num_correct_before,
+        "covered": a.covered, "unscorable": len(a.unscorable),
+        "judged_questions": a.judged_questions, "not_in_gold": len(a.not_in_gold),
+        "judgments": a.judgments, "sha256": judgments.sha256, "rule": "squad"}
+    for item in result.item_list():
+        got = a.items.get(item["question"])
+        if got is not None:
+            item["adjudicated"] = got.correct
+    result.notes.append(
+        f"adjudicated exact match: {a.accuracy:.4f} ({a.num_correct:,}/{a.num_total:,}) "
+        f"on the {a.num_total:,} gold questions the judgments cover, where the gold as "
+        f"given scores {a.accuracy_before:.4f} (squad rule, as oqaeval's AnnotatedEM and "
+        "EM); the official exact match above is over every gold question")
+    if a.unscorable:
+        result.warnings.append(ResultWarning(
+            "adjudicated-unscored", f"the judgments remove every gold answer of "
+            f"{len(a.unscorable):,} question(s) and do not judge their prediction "
+            f"({for_example(repr(q) for q in a.unscorable)}): left out of the adjudicated "
+            "exact match, as oqaeval leaves them out"))
+    if a.not_in_gold:
+        result.notes.append(
+            f"{len(a.not_in_gold):,} of the {a.judged_questions:,} judged questions are "
+            f"not in the gold ({for_example(repr(q) for q in a.not_in_gold)})")
 
 
 def own_gold(result: Result, r: Any, references: Any, predictions: Any,

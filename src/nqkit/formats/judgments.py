@@ -1,0 +1,91 @@
+"""Human judgments of model answers: oqaeval's annotation TSV.
+
+Kamalloo et al. (ACL 2023, ``ehsk/OpenQA-eval``, ``NQ301_human.tsv``) release one row per
+(question, model answer) with a header naming at least ``Question``, ``Model answer`` and
+``Acceptable?`` (other columns, such as ``id`` and the annotators', are kept out). The
+file is read as oqaeval's ``data_utils.read_annotations`` reads it (Python's csv module,
+tab-delimited, its default quoting): ``Acceptable?`` is ``Yes`` or ``No`` in any case and
+with any surrounding spaces; a row whose verdict is empty is not a judgment and is
+skipped. The model answer is kept exactly as written (oqaeval compares it unstripped).
+
+Where oqaeval would crash (a verdict other than yes or no, a missing column, a short
+row), :func:`read_judgments` raises :class:`InputError` at ``file:line``.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from nqkit.errors import InputError, examples, location
+from nqkit.io import PathLike, read_bytes
+
+__all__ = ["COLUMNS", "Judgment", "Judgments", "read_judgments"]
+
+QUESTION, ANSWER, VERDICT = "Question", "Model answer", "Acceptable?"
+COLUMNS = (QUESTION, ANSWER, VERDICT)
+_FIX = "write a header Question<TAB>Model answer<TAB>Acceptable? and Yes or No per row"
+
+
+@dataclass(frozen=True, slots=True)
+class Judgment:
+    """One human verdict on one model answer to one question."""
+
+    question: str  # the question text as the judgments file writes it
+    answer: str  # the model answer judged, as written (not stripped)
+    acceptable: bool  # Acceptable? is yes (True) or no (False)
+    where: str | None = field(default=None, compare=False)  # file:line, for messages
+
+
+@dataclass(frozen=True, slots=True)
+class Judgments:
+    """The judgments of one file and the fingerprint of its bytes."""
+
+    judgments: tuple[Judgment, ...]  # in file order
+    sha256: str  # of the file's bytes (hex): the judgments' name in a signature
+
+
+def read_judgments(path: PathLike) -> Judgments:
+    """The judgments of one oqaeval annotation TSV and its SHA-256, from its bytes read
+    once (a FIFO works); rows with an empty ``Acceptable?`` are skipped.
+
+    Raises :class:`InputError` at ``file:line`` for a file that is not UTF-8, a header
+    without the three columns, a row without them, or a verdict other than yes or no.
+    """
+    data = read_bytes(path, what="judgments")
+    return Judgments(tuple(_rows(path, data)), hashlib.sha256(data).hexdigest())
+
+
+def _rows(path: PathLike, data: bytes) -> Iterator[Judgment]:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(path, f"the judgments file is not UTF-8 text ({e.reason} at byte "
+                         f"{e.start:,})", "save it as UTF-8") from None
+    text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")  # as open(): \r\n is \n
+    rows = csv.DictReader(text, delimiter="\t")
+    header = rows.fieldnames
+    if not header:
+        raise InputError(path, "the judgments file is empty", _FIX)
+    absent = [c for c in COLUMNS if c not in header]
+    if absent:
+        raise InputError(location(path, 1) or str(path),
+                         f"the header lacks {examples(absent, quote=True)} (found "
+                         f"{examples(header, quote=True)})", _FIX)
+    for row in rows:
+        where = location(path, rows.line_num) or str(path)
+        question, answer, verdict = (row.get(c) for c in COLUMNS)
+        if question is None or answer is None or verdict is None:
+            given = sum(v is not None for k, v in row.items() if k is not None)
+            raise InputError(where, f"the row has {given} of the {len(header)} columns "
+                             "of the header", _FIX)
+        value = verdict.strip().lower()
+        if not value:
+            continue
+        if value not in ("yes", "no"):
+            raise InputError(where, f"'Acceptable?' is {verdict!r:.40}, not Yes or No",
+                             "write Yes or No, or leave it empty for an answer not judged")
+        yield Judgment(question, answer, value == "yes", where)
