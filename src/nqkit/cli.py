@@ -50,6 +50,7 @@ GROUPS: dict[str, str | None] = {
     "index": "build passage indexes (BM25, dense) for open-domain retrieval",
     "overlap": "test-train overlap (Lewis et al. 2021): scores by overlap group, the "
                "official QA-Overlap numbers, leak reports",
+    "judge": "judges of answers: audit a judge's verdicts against human judgments",
 }
 
 
