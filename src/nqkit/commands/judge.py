@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 
 from nqkit.commands.base import Command, format_param
-from nqkit.settings import Param, int_in
-from nqkit.vocabulary import CONVENTION, GOLD, MAX_RESAMPLES, SEED
+from nqkit.settings import Param
+from nqkit.vocabulary import CONVENTION, GOLD, RESAMPLES, SEED
 
 
 def run_audit(args: argparse.Namespace) -> int:
@@ -32,7 +32,7 @@ COMMANDS = (Command(
         GOLD.but(required=False, help="NQ-open gold of the judged questions (for "
                  "--convention)"),
         format_param("table", "json"),
-        Param("resamples", "--resamples", "bootstrap resamples of the pairs (default 1000; "
-              "0: no intervals)", default=1000, type=int_in(0, MAX_RESAMPLES), metavar="N"),
+        RESAMPLES.but(default=1000, help="bootstrap resamples of the pairs (default 1000; "
+                      "0: no intervals)"),
         SEED,
     )),)
