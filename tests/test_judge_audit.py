@@ -11,10 +11,16 @@ from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "openqa-eval"
+from conftest import SHARED, shared_file
+
+DATA = SHARED / "data" / "openqa-eval"
 HUMAN = DATA / "NQ301_human.tsv"
 GOLD = DATA / "model_outputs" / "NQ_DPR.jsonl"
-pytestmark = pytest.mark.skipif(not HUMAN.exists(), reason="openqa-eval data absent")
+
+
+@pytest.fixture(autouse=True)
+def _shared_data() -> None:
+    shared_file("data", "openqa-eval", "NQ301_human.tsv")  # skip, or fail under CI
 
 
 def kappa(a: list[bool], b: list[bool]) -> float:
@@ -112,3 +118,27 @@ def test_refusals(tmp_path: Path) -> None:
     r = audit("--judgments", str(human), "--convention", "orqa")
     assert r.returncode == 2 and "--gold" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_an_undefined_kappa_and_questions_without_gold_are_said(tmp_path: Path) -> None:
+    human = tmp_path / "h.tsv"
+    human.write_text("Question\tModel answer\tAcceptable?\nwho is x\tbob\tYes\n"
+                     "who is y\tann\tYes\nwho is z\tmo\tYes\n")
+    judge = tmp_path / "j.jsonl"
+    judge.write_text("".join(json.dumps({"question": q, "answer": a, "verdict": True}) + "\n"
+                             for q, a in (("who is x", "bob"), ("who is y", "ann"))))
+    r = audit("--judgments", str(human), "--verdicts", str(judge), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    # every pair yes on both sides: agreement 1, no chance agreement to correct for
+    assert out["accuracy"] == 1.0 and out["kappa"] is None and out["kappa_interval"] is None
+    assert "kappa is undefined" in r.stderr and out["only_human"] == 1
+    gold = tmp_path / "g.jsonl"
+    gold.write_text(json.dumps({"question": "who is x", "answer": ["bob"]}) + "\n"
+                    + json.dumps({"question": "who is y", "answer": ["joe"]}) + "\n")
+    r = audit("--judgments", str(human), "--convention", "orqa", "--gold", str(gold),
+              "--format", "json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert (out["pairs"], out["only_human"], out["missed_yes"]) == (2, 1, 1)
+    assert "1 judged pairs are of questions --gold does not hold" in r.stderr

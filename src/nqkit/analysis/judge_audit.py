@@ -4,6 +4,7 @@ exact-match convention applied to the judged pairs), compare them
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,7 +14,10 @@ from nqkit.formats.verdicts import Verdict
 __all__ = ["judge_audit"]
 
 
-def _convention_verdicts(name: str, judgments: Any, gold: Any) -> list[Verdict]:
+def _convention_verdicts(name: str, judgments: Any, gold: Any
+                         ) -> tuple[list[Verdict], int]:
+    """The convention's verdict on each judged pair whose question ``gold`` holds, and
+    how many judged pairs it does not hold (their questions have no gold to judge by)."""
     from nqkit.conventions import get_convention
     from nqkit.formats.nq_open import read_nq_open
     from nqkit.metrics.judge_audit import _key
@@ -24,9 +28,11 @@ def _convention_verdicts(name: str, judgments: Any, gold: Any) -> list[Verdict]:
                          "questions' gold answers")
     answers = {_key(ex.question): ex.answers for ex in read_nq_open(gold)}
     rule = get_convention(name)
-    return [Verdict(j.question, j.answer, rule.match(j.answer.strip(), answers[_key(j.question)])
-                    is not None, False, j.where)
-            for j in judgments if _key(j.question) in answers]
+    verdicts = [Verdict(j.question, j.answer,
+                        rule.match(j.answer.strip(), answers[_key(j.question)]) is not None,
+                        False, j.where)
+                for j in judgments if _key(j.question) in answers]
+    return verdicts, sum(_key(j.question) not in answers for j in judgments)
 
 
 def judge_audit(args: Mapping[str, Any]) -> int:
@@ -47,8 +53,14 @@ def judge_audit(args: Mapping[str, Any]) -> int:
         abstained = v.abstained
         settings["verdicts"] = v.sha256[:12]
     elif args.get("convention"):
-        verdicts = _convention_verdicts(args["convention"], human.judgments, args.get("gold"))
+        verdicts, no_gold = _convention_verdicts(args["convention"], human.judgments,
+                                                 args.get("gold"))
         settings["convention"] = args["convention"]
+        if no_gold:
+            from nqkit.report import warn
+
+            warn(f"{no_gold:,} judged pairs are of questions --gold does not hold: no "
+                 "verdict of the convention for them (counted in 'only human')")
     else:
         raise InputError(None, "no judge given", "give --verdicts FILE or --convention NAME")
     settings.update(resamples=args["resamples"], seed=args["seed"])
@@ -56,11 +68,17 @@ def judge_audit(args: Mapping[str, Any]) -> int:
                        seed=args["seed"], where=str(args["judgments"]))
     signature = make_signature("judge-audit", settings)
     ai, ki = r.accuracy_interval, r.kappa_interval
+    kappa = None if math.isnan(r.kappa) else r.kappa
+    if kappa is None:
+        from nqkit.report import warn
+
+        warn("Cohen's kappa is undefined here: the humans and the judge give one same "
+             "verdict to every pair (no chance agreement to correct for)")
     if args.get("format") == "json":
         print(orjson.dumps({
-            "pairs": r.pairs, "accuracy": r.accuracy, "kappa": r.kappa,
+            "pairs": r.pairs, "accuracy": r.accuracy, "kappa": kappa,
             "accuracy_interval": None if ai is None else [ai.low, ai.high],
-            "kappa_interval": None if ki is None else [ki.low, ki.high],
+            "kappa_interval": None if ki is None or kappa is None else [ki.low, ki.high],
             "missed_yes": r.missed_yes, "missed_yes_rate": r.missed_yes_rate,
             "false_yes": r.false_yes, "false_yes_rate": r.false_yes_rate,
             "human_yes": r.human_yes, "human_no": r.human_no,
@@ -69,7 +87,8 @@ def judge_audit(args: Mapping[str, Any]) -> int:
         return 0
     rows = [("pairs", r.pairs, ""),
             ("accuracy", r.accuracy, "" if ai is None else f"[{ai.low:.4f}, {ai.high:.4f}]"),
-            ("kappa", r.kappa, "" if ki is None else f"[{ki.low:.4f}, {ki.high:.4f}]"),
+            ("kappa", kappa, "" if ki is None or kappa is None
+             else f"[{ki.low:.4f}, {ki.high:.4f}]"),
             ("missed yes", r.missed_yes, f"{r.missed_yes_rate:.4f} of human yes"),
             ("false yes", r.false_yes, f"{r.false_yes_rate:.4f} of human no"),
             ("only human", r.only_human, ""), ("only judge", r.only_judge, ""),
