@@ -11,8 +11,11 @@ failure there too (hooks below), so a forgotten one cannot hide.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import importlib.util
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -79,6 +82,41 @@ def require(module: str) -> ModuleType:
     if REQUIRE_SHARED:
         pytest.fail(msg, pytrace=False)
     pytest.skip(msg, allow_module_level=True)
+
+
+@contextlib.contextmanager
+def oqaeval_eval() -> Iterator[ModuleType]:
+    """oqaeval's ``eval`` module from ``../shared/oracles`` (the test oracle of AnnotatedEM
+    and its EM), importable offline: ``oqaeval.llm`` (its GPT judge, which imports openai)
+    and, where absent, ``datasets`` and ``tqdm`` stood in for; ``sys.path`` and
+    ``sys.modules`` restored afterwards."""
+    import sys
+    import types
+
+    shared_file("oracles", "oqaeval", "eval.py")
+    llm = types.ModuleType("oqaeval.llm")
+    llm.OpenAIProxy = type("OpenAIProxy", (), {})  # type: ignore[attr-defined]
+    stand_ins: dict[str, ModuleType] = {"oqaeval.llm": llm}
+    if importlib.util.find_spec("datasets") is None:
+        stand_ins["datasets"] = types.ModuleType("datasets")
+    if importlib.util.find_spec("tqdm") is None:
+        tqdm = types.ModuleType("tqdm")
+        tqdm.tqdm = lambda x, **_: x  # type: ignore[attr-defined]
+        stand_ins["tqdm"] = tqdm
+    saved_path = list(sys.path)
+    saved = {k: sys.modules.get(k) for k in [*stand_ins, "oqaeval", "oqaeval.eval",
+                                            "oqaeval.data_utils", "oqaeval.squad_evaluate"]}
+    try:
+        sys.path.insert(0, str(SHARED / "oracles"))
+        sys.modules.update(stand_ins)
+        yield importlib.import_module("oqaeval.eval")
+    finally:
+        sys.path[:] = saved_path
+        for k, v in saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
 
 
 def this_tree_env(**extra: str) -> dict[str, str]:

@@ -20,11 +20,9 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import importlib
 import json
 import random
 import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -32,7 +30,7 @@ import pytest
 from nqkit.cli import main
 from nqkit.text.question_key import question_key
 
-from conftest import SHARED, require, shared_file
+from conftest import oqaeval_eval, require, shared_file
 
 require("regex")
 
@@ -46,30 +44,8 @@ HEADER = "id\tQuestion\tModel answer\tAcceptable?\tannotator1\n"
 
 @pytest.fixture(scope="module")
 def oqaeval():
-    shared_file("oracles", "oqaeval", "eval.py")
-    llm = types.ModuleType("oqaeval.llm")
-    llm.OpenAIProxy = type("OpenAIProxy", (), {})
-    stand_ins = {"oqaeval.llm": llm}
-    if importlib.util.find_spec("datasets") is None:
-        stand_ins["datasets"] = types.ModuleType("datasets")
-    if importlib.util.find_spec("tqdm") is None:
-        tqdm = types.ModuleType("tqdm")
-        tqdm.tqdm = lambda x, **_: x
-        stand_ins["tqdm"] = tqdm
-    saved_path = list(sys.path)
-    saved = {k: sys.modules.get(k) for k in [*stand_ins, "oqaeval", "oqaeval.eval",
-                                            "oqaeval.data_utils", "oqaeval.squad_evaluate"]}
-    try:
-        sys.path.insert(0, str(SHARED / "oracles"))
-        sys.modules.update(stand_ins)
-        yield importlib.import_module("oqaeval.eval")
-    finally:
-        sys.path[:] = saved_path
-        for k, v in saved.items():
-            if v is None:
-                sys.modules.pop(k, None)
-            else:
-                sys.modules[k] = v
+    with oqaeval_eval() as module:
+        yield module
 
 
 def oracle(oqaeval, predictions: Path, judgments: Path, tmp: Path) -> dict:

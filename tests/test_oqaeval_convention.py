@@ -12,15 +12,11 @@ one. The prediction goes through ``read_predict_file``'s ``strip()`` before ``em
 
 from __future__ import annotations
 
-import importlib
-import sys
-import types
-
 import pytest
 
 from nqkit.conventions import get_convention
 
-from conftest import SHARED, require, shared_file
+from conftest import oqaeval_eval, require
 from em_strings import every_pair
 
 require("regex")
@@ -28,26 +24,8 @@ require("regex")
 
 @pytest.fixture(scope="module")
 def oqaeval():
-    shared_file("oracles", "oqaeval", "eval.py")
-    llm = types.ModuleType("oqaeval.llm")
-    llm.OpenAIProxy = type("OpenAIProxy", (), {})
-    stand_ins = {"oqaeval.llm": llm}
-    if importlib.util.find_spec("datasets") is None:
-        stand_ins["datasets"] = types.ModuleType("datasets")
-    saved_path = list(sys.path)
-    saved = {k: sys.modules.get(k) for k in [*stand_ins, "oqaeval", "oqaeval.eval",
-                                            "oqaeval.data_utils", "oqaeval.squad_evaluate"]}
-    try:
-        sys.path.insert(0, str(SHARED / "oracles"))
-        sys.modules.update(stand_ins)
-        yield importlib.import_module("oqaeval.eval")
-    finally:
-        sys.path[:] = saved_path
-        for k, v in saved.items():
-            if v is None:
-                sys.modules.pop(k, None)
-            else:
-                sys.modules[k] = v
+    with oqaeval_eval() as module:
+        yield module
 
 
 def test_every_verdict_equals_em_eval(oqaeval):
