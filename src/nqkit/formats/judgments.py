@@ -17,13 +17,13 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from nqkit.errors import InputError, examples, location
 from nqkit.io import PathLike, read_bytes
 
-__all__ = ["COLUMNS", "Judgment", "Judgments", "read_judgments"]
+__all__ = ["COLUMNS", "Judgment", "Judgments", "check_header", "read_judgments", "yes_no"]
 
 QUESTION, ANSWER, VERDICT = "Question", "Model answer", "Acceptable?"
 COLUMNS = (QUESTION, ANSWER, VERDICT)
@@ -70,11 +70,7 @@ def _rows(path: PathLike, data: bytes) -> Iterator[Judgment]:
     header = rows.fieldnames
     if not header:
         raise InputError(path, "the judgments file is empty", _FIX)
-    absent = [c for c in COLUMNS if c not in header]
-    if absent:
-        raise InputError(location(path, 1) or str(path),
-                         f"the header lacks {examples(absent, quote=True)} (found "
-                         f"{examples(header, quote=True)})", _FIX)
+    check_header(path, header, _FIX)
     for row in rows:
         where = location(path, rows.line_num) or str(path)
         question, answer, verdict = (row.get(c) for c in COLUMNS)
@@ -82,10 +78,30 @@ def _rows(path: PathLike, data: bytes) -> Iterator[Judgment]:
             given = sum(v is not None for k, v in row.items() if k is not None)
             raise InputError(where, f"the row has {given} of the {len(header)} columns "
                              "of the header", _FIX)
-        value = verdict.strip().lower()
-        if not value:
-            continue
-        if value not in ("yes", "no"):
-            raise InputError(where, f"'Acceptable?' is {verdict!r:.40}, not Yes or No",
-                             "write Yes or No, or leave it empty for an answer not judged")
-        yield Judgment(question, answer, value == "yes", where)
+        acceptable = yes_no(verdict, where, f"'{VERDICT}'",
+                            "write Yes or No, or leave it empty for an answer not judged")
+        if acceptable is not None:
+            yield Judgment(question, answer, acceptable, where)
+
+
+def check_header(path: PathLike, header: Sequence[str], fix: str) -> None:
+    """Refuse, at line 1, a header without the three columns of oqaeval's TSVs."""
+    absent = [c for c in COLUMNS if c not in header]
+    if absent:
+        raise InputError(location(path, 1) or str(path),
+                         f"the header lacks {examples(absent, quote=True)} (found "
+                         f"{examples(header, quote=True)})", fix)
+
+
+def yes_no(value: object, where: str, what: str, fix: str) -> bool | None:
+    """A verdict: Yes or No in any case and spacing (a JSON boolean too), None when empty
+    (not judged); anything else refused at ``where``."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        v = value.strip().lower()
+        if v in ("yes", "no"):
+            return v == "yes"
+        if not v:
+            return None
+    raise InputError(where, f"{what} is {value!r:.40}, not Yes or No", fix)

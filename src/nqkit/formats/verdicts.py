@@ -29,16 +29,16 @@ import io
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
-
-from nqkit.errors import InputError, examples, location
-from nqkit.formats.judgments import ANSWER, COLUMNS, QUESTION, VERDICT
-from nqkit.io import PathLike, read_bytes
+from nqkit.errors import InputError, location
+from nqkit.formats.judgments import ANSWER, QUESTION, VERDICT, check_header, yes_no
+from nqkit.io import PathLike, parse_json_line, read_bytes
 
 __all__ = ["Verdict", "Verdicts", "read_verdicts"]
 
 _FIX = ("give oqaeval's judge TSV (Question, Model answer, Acceptable? = Yes, No or empty) "
         "or JSON lines of {question, answer, verdict}")
+_UNDECIDED = ("write Yes or No (true or false in JSON), or leave it empty for an answer the "
+              "judge did not decide")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,31 +81,13 @@ def read_verdicts(path: PathLike) -> Verdicts:
     return Verdicts(tuple(rows), digest, abstained)
 
 
-def _yes_no(value: object, where: str, what: str) -> bool | None:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        v = value.strip().lower()
-        if v in ("yes", "no"):
-            return v == "yes"
-        if not v:
-            return None
-    raise InputError(where, f"{what} is {value!r:.40}, not yes or no",
-                     "write Yes or No (true or false in JSON), or leave it empty for an "
-                     "answer the judge did not decide")
-
-
 def _tsv_rows(path: PathLike, data: bytes) -> tuple[list[Verdict], int]:
     text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
     reader = csv.reader(text, delimiter="\t")
     header = next(reader, None)
     if not header:
         raise InputError(path, "the verdicts file is empty", _FIX)
-    absent = [c for c in COLUMNS if c not in header]
-    if absent:
-        raise InputError(location(path, 1) or str(path),
-                         f"the header lacks {examples(absent, quote=True)} (found "
-                         f"{examples(header, quote=True)})", _FIX)
+    check_header(path, header, _FIX)
     q, a, v = (header.index(c) for c in (QUESTION, ANSWER, VERDICT))
     out: list[Verdict] = []
     abstained = 0
@@ -119,7 +101,7 @@ def _tsv_rows(path: PathLike, data: bytes) -> tuple[list[Verdict], int]:
         if len(row) < len(header):
             raise InputError(where, f"the row has {len(row)} of the {len(header)} columns "
                              "of the header", _FIX)
-        verdict = _yes_no(row[v], where, f"'{VERDICT}'")
+        verdict = yes_no(row[v], where, f"'{VERDICT}'", _UNDECIDED)
         if verdict is None:
             abstained += 1
             continue
@@ -134,16 +116,13 @@ def _json_rows(path: PathLike, data: bytes) -> tuple[list[Verdict], int]:
         if not line.strip():
             continue
         where = location(path, n) or str(path)
-        try:
-            obj = orjson.loads(line)
-        except orjson.JSONDecodeError as e:
-            raise InputError(where, f"not JSON ({e})", _FIX) from None
+        obj = parse_json_line(line, where)
         if not isinstance(obj, dict) or not all(
                 isinstance(obj.get(k), str) for k in ("question", "answer")) \
                 or "verdict" not in obj:
             raise InputError(where, "the line is not an object with string 'question' "
                              "and 'answer' and a 'verdict'", _FIX)
-        verdict = _yes_no(obj["verdict"], where, "'verdict'")
+        verdict = yes_no(obj["verdict"], where, "'verdict'", _UNDECIDED)
         if verdict is None:
             abstained += 1
             continue
