@@ -30,7 +30,7 @@ import re
 import string
 
 from nqkit.conventions.base import EmConvention, register
-from nqkit.text.extract import LM_EVAL_STOPS as STOPS
+from nqkit.text.extract import cut
 
 # the YAML string "\ban|a|the\b" as PyYAML reads it: \b is the backspace \x08
 REGEX_TO_IGNORE = re.compile("\x08an|a|the\x08")
@@ -40,8 +40,7 @@ _PUNCTUATION = str.maketrans("", "", string.punctuation)
 def extract(generation: str) -> str:
     """The generation as the task then scored it: cut at each stop in turn, one leading
     space dropped."""
-    for stop in STOPS:
-        generation = generation.split(stop)[0]
+    generation = cut(generation)
     return generation[1:] if generation.startswith(" ") else generation
 
 

@@ -26,18 +26,23 @@ from dataclasses import dataclass
 
 from nqkit.errors import InputError
 
-__all__ = ["EXTRACTORS", "LM_EVAL_STOPS", "Extractor", "cut_at_stops", "get_extractor"]
+__all__ = ["EXTRACTORS", "LM_EVAL_STOPS", "Extractor", "cut", "cut_at_stops", "get_extractor"]
 
 LM_EVAL_STOPS = ("\n", ".", ",")  # lm-eval nq_open's generation_kwargs.until, in its order
 _ANSWER_IS = re.compile(r"answer(?: is|:)", re.IGNORECASE)
 
 
-def cut_at_stops(generation: str, stops: tuple[str, ...] = LM_EVAL_STOPS) -> str:
-    """The generation cut at each stop in turn (as lm-eval's Hugging Face backend does,
-    ``postprocess_generated_text``), stripped (its ``remove_whitespace`` filter)."""
+def cut(generation: str, stops: tuple[str, ...] = LM_EVAL_STOPS) -> str:
+    """The generation cut at each stop in turn, as lm-eval's Hugging Face backend does
+    (``postprocess_generated_text``)."""
     for stop in stops:
         generation = generation.split(stop)[0]
-    return generation.strip()
+    return generation
+
+
+def cut_at_stops(generation: str, stops: tuple[str, ...] = LM_EVAL_STOPS) -> str:
+    """:func:`cut`, stripped (lm-eval's ``remove_whitespace`` filter)."""
+    return cut(generation, stops).strip()
 
 
 def first_line(generation: str) -> str:
