@@ -133,6 +133,9 @@ def test_an_undefined_kappa_and_questions_without_gold_are_said(tmp_path: Path) 
     # every pair yes on both sides: agreement 1, no chance agreement to correct for
     assert out["accuracy"] == 1.0 and out["kappa"] is None and out["kappa_interval"] is None
     assert "kappa is undefined" in r.stderr and out["only_human"] == 1
+    assert out["false_yes_rate"] is None  # no human no to be a rate of
+    table = audit("--judgments", str(human), "--verdicts", str(judge)).stdout
+    assert "no human no" in table and "nan" not in table
     gold = tmp_path / "g.jsonl"
     gold.write_text(json.dumps({"question": "who is x", "answer": ["bob"]}) + "\n"
                     + json.dumps({"question": "who is y", "answer": ["joe"]}) + "\n")

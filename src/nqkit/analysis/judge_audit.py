@@ -35,6 +35,11 @@ def _convention_verdicts(name: str, judgments: Any, gold: Any
     return verdicts, sum(_key(j.question) not in answers for j in judgments)
 
 
+def _rate(rate: float, of: str) -> str:
+    """``0.1234 of human yes``, or ``no human yes`` when there is none to be a rate of."""
+    return f"no {of}" if math.isnan(rate) else f"{rate:.4f} of {of}"
+
+
 def judge_audit(args: Mapping[str, Any]) -> int:
     import orjson
 
@@ -89,8 +94,8 @@ def judge_audit(args: Mapping[str, Any]) -> int:
             ("accuracy", r.accuracy, "" if ai is None else f"[{ai.low:.4f}, {ai.high:.4f}]"),
             ("kappa", kappa, "" if ki is None or kappa is None
              else f"[{ki.low:.4f}, {ki.high:.4f}]"),
-            ("missed yes", r.missed_yes, f"{r.missed_yes_rate:.4f} of human yes"),
-            ("false yes", r.false_yes, f"{r.false_yes_rate:.4f} of human no"),
+            ("missed yes", r.missed_yes, _rate(r.missed_yes_rate, "human yes")),
+            ("false yes", r.false_yes, _rate(r.false_yes_rate, "human no")),
             ("only human", r.only_human, ""), ("only judge", r.only_judge, ""),
             ("abstained", abstained, "")]
     print(format_table(("metric", "value", "95% interval / rate"), rows))
