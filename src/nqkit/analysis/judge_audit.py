@@ -20,19 +20,19 @@ def _convention_verdicts(name: str, judgments: Any, gold: Any
     how many judged pairs it does not hold (their questions have no gold to judge by)."""
     from nqkit.conventions import get_convention
     from nqkit.formats.nq_open import read_nq_open
-    from nqkit.metrics.judge_audit import _key
+    from nqkit.metrics.judge_audit import pair_key
 
     if not gold:
         raise InputError("--convention", "the judgments file has no gold column and no "
                          "--gold was given", "give --gold, the NQ-open file of these "
                          "questions' gold answers")
-    answers = {_key(ex.question): ex.answers for ex in read_nq_open(gold)}
+    answers = {pair_key(ex.question): ex.answers for ex in read_nq_open(gold)}
     rule = get_convention(name)
     verdicts = [Verdict(j.question, j.answer,
-                        rule.match(j.answer.strip(), answers[_key(j.question)]) is not None,
+                        rule.match(j.answer.strip(), answers[pair_key(j.question)]) is not None,
                         False, j.where)
-                for j in judgments if _key(j.question) in answers]
-    return verdicts, sum(_key(j.question) not in answers for j in judgments)
+                for j in judgments if pair_key(j.question) in answers]
+    return verdicts, sum(pair_key(j.question) not in answers for j in judgments)
 
 
 def _rate(rate: float, of: str) -> str:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from nqkit.conventions import get_convention
 from nqkit.errors import InputError, for_example
 from nqkit.formats.judgments import Judgment
-from nqkit.text.question_key import question_key
+from nqkit.text.question_key import question_key, without_question_mark
 
 __all__ = [
     "AdjudicatedItem",
@@ -109,7 +109,8 @@ def adjudications(judgments: Iterable[Judgment]) -> tuple[dict[str, Adjudication
 
 def _keys(key: str) -> tuple[str, ...]:
     """The keys a judged question is filed under: its own, and without a final ``?``."""
-    return (key, key[:-1].strip()) if key.endswith("?") else (key,)
+    bare = without_question_mark(key)
+    return (key, bare) if bare != key else (key,)
 
 
 def amended_gold(answers: Iterable[str], adjudication: Adjudication) -> set[str]:

@@ -25,9 +25,9 @@ from nqkit.errors import InputError, for_example
 from nqkit.formats.judgments import Judgment
 from nqkit.formats.verdicts import Verdict
 from nqkit.stats import Interval, ItemStats, bootstrap_interval
-from nqkit.text.question_key import question_key
+from nqkit.text.question_key import question_key, without_question_mark
 
-__all__ = ["AuditResult", "audit_verdicts", "cohen_kappa"]
+__all__ = ["AuditResult", "audit_verdicts", "cohen_kappa", "pair_key"]
 
 
 @dataclass(frozen=True)
@@ -81,9 +81,10 @@ def _rows(human: Sequence[bool], judge: Sequence[bool]) -> NDArray[np.float64]:
     return np.stack([(h == j).astype(np.float64), h, j, np.ones_like(h)], axis=1)
 
 
-def _key(question: str) -> str:
-    key = question_key(question)
-    return key[:-1].strip() if key.endswith("?") else key
+def pair_key(question: str) -> str:
+    """The question's part of a judged pair's join key: oqaeval's key, a final ``?``
+    aside."""
+    return without_question_mark(question_key(question))
 
 
 def audit_verdicts(human: Sequence[Judgment], judge: Sequence[Verdict], *,
@@ -97,13 +98,13 @@ def audit_verdicts(human: Sequence[Judgment], judge: Sequence[Verdict], *,
     truth: dict[tuple[str, str], bool] = {}
     fused: dict[str, tuple[str, str]] = {}
     for h in human:
-        pair = (_key(h.question), h.answer)
+        pair = (pair_key(h.question), h.answer)
         truth.setdefault(pair, h.acceptable)
         fused.setdefault(h.question + h.answer, pair)
     said: dict[tuple[str, str], bool] = {}
     unmatched: list[str] = []
     for v in judge:
-        found = fused.get(v.question) if v.answer is None else (_key(v.question), v.answer)
+        found = fused.get(v.question) if v.answer is None else (pair_key(v.question), v.answer)
         if found is None or found not in truth:
             unmatched.append(v.question if v.answer is None else f"{v.question} / {v.answer}")
             continue

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import regex as rx  # \p{...} classes, as the original
 
-__all__ = ["oqaeval_tokens", "question_key"]
+__all__ = ["oqaeval_tokens", "question_key", "without_question_mark"]
 
 _TOKEN = rx.compile(r"([\p{L}\p{N}\p{M}]+)|([^\p{Z}\p{C}])",
                     flags=rx.IGNORECASE | rx.UNICODE | rx.MULTILINE)
@@ -39,3 +39,9 @@ def oqaeval_tokens(text: str) -> list[str]:
 def question_key(question: str) -> str:
     """oqaeval's join key of a question: its tokens joined by spaces, lower-cased."""
     return " ".join(oqaeval_tokens(question)).lower()
+
+
+def without_question_mark(key: str) -> str:
+    """A question key without its final ``?`` (oqaeval files a judged question under
+    both; the judge audit joins two judgment files by this one)."""
+    return key[:-1].strip() if key.endswith("?") else key
