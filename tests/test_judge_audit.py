@@ -133,6 +133,7 @@ def test_an_undefined_kappa_and_questions_without_gold_are_said(tmp_path: Path) 
     # every pair yes on both sides: agreement 1, no chance agreement to correct for
     assert out["accuracy"] == 1.0 and out["kappa"] is None and out["kappa_interval"] is None
     assert "kappa is undefined" in r.stderr and out["only_human"] == 1
+    assert "verdicts are of pairs" not in r.stderr  # every verdict was judged
     assert out["false_yes_rate"] is None  # no human no to be a rate of
     table = audit("--judgments", str(human), "--verdicts", str(judge)).stdout
     assert "no human no" in table and "nan" not in table
@@ -145,3 +146,19 @@ def test_an_undefined_kappa_and_questions_without_gold_are_said(tmp_path: Path) 
     out = json.loads(r.stdout)
     assert (out["pairs"], out["only_human"], out["missed_yes"]) == (2, 1, 1)
     assert "1 judged pairs are of questions --gold does not hold" in r.stderr
+
+
+def test_verdicts_of_unjudged_pairs_are_said(tmp_path: Path) -> None:
+    human = tmp_path / "h.tsv"
+    human.write_text("Question\tModel answer\tAcceptable?\nwho is x\tbob\tYes\n"
+                     "who is y\tann\tNo\n")
+    judge = tmp_path / "j.jsonl"
+    judge.write_text("".join(json.dumps({"question": q, "answer": a, "verdict": v}) + "\n"
+                             for q, a, v in (("who is x", "bob", True),
+                                             ("who is y", "ann", False),
+                                             ("who is y", "Ann Lee", True))))
+    r = audit("--judgments", str(human), "--verdicts", str(judge), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["only_judge"] == 1
+    assert "1 of the judge's verdicts are of pairs the human judgments do not judge" \
+        in r.stderr

@@ -73,6 +73,12 @@ def judge_audit(args: Mapping[str, Any]) -> int:
                        seed=args["seed"], where=str(args["judgments"]))
     signature = make_signature("judge-audit", settings)
     ai, ki = r.accuracy_interval, r.kappa_interval
+    if r.only_judge:
+        from nqkit.report import warn
+
+        warn(f"{r.only_judge:,} of the judge's verdicts are of pairs the human judgments "
+             "do not judge (another question or answer spelling?): left out of the "
+             "agreement")
     kappa = None if math.isnan(r.kappa) else r.kappa
     if kappa is None:
         from nqkit.report import warn
