@@ -411,3 +411,38 @@ def test_a_mirror_holding_another_version_of_a_pinned_file_is_refused(home, tmp_
                                    f"knows (sha256 {hashlib.sha256(data).hexdigest()[:12]}...")
     assert not (dataset_dir(ds) / "NQ-open.dev.jsonl").exists()
     assert not list(dataset_dir(ds).glob("*.part"))
+
+
+OPENQA_EVAL = "/ehsk/OpenQA-eval/8b9317d0f0c92b52e1c71c0168dff74b5f76a5f4/data/"
+
+
+def test_openqa_eval_model_outputs_are_verified_by_their_pinned_sha256(home, tmp_path):
+    # the registry pins each released predictions file by the sha256 of the whole file;
+    # a mirror laid out like the GitHub paths serves the real copies
+    src = shared_file("data", "openqa-eval", "model_outputs")
+    mirror = tmp_path / "mirror"
+    (mirror / OPENQA_EVAL.strip("/")).mkdir(parents=True)
+    (mirror / OPENQA_EVAL.strip("/") / "model_outputs").symlink_to(src)
+    ds = load_registry().get("openqa-eval/model-outputs")
+    got = fetch(ds, mirror=str(mirror), progress=False)
+    assert len(got) == 12
+    for item in got:
+        data = (src / item.file.name).read_bytes()
+        assert item.verified == "sha256"
+        assert item.sha256 == hashlib.sha256(data).hexdigest()
+        assert item.path.read_bytes() == data
+
+
+def test_openqa_eval_judgments_have_no_checksum_to_check_and_say_so(home, tmp_path):
+    # only half of the official judgments is held here, so no sha256 is pinned: the file
+    # is fetched, nothing is claimed verified, and its sha256 is recorded for citing
+    half = shared_file("data", "openqa-eval", "NQ301_human.tsv")
+    ds = load_registry().get("openqa-eval/judgments")
+    assert ds.checksums == "none"
+    assert [f.name for f in ds.files] == ["NQ301_human.tsv", "NQ301_BEM.tsv",
+                                          "NQ301_gpt-4.tsv", "NQ301_text-davinci-003.tsv"]
+    with MirrorServer({OPENQA_EVAL + "NQ301_human.tsv": half}) as server:
+        (item,) = fetch(ds, ds.select("0"), mirror=server.url, progress=False)
+    assert item.verified == "none"
+    assert item.sha256 == hashlib.sha256(half.read_bytes()).hexdigest()
+    assert read_record(dataset_dir(ds))["NQ301_human.tsv"]["sha256"] == item.sha256

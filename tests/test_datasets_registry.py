@@ -23,7 +23,7 @@ ISSUE_NAMES = [
     "dpr/nq-train.qa", "dpr/nq-dev.qa", "dpr/nq-test.qa",
 ]
 # registered beyond the official table (src/nqkit/datasets/more-sources.tsv)
-MORE_NAMES = ["qa-overlap/nq-annotations"]
+MORE_NAMES = ["qa-overlap/nq-annotations", "openqa-eval/judgments", "openqa-eval/model-outputs"]
 
 
 def official_rows() -> list[dict[str, str]]:
