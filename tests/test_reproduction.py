@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -131,3 +132,108 @@ def test_the_noise_band_is_calibrated_by_simulation():
     assert len(systems) == 10
     real = false_alarm_rate(hits / len(systems), trials=4000, seed=0)
     assert real < 0.01
+
+
+# --released: a run against a released run. Expected parts are differences of numbers
+# each scored by a separate `eval nq-open` (a released file as its own --gold scores it
+# with its own gold lists), the interval from the paired differences by hand.
+
+def _released(capsys, gold, preds, released) -> dict:
+    assert main(["eval", "nq-open", "--gold", gold, "--predictions", preds,
+                 "--released", released, "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)["released"]
+
+
+def _write(path, rows) -> str:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return str(path)
+
+
+def test_a_released_run_with_its_own_gold_differs_by_its_answer_version(tmp_path, capsys):
+    gold, preds = _fid(tmp_path)
+    released = str(shared_file("data", "openqa-eval", "model_outputs", "NQ_FiD.jsonl"))
+    run = _correct(capsys, gold, preds, "orqa")
+    own = _correct(capsys, released, released, "orqa")  # FiD against its own gold lists
+    rel = _released(capsys, gold, preds, released)
+    assert rel["accuracy"] == pytest.approx(own / 3610)
+    assert rel["delta"] == pytest.approx((run - own) / 3610) and run != own
+    assert rel["parts"]["answer version"]["delta"] == pytest.approx((run - own) / 3610)
+    assert rel["parts"]["predictions"] == {"delta": 0.0, "questions": 0}
+    assert rel["same_predictions"] == rel["shared"] == 3610
+    assert rel["interval"] == pytest.approx([rel["delta"], rel["delta"]])  # no noise part
+    assert rel["verdict"] == "differs"
+    assert rel["summary"].endswith(f"the gap is answer version {100 * rel['delta']:+.2f} "
+                                   f"({rel['parts']['answer version']['questions']:,} "
+                                   "questions)")
+    # the run itself as the released run: reproduced
+    assert _released(capsys, gold, preds, preds)["verdict"] == "reproduced"
+
+
+@pytest.mark.parametrize(("flips", "verdict"), [((40, 40), "within noise"),
+                                                 ((150, 0), "differs")])
+def test_a_released_run_with_other_predictions_is_judged_by_the_paired_interval(
+        tmp_path, capsys, flips, verdict):
+    gold, preds = _fid(tmp_path)
+    rows = [json.loads(line) for line in Path(preds).read_text(encoding="utf-8")
+            .splitlines()]
+    answers = {json.loads(line)["question"]: json.loads(line)["answer"]
+               for line in Path(gold).read_text(encoding="utf-8").splitlines()}
+    scored = json.loads(_json_items(capsys, gold, preds))
+    right = [i for i, it in enumerate(scored) if it["correct"]]
+    wrong = [i for i, it in enumerate(scored) if not it["correct"]]
+    spoil, mend = flips
+    other = [dict(r) for r in rows]
+    for i in right[:spoil]:
+        other[i]["prediction"] = "no answer at all"
+    for i in wrong[:mend]:
+        other[i]["prediction"] = answers[other[i]["question"]][0]
+    mine = _write(tmp_path / "mine.jsonl", other)
+    rel = _released(capsys, gold, mine, preds)
+    d = np.zeros(3610)
+    d[right[:spoil]] = -1
+    d[wrong[:mend]] = 1
+    mean, half = d.mean(), 1.959963984540054 * d.std(ddof=1) / math.sqrt(3610)
+    assert rel["parts"]["predictions"]["delta"] == pytest.approx(mean)
+    assert rel["parts"]["predictions"]["questions"] == spoil + mend
+    assert rel["predictions_interval"] == pytest.approx([mean - half, mean + half])
+    assert rel["delta"] == pytest.approx(mean)
+    assert rel["verdict"] == verdict
+
+
+def _json_items(capsys, gold, preds) -> str:
+    assert main(["eval", "nq-open", "--gold", gold, "--predictions", preds, "--format",
+                 "jsonl"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    return "[" + ",".join(x for x in lines if x.startswith('{"question"')) + "]"
+
+
+def test_a_released_run_of_fewer_questions_is_named_and_its_share_of_the_gap_said(
+        tmp_path, capsys):
+    gold, preds = _fid(tmp_path)
+    lines = Path(preds).read_text(encoding="utf-8").splitlines(keepends=True)
+    first = tmp_path / "first.jsonl"
+    first.write_text("".join(lines[:1000]), encoding="utf-8")
+    first_gold = tmp_path / "first-gold.jsonl"
+    first_gold.write_text("".join(
+        Path(gold).read_text(encoding="utf-8").splitlines(keepends=True)[:1000]),
+                          encoding="utf-8")
+    run = _correct(capsys, gold, preds, "orqa")
+    part = _correct(capsys, str(first_gold), str(first), "orqa")
+    rel = _released(capsys, gold, preds, str(first))
+    assert rel["shared"] == rel["num_total"] == 1000
+    assert rel["parts"]["questions only in the run"] == {
+        "delta": pytest.approx(run / 3610 - part / 1000), "questions": 2610}
+    assert rel["delta"] == pytest.approx(run / 3610 - part / 1000)
+    assert rel["summary"].endswith("(the released run holds the first 1,000 of the 3,610 "
+                                   "questions of nq-open/dev)")
+
+
+def test_a_released_run_of_other_questions_is_refused(tmp_path, capsys):
+    gold, preds = _fid(tmp_path)
+    other = _write(tmp_path / "other.jsonl", [{"question": "who wrote this test",
+                                               "prediction": "nobody"}])
+    assert main(["eval", "nq-open", "--gold", gold, "--predictions", preds,
+                 "--released", other]) == 2
+    err = capsys.readouterr().err
+    assert "the released run holds none of the 3,610 gold questions" in err
+    assert len(err.strip().splitlines()) == 1

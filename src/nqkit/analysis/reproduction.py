@@ -1,4 +1,5 @@
-"""Does a run reproduce a published NQ-open number, and if not, why? (``--published``)
+"""Does a run reproduce a published NQ-open number (``--published``) or a released run
+(``--released``), and if not, why?
 
 A paper prints one number, say 44.1; a user's run of the same system scores 46.8 with
 the official rule. The gap has three usual causes, and this module tells them apart:
@@ -33,8 +34,8 @@ from dataclasses import dataclass
 
 from nqkit.errors import InputError
 
-__all__ = ["Published", "Reproduction", "Row", "false_alarm_rate", "parse_published",
-           "reproduce"]
+__all__ = ["PARTS", "Published", "Reproduction", "Row", "RunPart", "RunReproduction",
+           "false_alarm_rate", "parse_published", "reproduce", "reproduce_run"]
 
 Z95 = 1.959963984540054
 
@@ -210,3 +211,168 @@ def false_alarm_rate(p: Sequence[float], *, trials: int, seed: int = 0,
         paper = parse_published(f"{100 * a:.{decimals}f}")
         alarms += _verdict(paper, float(b), noise_band(float(b), n, paper, z)) == "differs"
     return alarms / trials
+
+
+# --- a released run (--released) ------------------------------------------------------
+#
+# Two files of predictions, the user's run and a run its authors released, scored under
+# one rule. The gap between the run's number (over the --gold questions) and the released
+# run's (as released: over its own questions, against the gold lists it carries, if any)
+# is split into parts that add up to it exactly:
+#
+# * questions only in the run: the run over all its questions minus the run over the
+#   questions both hold;
+# * predictions: on the shared questions, against --gold, the run minus the released run
+#   (the paired difference; the only part two runs of one system vary in, so the only
+#   part with a noise interval);
+# * answer version: the released run against --gold minus against its own gold lists, on
+#   the shared questions;
+# * questions only in the released run: its score on the shared questions minus on all of
+#   its own (only where it carries gold lists: without them its other questions cannot
+#   be scored, and are left out).
+#
+# The interval of the predictions part is the normal one of a mean of paired differences
+# d_i = run_i - released_i in {-1, 0, 1}: d ± z·sd(d)/sqrt(n). Two runs of one system have
+# E[d_i] = 0 on every question (the same chance of being right), so an interval that
+# holds 0 is "within noise"; it is exact in the limit and needs no resampling seed.
+
+PARTS = ("questions only in the run", "predictions", "answer version",
+         "questions only in the released run")
+
+
+@dataclass(frozen=True, slots=True)
+class RunPart:
+    """One part of the gap between a run and a released run."""
+
+    cause: str  # one of PARTS
+    delta: float  # its share of the gap (run minus released), as a fraction
+    questions: int  # the questions behind it
+
+
+@dataclass(frozen=True)
+class RunReproduction:
+    """A run against a released run of the same questions, under one rule."""
+
+    accuracy: float  # the run over the --gold questions
+    num_total: int
+    released_accuracy: float  # the released run as released (own questions, own gold)
+    released_total: int
+    shared: int  # questions both hold
+    same_predictions: int  # shared questions with equal predictions once extracted and
+    # normalized by the rule
+    only_run_right: int  # shared questions the run gets right and the released run not
+    only_released_right: int
+    unscorable: int  # released questions outside --gold with no gold list of their own
+    paired: tuple[float, float, float]  # predictions part: mean difference, CI low, high
+    parts: list[RunPart]
+    verdict: str  # "reproduced", "within noise" or "differs"
+
+    @property
+    def delta(self) -> float:
+        return self.accuracy - self.released_accuracy
+
+    def interval(self) -> tuple[float, float]:
+        """The whole gap with the predictions part's noise interval around it."""
+        mean, lo, hi = self.paired
+        return self.delta - (mean - lo), self.delta + (hi - mean)
+
+    def summary(self) -> str:
+        """The verdict in one sentence, with the parts that make up the gap."""
+        lo, hi = self.interval()
+        gap = f"{100 * self.delta:+.2f} points [{100 * lo:+.2f}, {100 * hi:+.2f}]"
+        if self.verdict == "reproduced":
+            return (f"reproduced: the run scores the released run's "
+                    f"{100 * self.released_accuracy:.2f}, with the same verdict on every "
+                    f"one of the {self.shared:,} questions both hold")
+        if self.verdict == "within noise":
+            return (f"within noise: the run is {gap} from the released run's "
+                    f"{100 * self.released_accuracy:.2f}; the {self.shared:,} questions both "
+                    f"hold, scored alike, differ no more than two runs of one system do")
+        _, plo, phi = self.paired
+        why = []
+        for p in self.parts:
+            if p.cause == "predictions":
+                if p.questions:
+                    noisy = "within noise" if plo <= 0 <= phi else "beyond noise"
+                    why.append(f"predictions {100 * p.delta:+.2f} ({noisy}: "
+                               f"[{100 * plo:+.2f}, {100 * phi:+.2f}], {p.questions:,} "
+                               "questions with different verdicts)")
+            elif p.delta or p.questions:
+                why.append(f"{p.cause} {100 * p.delta:+.2f} ({p.questions:,} questions)")
+        return (f"differs: the run is {gap} from the released run's "
+                f"{100 * self.released_accuracy:.2f}; the gap is " + "; ".join(why))
+
+
+def reproduce_run(run: Sequence[tuple[str, str | None, bool]],
+                  released: Sequence[tuple[str, str, Sequence[str] | None]],
+                  gold: dict[str, Sequence[str]], *, convention: str, extract: str,
+                  z: float = Z95) -> RunReproduction:
+    """Judge a run against a released run (module notes above, "a released run").
+
+    ``run`` holds the run's scored items ``(question, prediction, correct)`` over the
+    ``gold`` questions (``{question: answers}``); ``released`` the released predictions
+    ``(question, prediction, own gold answers or None)`` in file order (a question given
+    twice: the last, as the official script does). Both are scored under ``convention``
+    after ``extract``.
+    """
+    from nqkit.conventions import get_convention
+    from nqkit.text.extract import get_extractor
+
+    rule, cut = get_convention(convention), get_extractor(extract)
+
+    def said(prediction: str | None) -> str | None:
+        return None if prediction is None else cut.apply(prediction)[0]
+
+    def right(prediction: str | None, answers: Sequence[str]) -> bool:
+        s = said(prediction)
+        return s is not None and rule.match(s, answers) is not None
+
+    theirs: dict[str, tuple[str, Sequence[str] | None]] = {}
+    for question, prediction, own in released:
+        theirs[question] = (prediction, own)
+    if not run:
+        raise InputError(None, "no question to score", "give the gold questions")
+    mine = {q: (p, c) for q, p, c in run}
+    shared = [q for q in mine if q in theirs]
+    if not shared:
+        raise InputError("--released", f"the released run holds none of the "
+                         f"{len(mine):,} gold questions",
+                         "give a released run of the same questions (the same split)")
+    run_shared = [mine[q][1] for q in shared]
+    rel_gold = [right(theirs[q][0], gold[q]) for q in shared]
+    rel_own = [right(theirs[q][0], theirs[q][1] or gold[q]) for q in shared]
+    # the released run's other questions count only with gold lists of their own
+    extra = [q for q in theirs if q not in mine]
+    scorable = [q for q in extra if theirs[q][1]]
+    rel_extra = [right(theirs[q][0], theirs[q][1] or ()) for q in scorable]
+    n, m = len(mine), len(shared)
+    accuracy = sum(c for _, c in mine.values()) / n
+    released_total = m + len(scorable)
+    released_accuracy = (sum(rel_own) + sum(rel_extra)) / released_total
+    d = [int(a) - int(b) for a, b in zip(run_shared, rel_gold, strict=True)]
+    mean = sum(d) / m
+    var = sum((x - mean) ** 2 for x in d) / (m - 1) if m > 1 else 0.0
+    half = z * math.sqrt(var / m)
+    a_shared, g_shared, o_shared = sum(run_shared) / m, sum(rel_gold) / m, sum(rel_own) / m
+    parts = [
+        RunPart(PARTS[0], accuracy - a_shared, n - m),
+        RunPart(PARTS[1], a_shared - g_shared, sum(x != 0 for x in d)),
+        RunPart(PARTS[2], g_shared - o_shared,
+                sum(a != b for a, b in zip(rel_gold, rel_own, strict=True))),
+        RunPart(PARTS[3], o_shared - released_accuracy, len(scorable)),
+    ]
+    same = sum(rule.normalize_prediction(s) == rule.normalize_prediction(t)
+               if (s := said(mine[q][0])) is not None and (t := said(theirs[q][0])) is not None
+               else s is None and t is None for q in shared)
+    if all(p.questions == 0 for p in parts) and not (len(extra) - len(scorable)):
+        verdict = "reproduced"
+    elif -half <= mean <= half and all(p.questions == 0 for p in parts if p.cause != PARTS[1]):
+        verdict = "within noise"
+    else:
+        verdict = "differs"
+    return RunReproduction(
+        accuracy=accuracy, num_total=n, released_accuracy=released_accuracy,
+        released_total=released_total, shared=m, same_predictions=same,
+        only_run_right=sum(x > 0 for x in d), only_released_right=sum(x < 0 for x in d),
+        unscorable=len(extra) - len(scorable), paired=(mean, mean - half, mean + half),
+        parts=parts, verdict=verdict)

@@ -28,6 +28,11 @@ PARAMS: tuple[Param, ...] = (
     Param("published", "--published", "a published exact match to reproduce, as the paper "
           "prints it (44.1 or 0.441): the verdict (equal, within noise, differs) and the "
           "conventions and extractions that meet it", metavar="NUMBER", report=True),
+    Param("released", "--released", "a released run of the same system to reproduce (a "
+          "predictions file of any shape nqkit reads, its own gold lists used where it "
+          "carries them): the verdict (reproduced, within noise, differs by a gap with its "
+          "interval) and the parts of the gap (questions, predictions, answer version)",
+          metavar="PREDICTIONS", input=True, report=True),
     Param("adjudicated", "--adjudicated", "also score with human judgments of answers "
           "(oqaeval's annotation TSV: Question, Model answer, Acceptable?) added to or "
           "removed from the gold: the adjudicated exact match of Kamalloo et al. 2023 "
@@ -75,6 +80,7 @@ class NqOpenSettings(Settings):
     regex: bool  # gold answers are regular expressions (CuratedTrec)
     explain: bool  # also score under every convention and list where they disagree
     published: str | None  # a published exact match to judge the run against
+    released: str | None  # a released run (predictions file) to judge the run against
     adjudicated: str | None  # human judgments of answers (oqaeval TSV): adjudicated EM too
 
 
@@ -111,7 +117,53 @@ def score(s: NqOpenSettings) -> Result:
     carried = {p.question: p.answers for p in predictions if p.answers is not None}
     if carried and not s.regex:
         own_gold(result, r, references, predictions, carried)
+    if s.released is not None:
+        add_released(result, r, s.released, regex=s.regex)
     return result
+
+
+def add_released(result: Result, r: Any, path: str, *, regex: bool) -> None:
+    """The ``--released`` verdict (:func:`nqkit.analysis.reproduction.reproduce_run`):
+    ``released`` in JSON, its table and sentence in the notes."""
+    from nqkit.analysis.reproduction import reproduce_run
+    from nqkit.formats.nq_open import read_predictions
+    from nqkit.report import format_table
+    from nqkit.splits import describe, match_split
+
+    if regex:
+        from nqkit.errors import InputError
+
+        raise InputError("--released", "regular-expression gold answers have no released "
+                         "run's answer versions to compare", "drop --released or --regex")
+    theirs = read_predictions(path)
+    rep = reproduce_run([(it.question, scored(it), it.correct) for it in r.items],
+                        [(p.question, p.prediction, p.answers) for p in theirs.predictions],
+                        {it.question: it.answers for it in r.items},
+                        convention=r.convention, extract=r.extract)
+    lo, hi = rep.interval()
+    _, plo, phi = rep.paired
+    summary = rep.summary()
+    if rep.shared < len(r.items) or rep.released_total > rep.shared or rep.unscorable:
+        held = describe(match_split(p.question for p in theirs.predictions))
+        summary += f" (the released run holds {held})"
+    result.official["released"] = {
+        "verdict": rep.verdict, "accuracy": rep.released_accuracy,
+        "num_total": rep.released_total, "delta": rep.delta, "interval": [lo, hi],
+        "shared": rep.shared, "same_predictions": rep.same_predictions,
+        "only_run_right": rep.only_run_right,
+        "only_released_right": rep.only_released_right, "unscorable": rep.unscorable,
+        "predictions_interval": [plo, phi], "format": theirs.format,
+        "parts": {p.cause: {"delta": p.delta, "questions": p.questions} for p in rep.parts},
+        "summary": summary}
+    rows = [(p.cause, f"{100 * p.delta:+.2f}", f"{p.questions:,}") for p in rep.parts]
+    rows.append(("gap", f"{100 * rep.delta:+.2f}", ""))
+    title = (f"reproducing the released run {path} ({100 * rep.released_accuracy:.2f} on "
+             f"{rep.released_total:,} questions; the run {100 * rep.accuracy:.2f} on "
+             f"{rep.num_total:,}), under {r.convention}: the gap in points, in parts that "
+             f"add up to it; {rep.same_predictions:,} of the {rep.shared:,} shared questions "
+             "have the same prediction")
+    result.notes.append("\n".join(["", format_table(("part", "points", "questions"), rows,
+                                                    title=title, right=(1, 2)), summary]))
 
 
 def add_adjudicated(result: Result, r: Any, judgments: Any, where: str) -> None:
