@@ -477,14 +477,18 @@ def _doc_shot(page, name: str) -> Path:  # type: ignore[no-untyped-def]
     return path
 
 
-def _open_app(task: str, gold: Path, predictions: list[Path]):  # type: ignore[no-untyped-def]
+def _open_app(task: str, gold: Path, predictions: list[Path],  # type: ignore[no-untyped-def]
+              **judged: str):
 
     from nqkit.browser.open_app import create_open_app
     from nqkit.browser.serve import load_open
 
     view = load_open(task, gold, [str(p) for p in predictions], answer_field="answer",
-                     resamples=PAIR_TESTS[0], trials=PAIR_TESTS[1])
+                     resamples=PAIR_TESTS[0], trials=PAIR_TESTS[1], **judged)
     return lambda port: create_open_app(view, port=port)
+
+
+JUDGED_SYSTEM = shared_file("data", "openqa-eval", "model_outputs", "NQ_DPR.jsonl")
 
 
 @pytest.fixture(scope="module")
@@ -499,6 +503,10 @@ def open_servers() -> Iterator[dict[str, str]]:
                              [shared_file("golden", "ambigqa", "qa_edited.predictions.json")]),
         "pair": _open_app("nq-open", nq_open, [golden / "first_answer.predictions.jsonl",
                                                golden / "last_answer_perturbed.predictions.jsonl"]),
+        # a released system with the human judgments of its answers (browse --judgments)
+        "judged": _open_app("nq-open", JUDGED_SYSTEM, [JUDGED_SYSTEM],
+                            judgments=str(shared_file("data", "openqa-eval",
+                                                      "NQ301_human.tsv"))),
     }
     with contextlib.ExitStack() as stack:
         yield {k: stack.enter_context(_serving_app(make)) for k, make in apps.items()}
@@ -604,6 +612,21 @@ def test_open_views_show_what_eval_and_compare_print(
             page.locator("table.examples tbody tr td.q a").first.click()
         assert page.locator(".side").count() == 2
         _shot(page, "browse-side-by-side-question")
+
+        # Human judgments: the filter to the pairs where people and exact match disagree
+        # (their count: tests/test_browser_judged.py), then one of them
+        page.goto(open_servers["judged"] + "/")
+        page.select_option("select[name=human_em]", "disagree")
+        page.wait_for_url("**/?*human_em=disagree*")
+        shown = page.locator("table.nums tr", has_text="human ≠ exact match")
+        assert shown.locator("td").first.inner_text().split("/")[0] == \
+            page.locator("#total").inner_text() != "0"
+        marks = page.locator("table.examples tbody td.c-disagree").all_inner_texts()
+        assert marks and all("≠ EM" in m for m in marks)
+        with page.expect_navigation():
+            page.locator("table.examples tbody tr td.q a").first.click()
+        assert page.locator("tr.j-em.disagree").is_visible()
+        _shot(page, "browse-nq-open-judged")
     finally:
         ctx.close()
     assert not errors, errors

@@ -40,6 +40,7 @@ __all__ = [
     "INDEX",
     "INPUTS",
     "JOBS",
+    "JUDGMENTS",
     "LONG_THRESHOLD",
     "MAX_RESAMPLES",
     "NAMES",
@@ -61,6 +62,7 @@ __all__ = [
     "TRAIN",
     "TREC",
     "TRIALS",
+    "VERDICTS",
     "WORKERS",
     "Term",
 ]
@@ -108,6 +110,12 @@ REGISTRY = Param("registry", "--registry", "also read datasets from this registr
                  "(nqkit's registry JSON, see docs/data.md, or a TSV: dataset file url md5 "
                  "size); repeatable; NQKIT_REGISTRY lists more (':'-separated)", default=[],
                  action="append", metavar="FILE", input=True)
+JUDGMENTS = Param("judgments", "--judgments", "human judgments of (question, answer) pairs: "
+                  "oqaeval's annotation TSV (Question, Model answer, Acceptable?; annotator "
+                  "columns optional)", metavar="TSV", input=True)
+VERDICTS = Param("verdicts", "--verdicts", "a judge's verdicts on (question, answer) pairs: "
+                 "oqaeval's judge TSV or JSON lines of {question, answer, verdict}",
+                 metavar="FILE", input=True)
 SHARDS = Param("shards", "--shards", "only these files of a sharded dataset, numbered from "
                "0 like the official names: 0-1, 0,3, 5-7", metavar="SPEC")
 
@@ -225,6 +233,8 @@ TERMS: tuple[Term, ...] = (
     Term("dataset names", NAMES),
     Term("an extra dataset registry", REGISTRY),
     Term("some files of a sharded dataset", SHARDS),
+    Term("human judgments of answers", JUDGMENTS, "judgments (fingerprint)"),
+    Term("a judge's verdicts on answers", VERDICTS, "verdicts (fingerprint)"),
     Term("the task of the files", TASK, "task"),
     Term("missing predictions scored as wrong", ALLOW_MISSING, "missing"),
     Term("extra predictions ignored", ALLOW_EXTRA),

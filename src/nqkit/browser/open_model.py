@@ -29,6 +29,7 @@ __all__ = [
     "PAGE_SIZE",
     "Column",
     "Filter",
+    "JudgedPair",
     "OpenQuery",
     "OpenRow",
     "OpenView",
@@ -49,6 +50,28 @@ class OpenRow:
     tags: dict[str, str] = field(default_factory=dict)  # filter name -> this item's value
     search: str = ""  # lower-cased text the search box looks in (question, answers, ...)
     cells: dict[str, str] = field(default_factory=dict)  # short texts the index shows
+
+
+@dataclass(frozen=True)
+class JudgedPair:
+    """The verdicts on one question's (question, prediction) pair when people judged it
+    (``nqkit browse --judgments``): the human one, the exact match the view shows, and a
+    judge's (``--verdicts``) when given; where each disagrees with the human one."""
+
+    answer: str  # the prediction judged, as written (the judgments' "Model answer")
+    human: bool  # Acceptable? of the judgments file (the annotators' majority)
+    votes: tuple[tuple[str, str], ...]  # the annotators' own votes as written, if any
+    exact_match: bool  # the view's verdict on the same prediction (correct: True)
+    judge: bool | None  # the judge's verdict; None: no judge given, or none on this pair
+    where: str | None = None  # the judgment's file:line
+
+    @property
+    def em_disagrees(self) -> bool:
+        return self.exact_match != self.human
+
+    @property
+    def judge_disagrees(self) -> bool:
+        return self.judge is not None and self.judge != self.human
 
 
 @dataclass(frozen=True)
@@ -146,6 +169,9 @@ class OpenView:
     allow_missing: bool = False  # scored as `nqkit eval TASK --allow-missing`
     allow_extra: bool = False  # predictions for items not in the gold were left out
     key_label: str = "qid"  # what the key is: "qid" (numbered from 0) or "id" (the gold's)
+    # the judged pairs (--judgments) by row key; rows absent are not judged. None: no
+    # judgments given
+    judged: dict[str, JudgedPair] | None = None
     by_key: dict[str, OpenRow] = field(init=False)
     old_keys: dict[str, OpenRow] = field(init=False)
 

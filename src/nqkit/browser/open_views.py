@@ -13,12 +13,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from nqkit.browser.open_model import Column, Filter, OpenRow, OpenView, summary_of
+from nqkit.browser.open_model import (
+    Column,
+    Filter,
+    JudgedPair,
+    OpenRow,
+    OpenView,
+    summary_of,
+)
 from nqkit.errors import InputError
 from nqkit.formats.sniff import check_gold_kind, sniff_gold
 from nqkit.io import PathsLike, expand_paths
 
-__all__ = ["LOADERS", "TASKS", "check_gold_kind", "load_view", "run_task", "sniff_gold"]
+__all__ = ["LOADERS", "TASKS", "add_judgments", "check_gold_kind", "load_view", "run_task",
+           "sniff_gold"]
 
 # What `nqkit browse --task` accepts: nq (the NQ browser, browser/app.py) and these.
 TASKS = ("nq", "nq-open", "ambigqa", "retrieval")
@@ -243,6 +251,129 @@ def add_overlap(view: OpenView, analysis: Any, table: tuple[str, tuple[str, ...]
         return {**detail(row), "overlap": info}
 
     view.detail = with_overlap
+
+
+# ---------------------------------------------------------------------- human judgments
+
+JUDGED = (("judged", "judged"), ("not judged", "not judged"))
+HUMAN = (("acceptable", "acceptable"), ("not acceptable", "not acceptable"),
+         ("not judged", "not judged"))
+AGREE = (("disagree", "disagree"), ("agree", "agree"))
+NO_VERDICT = "no verdict"  # a judged pair the judge gave no verdict on (or abstained)
+
+
+def _said(v: bool | None) -> str:
+    return NO_VERDICT if v is None else "acceptable" if v else "not acceptable"
+
+
+def _em_settings(signature: str) -> dict[str, str]:
+    """The settings of the view's exact match (its signature's split, answer field, rule
+    and extraction): what the human-vs-EM counts depend on besides the files."""
+    parts = dict(p.split(":", 1) for p in signature.split("|")[1:] if ":" in p)
+    return {k: parts[k] for k in ("split", "answer-field", "match", "extract") if k in parts}
+
+
+def add_judgments(view: OpenView, judgments: str | os.PathLike[str],
+                  verdicts: str | os.PathLike[str] | None = None) -> None:
+    """Each question's human judgment of its prediction, when people judged that
+    (question, prediction) pair, beside the exact match the view shows and a judge's
+    verdict (``verdicts``): filters, columns, a card on the question page, the counts in
+    the summary with their signature and the files' fingerprints.
+
+    Pairs are joined as ``nqkit judge audit`` joins them
+    (:func:`nqkit.metrics.judge_audit.join_verdicts`: the question by oqaeval's key, the
+    answer as written; here the prediction as the predictions file writes it), the
+    judge's verdicts to the human-judged pairs. ``view.judged`` maps the row keys of the
+    judged pairs to their :class:`~nqkit.browser.open_model.JudgedPair`; every other row
+    is "not judged". Judgments, or verdicts, that meet no question's prediction are
+    refused in one line (a misspelled join would otherwise show "not judged" everywhere).
+    """
+    from nqkit.errors import for_example
+    from nqkit.formats.judgments import read_judgments
+    from nqkit.formats.verdicts import read_verdicts
+    from nqkit.metrics.judge_audit import join_verdicts, pair_key
+    from nqkit.signature import make_signature
+
+    human = read_judgments(judgments)
+    judge = read_verdicts(verdicts) if verdicts is not None else None
+    joined = join_verdicts(human.judgments, judge.verdicts if judge else ())
+    items = view.result.item_list()
+    judged: dict[str, JudgedPair] = {}
+    for row in view.rows:
+        it = items[row.position]
+        pred = it["prediction"]
+        j = None if pred is None else joined.human.get((pair_key(row.question), pred))
+        if j is None:
+            row.tags.update(judged="not judged", human="not judged")
+            continue
+        p = JudgedPair(answer=pred, human=j.acceptable, votes=j.votes,
+                       exact_match=bool(it["correct"]), where=j.where,
+                       judge=joined.judge.get((pair_key(j.question), j.answer)))
+        judged[row.key] = p
+        row.tags.update(judged="judged", human=_said(p.human),
+                        human_em="disagree" if p.em_disagrees else "agree")
+        marks = ["≠ EM"] if p.em_disagrees else []
+        if judge is not None:
+            row.tags["judge"] = _said(p.judge)
+            row.tags["human_judge"] = (NO_VERDICT if p.judge is None else
+                                       "disagree" if p.judge_disagrees else "agree")
+            marks += ["≠ judge"] if p.judge_disagrees else []
+        row.cells["disagree"] = " ".join(marks)
+    name = os.path.basename(os.fspath(judgments))
+    if not judged:
+        some = for_example(repr(f"{j.question} / {j.answer}") for j in joined.human.values())
+        raise InputError(name, f"none of the {len(joined.human):,} judged (question, answer) "
+                         f"pairs is a question of the gold with that prediction ({some})",
+                         "give the judgments of these predictions (joined by question text, "
+                         "case and spacing aside, and the prediction as written)")
+    settings: dict[str, object] = {"judgments": human.sha256[:12]}
+    source = f"human judgments {name} (sha256 {human.sha256[:12]})"
+    judge_name = None
+    if judge is not None:
+        judge_name = os.path.basename(os.fspath(verdicts or ""))
+        if not any(p.judge is not None for p in judged.values()):
+            raise InputError(judge_name, "the judge gives no verdict on any judged pair "
+                             "of these predictions", "give the verdicts on the answers "
+                             "the human judgments judge")
+        settings["verdicts"] = judge.sha256[:12]
+        source += f", judge's verdicts {judge_name} (sha256 {judge.sha256[:12]})"
+    settings.update(_em_settings(view.result.signature))
+    signature = make_signature("browse-judged", settings)
+    pairs = list(judged.values())
+    n = len(pairs)
+    table: list[tuple[str, ...]] = [("judged pairs", f"{n:,}/{len(view.rows):,}"),
+             ("human: acceptable", f"{sum(p.human for p in pairs):,}/{n:,}"),
+             ("human ≠ exact match", f"{sum(p.em_disagrees for p in pairs):,}/{n:,}"),
+             ("human yes, exact match wrong",
+              f"{sum(p.human and not p.exact_match for p in pairs):,}"),
+             ("human no, exact match correct",
+              f"{sum(p.exact_match and not p.human for p in pairs):,}")]
+    if judge is not None:
+        said = [p for p in pairs if p.judge is not None]
+        table += [("human ≠ judge", f"{sum(p.judge_disagrees for p in said):,}/{len(said):,}"),
+                  ("judge: no verdict", f"{n - len(said):,}")]
+    headers: tuple[str, ...] = ("pairs", "count")
+    view.summary.tables.append(("human judgments of these predictions", headers, table))
+    view.summary.notes.append(
+        f"Judged pairs: {source}, joined to each question's prediction as nqkit judge "
+        f"audit joins pairs (question key, the answer as written): {signature}")
+    view.judged = judged
+    view.filters = (*view.filters, Filter("judged", "human judgment", JUDGED),
+                    Filter("human", "human verdict", HUMAN),
+                    Filter("human_em", "human vs exact match", AGREE),
+                    *((Filter("human_judge", "human vs judge",
+                              (*AGREE, (NO_VERDICT, "judge gave none"))),)
+                      if judge is not None else ()))
+    view.columns = (*view.columns, Column("human", "human", "verdict"),
+                    *((Column("judge", "judge", "verdict"),) if judge is not None else ()),
+                    Column("disagree", "≠ human", "cell"))
+    detail = view.detail
+    info = {"source": source, "signature": signature, "judge": judge_name}
+
+    def with_judgment(row: OpenRow) -> dict[str, Any]:
+        return {**detail(row), "judgment": {**info, "pair": judged.get(row.key)}}
+
+    view.detail = with_judgment
 
 
 # ---------------------------------------------------------------------------- AmbigQA

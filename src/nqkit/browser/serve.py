@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nqkit.settings import Param, int_in
-from nqkit.vocabulary import GOLD, PREDICTIONS, TASK
+from nqkit.vocabulary import GOLD, JUDGMENTS, PREDICTIONS, TASK, VERDICTS
 
 __all__ = ["BROWSE_PARAMS", "browse_params", "load_open", "serve", "view_settings"]
 
@@ -49,6 +49,14 @@ SERVER_PARAMS = (
           "directories", metavar="DIR", output=True),
     Param("index_only", "--index-only", "build the on-disk index and exit without "
           "serving", default=False, action="store_true"),
+)
+# the human judgments of (question, prediction) pairs and a judge's verdicts on them, as
+# `nqkit judge audit` takes them (nq-open only)
+JUDGED_PARAMS = (
+    JUDGMENTS.but(help=f"nq-open: {JUDGMENTS.help} (shows each judged prediction's human "
+                  "verdict beside its exact match, with filters)"),
+    VERDICTS.but(help=f"nq-open: {VERDICTS.help} (with --judgments: the judge's verdict "
+                 "beside the human one)"),
 )
 # `--overlap FILE...` (training files or an annotation file, told apart by content) and
 # `--overlap-rows`: the earlier spellings of overlap score's --train / --annotations and
@@ -96,7 +104,7 @@ def browse_params() -> list[Param]:
     out += [p.but(help=f"nq-open: {p.help} (shows each question's test-train overlap group "
                   "and the scores by group, as nqkit overlap score)")
             for p in LABEL_SOURCE]
-    return [*out, *SERVER_PARAMS, *LEGACY_OVERLAP]
+    return [*out, *JUDGED_PARAMS, *SERVER_PARAMS, *LEGACY_OVERLAP]
 
 
 def _given_view_settings(task: str, settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -121,6 +129,19 @@ def _given_view_settings(task: str, settings: Mapping[str, Any]) -> dict[str, An
         raise InputError(None, f"{listed}: for --task {name} only",
                          f"drop {listed}, or add --task {name}")
     return given
+
+
+def _check_judged(task: str, judgments: Any, verdicts: Any) -> None:
+    """Refuse --verdicts without --judgments, and either for a task other than nq-open."""
+    from nqkit.errors import InputError
+
+    if verdicts and not judgments:
+        raise InputError(None, "--verdicts needs --judgments (the judge is shown against the "
+                         "human verdicts)", "add --judgments TSV, or drop --verdicts")
+    if judgments and task != "nq-open":
+        raise InputError(None, f"--judgments is for --task nq-open, not {task}",
+                         "drop --judgments, or browse NQ-open predictions with --task "
+                         "nq-open")
 
 
 def _overlap_source(settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -197,6 +218,8 @@ def serve(settings: Mapping[str, Any]) -> None:
         raise InputError(None, "the overlap groups (--train, --annotations) are for --task "
                          "nq-open", "score the overlap groups of other predictions with "
                          "nqkit overlap score")
+    judgments, verdicts = s.get("judgments"), s.get("verdicts")
+    _check_judged(task, judgments, verdicts)
     check_gold_kind(task, s["gold"])
     port = s["port"]
     if not 0 <= port < 65536:
@@ -222,7 +245,8 @@ def serve(settings: Mapping[str, Any]) -> None:
         else:
             from nqkit.browser.open_app import create_open_app
 
-            view = load_open(task, s["gold"], predictions, **overlap, **options)
+            view = load_open(task, s["gold"], predictions, **overlap, judgments=judgments,
+                             verdicts=verdicts, **options)
             print(f"nqkit browse: {len(view.rows):,} questions of {view.title}, predictions "
                   f"{view.predictions_name}", file=sys.stderr)
 
@@ -250,6 +274,7 @@ def serve(settings: Mapping[str, Any]) -> None:
 def load_open(task: str, gold: Any, predictions: Sequence[str], *, resamples: int = 1000,
               trials: int = 10000, train: Sequence[str] | None = None,
               annotations: str | None = None, annotated_test: Sequence[str] | None = None,
+              judgments: str | None = None, verdicts: str | None = None,
               **options: Any) -> Any:
     """The open-domain view of one predictions file, or of two side by side with the
     paired test exactly as ``nqkit compare TASK A B --gold G`` runs it (its defaults:
@@ -257,9 +282,13 @@ def load_open(task: str, gold: Any, predictions: Sequence[str], *, resamples: in
     its ``--resamples`` and ``--trials``) on the same scores. ``options``: the task's
     settings its view takes (:func:`view_settings`); ``train`` or ``annotations`` (with
     ``annotated_test``): the test-train overlap groups, as ``nqkit overlap score`` takes
-    them."""
+    them; ``judgments`` (with ``verdicts``): each judged prediction's human verdict
+    beside its exact match and the judge's
+    (:func:`nqkit.browser.open_views.add_judgments`), for nq-open."""
     from nqkit.browser.open_model import PairView
-    from nqkit.browser.open_views import load_view
+    from nqkit.browser.open_views import add_judgments, load_view
+
+    _check_judged(task, judgments, verdicts)
 
     unknown = sorted(set(options) - {p.name for name in _tasks()[1:]
                                      for p in view_settings(name)})
@@ -275,6 +304,9 @@ def load_open(task: str, gold: Any, predictions: Sequence[str], *, resamples: in
     if train or annotations:
         add_overlap_groups(views, gold, list(predictions), train=train,
                            annotations=annotations, annotated_test=annotated_test)
+    if judgments:
+        for view in views:
+            add_judgments(view, judgments, verdicts)
     if len(views) == 1:
         return views[0]
     return PairView(views[0], views[1], comparison_of(task, gold, views, list(predictions),

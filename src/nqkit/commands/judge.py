@@ -6,8 +6,7 @@ from __future__ import annotations
 import argparse
 
 from nqkit.commands.base import Command, format_param
-from nqkit.settings import Param
-from nqkit.vocabulary import CONVENTION, GOLD, RESAMPLES, SEED
+from nqkit.vocabulary import CONVENTION, GOLD, JUDGMENTS, RESAMPLES, SEED, VERDICTS
 
 
 def run_audit(args: argparse.Namespace) -> int:
@@ -24,10 +23,8 @@ COMMANDS = (Command(
     "judgments (oqaeval's annotation TSV) on the (question, answer) pairs both cover: "
     "accuracy, Cohen's kappa, missed and false yes, with bootstrap 95% intervals.",
     run_audit, group="judge", params=(
-        Param("judgments", "--judgments", "human judgments (oqaeval TSV: Question, Model "
-              "answer, Acceptable?)", required=True, metavar="TSV", input=True),
-        Param("verdicts", "--verdicts", "the judge's verdicts: oqaeval judge TSV or JSON "
-              "lines", metavar="FILE", input=True),
+        JUDGMENTS.but(required=True),
+        VERDICTS,
         CONVENTION.but(default=None),
         GOLD.but(required=False, help="NQ-open gold of the judged questions (for "
                  "--convention)"),

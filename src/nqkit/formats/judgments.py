@@ -2,7 +2,10 @@
 
 Kamalloo et al. (ACL 2023, ``ehsk/OpenQA-eval``, ``NQ301_human.tsv``) release one row per
 (question, model answer) with a header naming at least ``Question``, ``Model answer`` and
-``Acceptable?`` (other columns, such as ``id`` and the annotators', are kept out). The
+``Acceptable?``; columns named ``annotator...`` (``annotator1``..``annotator3`` in
+``NQ301_human.tsv``: each person's own vote, ``Acceptable?`` being their majority) are
+kept as written, for display (``nqkit browse --judgments``); other columns, such as
+``id``, are kept out. The
 file is read as oqaeval's ``data_utils.read_annotations`` reads it (Python's csv module,
 tab-delimited, its default quoting): ``Acceptable?`` is ``Yes`` or ``No`` in any case and
 with any surrounding spaces; a row whose verdict is empty is not a judgment and is
@@ -37,6 +40,10 @@ class Judgment:
     question: str  # the question text as the judgments file writes it
     answer: str  # the model answer judged, as written (not stripped)
     acceptable: bool  # Acceptable? is yes (True) or no (False)
+    # the annotator columns (header name, value as written, stripped; "" : no vote), in
+    # header order; () when the file has none. Shown, never scored: the verdict is
+    # Acceptable? alone, as oqaeval reads it
+    votes: tuple[tuple[str, str], ...] = ()
     where: str | None = field(default=None, compare=False)  # file:line, for messages
 
 
@@ -71,6 +78,7 @@ def _rows(path: PathLike, data: bytes) -> Iterator[Judgment]:
     if not header:
         raise InputError(path, "the judgments file is empty", _FIX)
     check_header(path, header, _FIX)
+    annotators = [c for c in header if c.strip().lower().startswith("annotator")]
     for row in rows:
         where = location(path, rows.line_num) or str(path)
         question, answer, verdict = (row.get(c) for c in COLUMNS)
@@ -81,7 +89,8 @@ def _rows(path: PathLike, data: bytes) -> Iterator[Judgment]:
         acceptable = yes_no(verdict, where, f"'{VERDICT}'",
                             "write Yes or No, or leave it empty for an answer not judged")
         if acceptable is not None:
-            yield Judgment(question, answer, acceptable, where)
+            votes = tuple((c, (row.get(c) or "").strip()) for c in annotators)
+            yield Judgment(question, answer, acceptable, votes, where)
 
 
 def check_header(path: PathLike, header: Sequence[str], fix: str) -> None:

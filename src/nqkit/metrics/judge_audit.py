@@ -27,7 +27,8 @@ from nqkit.formats.verdicts import Verdict
 from nqkit.stats import Interval, ItemStats, bootstrap_interval
 from nqkit.text.question_key import question_key, without_question_mark
 
-__all__ = ["AuditResult", "audit_verdicts", "cohen_kappa", "pair_key"]
+__all__ = ["AuditResult", "JoinedVerdicts", "audit_verdicts", "cohen_kappa", "join_verdicts",
+           "pair_key"]
 
 
 @dataclass(frozen=True)
@@ -87,19 +88,25 @@ def pair_key(question: str) -> str:
     return without_question_mark(question_key(question))
 
 
-def audit_verdicts(human: Sequence[Judgment], judge: Sequence[Verdict], *,
-                   resamples: int = 1000, seed: int = 0,
-                   where: str | None = None) -> AuditResult:
-    """Compare ``judge``'s verdicts with the ``human`` ones on the pairs both cover;
-    intervals from ``resamples`` bootstrap resamples of the pairs (0: none).
+@dataclass(frozen=True)
+class JoinedVerdicts:
+    """Human judgments and a judge's verdicts joined by pair: ``(pair_key(question),
+    answer as written)``."""
 
-    Raises :class:`InputError` at ``where`` when no pair is in common.
-    """
-    truth: dict[tuple[str, str], bool] = {}
+    human: dict[tuple[str, str], Judgment]  # each judged pair's first judgment, file order
+    judge: dict[tuple[str, str], bool]  # the judge's first verdict on a judged pair
+    unmatched: tuple[str, ...]  # the judge's verdicts on no judged pair, as text
+
+
+def join_verdicts(human: Sequence[Judgment], judge: Sequence[Verdict] = ()
+                  ) -> JoinedVerdicts:
+    """The join of the audit (see the module doc), for it and for the browser
+    (``nqkit browse --judgments``), so that both find the same pairs."""
+    truth: dict[tuple[str, str], Judgment] = {}
     fused: dict[str, tuple[str, str]] = {}
     for h in human:
         pair = (pair_key(h.question), h.answer)
-        truth.setdefault(pair, h.acceptable)
+        truth.setdefault(pair, h)
         fused.setdefault(h.question + h.answer, pair)
     said: dict[tuple[str, str], bool] = {}
     unmatched: list[str] = []
@@ -109,6 +116,20 @@ def audit_verdicts(human: Sequence[Judgment], judge: Sequence[Verdict], *,
             unmatched.append(v.question if v.answer is None else f"{v.question} / {v.answer}")
             continue
         said.setdefault(found, v.acceptable)
+    return JoinedVerdicts(truth, said, tuple(unmatched))
+
+
+def audit_verdicts(human: Sequence[Judgment], judge: Sequence[Verdict], *,
+                   resamples: int = 1000, seed: int = 0,
+                   where: str | None = None) -> AuditResult:
+    """Compare ``judge``'s verdicts with the ``human`` ones on the pairs both cover;
+    intervals from ``resamples`` bootstrap resamples of the pairs (0: none).
+
+    Raises :class:`InputError` at ``where`` when no pair is in common.
+    """
+    joined = join_verdicts(human, judge)
+    truth = {p: j.acceptable for p, j in joined.human.items()}
+    said, unmatched = joined.judge, joined.unmatched
     common = [p for p in truth if p in said]
     if not common:
         raise InputError(where, f"no (question, answer) pair of the verdicts is one of the "
