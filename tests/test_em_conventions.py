@@ -38,7 +38,7 @@ def test_aliases_share_the_rule_and_name():
     assert get_convention("dpr") is get_convention("squad")
     assert get_convention("official").name == "orqa"
     with pytest.raises(InputError, match="best-subspan-em, containment, dpr-tokens, "
-                       "lm-eval-v3, lm-eval-v4, orqa, qa-metrics, squad, dpr, "
+                       "equiv, lm-eval-v3, lm-eval-v4, orqa, qa-metrics, squad, dpr, "
                        "flashrag-em, official, oqaeval"):
         get_convention("loose")
 

@@ -11,10 +11,10 @@ from typing import Any
 from nqkit.errors import InputError
 from nqkit.formats.verdicts import Verdict
 
-__all__ = ["judge_audit"]
+__all__ = ["convention_verdicts", "judge_audit"]
 
 
-def _convention_verdicts(name: str, judgments: Any, gold: Any
+def convention_verdicts(name: str, judgments: Any, gold: Any
                          ) -> tuple[list[Verdict], int]:
     """The convention's verdict on each judged pair whose question ``gold`` holds, and
     how many judged pairs it does not hold (their questions have no gold to judge by)."""
@@ -58,7 +58,7 @@ def judge_audit(args: Mapping[str, Any]) -> int:
         abstained = v.abstained
         settings["verdicts"] = v.sha256[:12]
     elif args.get("convention"):
-        verdicts, no_gold = _convention_verdicts(args["convention"], human.judgments,
+        verdicts, no_gold = convention_verdicts(args["convention"], human.judgments,
                                                  args.get("gold"))
         settings["convention"] = args["convention"]
         if no_gold:

@@ -164,7 +164,7 @@ def reproduce(items: Sequence[tuple[str | None, Sequence[str]]], published: Publ
     n = len(items)
     if not n:
         raise InputError(None, "no question to score", "give the gold questions")
-    rules = [get_convention(c) for c in (conventions or convention_names())]
+    rules = [get_convention(c) for c in (conventions or convention_names(published=True))]
     cuts = [get_extractor(e) for e in (extracts or list(EXTRACTORS))]
     chosen_rule, chosen_cut = get_convention(convention).name, get_extractor(extract).name
     correct: dict[tuple[str, str], int] = {}

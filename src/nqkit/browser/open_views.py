@@ -122,7 +122,7 @@ def load_nq_open_view(gold: PathsLike, predictions: str, *, answer_field: str = 
     result, allowed = run_task("nq-open", allow_missing, gold=gold, predictions=predictions,
                                answer_field=answer_field, explain=True)
     items = result.item_list()
-    names = tuple(convention_names())
+    names = tuple(convention_names(published=True))
     flags = (f" --answer-field {answer_field}" if answer_field != "answer" else "") + \
         policy_flags(allowed, result)
     summary = summary_of(result, f"nqkit eval nq-open --explain{flags}")

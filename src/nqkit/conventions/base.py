@@ -41,6 +41,14 @@ class EmConvention:
     # normalization depends on the others (lm-eval's numpy arrays are as wide as their
     # longest string); None: each answer by ``normalize``
     normalize_answers: Callable[[Sequence[str]], list[str]] | None = None
+    # how the normalized prediction meets the question's whole gold list, for a rule that
+    # weighs the answers together (``equiv``: a list of more candidates than the question
+    # has answers is not credited); it returns the gold answer met, or None. None: each
+    # answer is met on its own (``meets`` / ``contains``)
+    judge: Callable[[str, Sequence[str]], str | None] | None = None
+    # a rule some published code defines (listed by ``--explain``, searched by
+    # ``--published``); False for nqkit's own rules, selectable by name only
+    published: bool = True
 
     def normalize_prediction(self, prediction: str) -> str:
         """The prediction as this rule compares it: extracted, then normalized (the empty
@@ -61,6 +69,8 @@ class EmConvention:
         pred = self._prediction(prediction)
         if pred is None:
             return None
+        if self.judge is not None:
+            return self.judge(pred, answers)
         return self._first_met(pred, answers, self._golds(answers))
 
     def _golds(self, answers: Sequence[str]) -> list[str]:
@@ -84,8 +94,10 @@ class EmConvention:
         verbatim answer scores it, so the rule's ceiling (the score of a system that
         always answers with a gold answer) is below 1."""
         if (self.extract is None and self.meets is None and self.normalize_answers is None
-                and answers):
+                and self.judge is None and answers):
             return True  # a normalized answer equals (and contains) itself
+        if self.judge is not None:
+            return any(self.match(answer, answers) is not None for answer in answers)
         golds = self._golds(answers)  # normalized once for every verbatim answer
         for answer in answers:
             pred = self._prediction(answer)
@@ -132,10 +144,11 @@ def _load() -> None:
         _loaded = True
 
 
-def convention_names() -> list[str]:
-    """Every registered convention, by name."""
+def convention_names(*, published: bool = False) -> list[str]:
+    """Every registered convention, by name; ``published``: only the rules some published
+    code defines (what ``--explain`` and ``--published`` compare), not nqkit's own."""
     _load()
-    return CONVENTIONS.names()
+    return [n for n in CONVENTIONS.names() if not published or CONVENTIONS.get(n).published]
 
 
 def get_convention(name: str) -> EmConvention:

@@ -61,8 +61,9 @@ def explain_conventions(
     """Score ``(question, prediction, answers)`` items under each convention.
 
     A missing prediction (None) is wrong under every convention, so it never disagrees.
+    ``names``: the conventions to score under; by default the published ones.
     """
-    conventions = [get_convention(n) for n in (names or convention_names())]
+    conventions = [get_convention(n) for n in (names or convention_names(published=True))]
     labels = tuple(c.name for c in conventions)
     correct = dict.fromkeys(labels, 0)
     can = dict.fromkeys(labels, 0)
@@ -127,7 +128,7 @@ def gap_causes(reference: EmConvention, other: EmConvention,
                      normalize_answers=other.normalize_answers),
              replace(reference, normalize=other.normalize,
                      normalize_answers=other.normalize_answers, contains=other.contains,
-                     meets=other.meets),
+                     meets=other.meets, judge=other.judge),
              other]
     gained = dict.fromkeys(STEPS, 0)
     lost = dict.fromkeys(STEPS, 0)

@@ -28,7 +28,7 @@ from nqkit.stats import Interval, ItemStats, bootstrap_interval
 from nqkit.text.question_key import question_key, without_question_mark
 
 __all__ = ["AuditResult", "JoinedVerdicts", "audit_verdicts", "cohen_kappa", "join_verdicts",
-           "pair_key"]
+           "judged_half", "pair_key"]
 
 
 @dataclass(frozen=True)
@@ -86,6 +86,22 @@ def pair_key(question: str) -> str:
     """The question's part of a judged pair's join key: oqaeval's key, a final ``?``
     aside."""
     return without_question_mark(question_key(question))
+
+
+def judged_half(question: str) -> str:
+    """``"dev"`` or ``"held-out"``: the half of the judged questions ``question`` is in.
+
+    A rule built from human judgments (the ``equiv`` convention) is developed by reading
+    the disagreements of the ``dev`` half only and measured on the ``held-out`` half, so
+    its agreement there is not fitted. The half is the parity of the first byte of the
+    SHA-256 of the question's join key (:func:`pair_key`, UTF-8): fixed per question,
+    whatever other questions a judgments file holds, and about half of any set. Fixed
+    before any judgment was read; never to be re-drawn to flatter a rule.
+    """
+    import hashlib
+
+    digest = hashlib.sha256(pair_key(question).encode("utf-8")).digest()
+    return "dev" if digest[0] % 2 == 0 else "held-out"
 
 
 @dataclass(frozen=True)

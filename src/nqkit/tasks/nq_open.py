@@ -279,8 +279,14 @@ def nq_open_result(r: Any, *, explain: bool = False, title: str = "NQ-open exact
     official: dict[str, Any] = dict(r.official())
     notes: list[str] = []
     if explain:
+        from nqkit.conventions import convention_names, get_convention
+
+        # the published rules, and the one scored with when it is nqkit's own (equiv)
+        names = [*convention_names(published=True)]
+        if get_convention(r.convention).name not in names:
+            names.append(get_convention(r.convention).name)
         table = explain_conventions([(it.question, scored(it), it.answers)
-                                     for it in r.items])
+                                     for it in r.items], names)
         for i, item in enumerate(items):
             item["conventions"] = {n: table.verdicts[n][i] for n in table.names}
         official["conventions"] = {n: {"accuracy": table.accuracy(n),

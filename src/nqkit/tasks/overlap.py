@@ -81,6 +81,16 @@ SCOPE = Param("scope", "--scope", "question-overlap proxy: search the training q
 ANSWER_NORM = Param("answer_norm", "--answer-norm", "answer normalisation of the answer "
                     "overlap: squad (default, as the QA-Overlap evaluation) or orqa (NFD "
                     "first)", default="squad", choices=("squad", "orqa"))
+
+
+def _published_conventions() -> list[str]:
+    """The conventions scored when none is named: the published rules (``equiv``, nqkit's
+    own, only by name)."""
+    from nqkit.conventions import convention_names
+
+    return convention_names(published=True)
+
+
 # where the labels come from: computed against --train, or the official annotations
 LABEL_SOURCE = (
     OVERLAP_TRAIN,
@@ -98,8 +108,9 @@ SCORE_PARAMS = (
              "(default: ambigqa for AmbigNQ .json test files)", default="auto",
              choices=("auto", "nq-open", "ambigqa"), metavar=None),
     CONVENTION.but(help="NQ-open exact-match convention (repeatable; default: every "
-                   "registered one: {names}); not for AmbigQA, scored by F1_ans",
-                   action="append", default=None),
+                   "published one: {names}; nqkit's own equiv by name); not for AmbigQA, "
+                   "scored by F1_ans", action="append", default=None,
+                   names=_published_conventions),
     THRESHOLD, SCOPE, ANSWER_NORM,
     ALLOW_MISSING.but(help="score test questions without a prediction as wrong (default: "
                       "error)"),
@@ -378,7 +389,7 @@ def nq_open_item_scores(test: QaSet, predictions: PathLike, *, allow_missing: bo
                          f"({examples(repeats, quote=True)}), so predictions joined by "
                          "question cannot tell them apart", "remove the duplicate lines")
     # the official rule first, then the others by name
-    default = sorted(convention_names(), key=lambda n: (n != "orqa", n))
+    default = sorted(convention_names(published=True), key=lambda n: (n != "orqa", n))
     names = list(dict.fromkeys(get_convention(c).name for c in (conventions or default)))
     refs = [NqOpenExample(r.question, r.answers, r.where) for r in test.records]
     read = read_predictions(predictions)
