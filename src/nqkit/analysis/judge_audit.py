@@ -123,6 +123,7 @@ def judge_audit(args: Mapping[str, Any]) -> int:
     human = read_judgments(args["judgments"])
     settings: dict[str, object] = {"judgments": human.sha256[:12]}
     judge = verdict_file = None
+    warnings: list[str] = []  # said once everything is computed: none before a refusal
     gold: dict[str, tuple[str, ...]] | None = None
     if args.get("gold"):
         gold = _read_gold(args["gold"])
@@ -145,8 +146,9 @@ def judge_audit(args: Mapping[str, Any]) -> int:
         verdicts, abstained = list(run.verdicts), run.abstained
         settings["convention"] = args["convention"]
         if run.no_gold:
-            warn(f"{run.no_gold:,} judged pairs are of questions --gold does not hold: no "
-                 "verdict of the convention for them (counted in 'only human')")
+            warnings.append(f"{run.no_gold:,} judged pairs are of questions --gold does not "
+                            "hold: no verdict of the convention for them (counted in 'only "
+                            "human')")
     else:
         raise InputError(None, "no judge given", "give --verdicts FILE or --convention NAME")
     if gold is not None:
@@ -157,24 +159,26 @@ def judge_audit(args: Mapping[str, Any]) -> int:
     settings.update(resamples=args["resamples"], seed=args["seed"])
     r = audit_verdicts(human.judgments, verdicts, resamples=args["resamples"],
                        seed=args["seed"], abstained=abstained, where=str(args["judgments"]))
-    kinds = None
-    if gold is None:
-        warn("no gold answers (no --gold, and no 'Gold answers' column in the judgments or "
-             "verdicts): the disagreements are not sorted by kind")
-    else:
-        kinds, no_gold = _kinds(r.compared, gold)
-        if no_gold:
-            warn(f"{no_gold:,} disagreements are on questions the gold answers do not hold: "
-                 "left out of the kinds")
     order = None
     if systems is not None:
         from nqkit.metrics.system_order import order_systems
 
         order = order_systems(
             systems, human.judgments, resamples=args["resamples"], seed=args["seed"],
-            where=str(args["judgments"]), judge=judge,
+            where=str(args["judgments"]), judge=judge, files=args["systems"],
             judge_judgments=None if judge is not None
             else judge_judgments(human.judgments, verdicts))
+    kinds = None
+    if gold is None:
+        warnings.append("no gold answers (no --gold, and no 'Gold answers' column in the "
+                        "judgments or verdicts): the disagreements are not sorted by kind")
+    else:
+        kinds, no_gold = _kinds(r.compared, gold)
+        if no_gold:
+            warnings.append(f"{no_gold:,} disagreements are on questions the gold answers do "
+                            "not hold: left out of the kinds")
+    for message in warnings:
+        warn(message)
     signature = make_signature("judge-audit", settings)
     ai, ki = r.accuracy_interval, r.kappa_interval
     if r.only_judge:

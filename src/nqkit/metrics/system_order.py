@@ -90,7 +90,7 @@ def kendall_tau_b(x: ArrayLike, y: ArrayLike) -> float:
 
 def ranks(scores: Sequence[float]) -> list[int]:
     """Competition ranks, best (highest) first: 1 + the number of higher scores."""
-    return [1 + sum(t > s for t in scores) for s in scores]
+    return [1 + sum(bool(t > s) for t in scores) for s in scores]
 
 
 def _covered(name: str, rows: Rows, judged: set[str]) -> dict[str, tuple[str, Sequence[str],
@@ -111,27 +111,32 @@ def _covered(name: str, rows: Rows, judged: set[str]) -> dict[str, tuple[str, Se
 def order_systems(systems: Sequence[tuple[str, Rows]], human: Sequence[Judgment], *,
                   judge_judgments: Sequence[Judgment] | None = None,
                   judge: Judge | None = None, resamples: int = 1000, seed: int = 0,
-                  where: str | None = None) -> SystemOrder:
+                  where: str | None = None,
+                  files: Sequence[str] | None = None) -> SystemOrder:
     """Score each of ``systems`` — (name, rows of (question, gold answers, prediction or
     None)) — under the ``human`` judgments and under the judge: its verdicts as
     ``judge_judgments``, or a ``judge(question, answer, gold)`` callable; Kendall's
     tau-b between the two, with a bootstrap interval from ``resamples`` (0: none).
 
-    Raises :class:`InputError` (at the system's name) for fewer than two systems, a
-    system that answers none of the judged questions or not all those the others answer.
+    Raises :class:`InputError` for fewer than two systems, a system that answers none of
+    the judged questions or not all those the others answer (at its file, from ``files``,
+    or its name); ``where`` (the judgments file) is where the adjudication's refusals
+    point.
     """
     if (judge_judgments is None) == (judge is None):
         raise ValueError("give the judge's verdicts (judge_judgments) or a judge, not both")
     if len(systems) < 2:
         raise InputError("--systems", f"{len(systems)} system given: an order needs two or "
                          "more", "give the predictions files of two systems or more")
+    places = list(files) if files is not None else [name for name, _ in systems]
     table, _, _ = adjudications(human)
-    covered = [(name, _covered(name, rows, set(table))) for name, rows in systems]
+    covered = [(name, _covered(place, rows, set(table)))
+               for (name, rows), place in zip(systems, places, strict=True)]
     keys = list(dict.fromkeys(k for _, c in covered for k in c))
-    for name, c in covered:
+    for (_, c), place in zip(covered, places, strict=True):
         lacking = [k for k in keys if k not in c]
         if lacking:
-            raise InputError(name, f"the system lacks {len(lacking):,} of the {len(keys):,} "
+            raise InputError(place, f"the system lacks {len(lacking):,} of the {len(keys):,} "
                              "judged questions the other systems answer "
                              f"({for_example(repr(k) for k in lacking)})",
                              "give every system's predictions on the same questions")
@@ -164,7 +169,7 @@ def order_systems(systems: Sequence[tuple[str, Rows]], human: Sequence[Judgment]
     sums = stats.sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         hs, js = sums[:n] / sums[n:2 * n], sums[2 * n:3 * n] / sums[3 * n:]
-    hr, jr = ranks(list(hs)), ranks(list(js))
+    hr, jr = ranks([float(v) for v in hs]), ranks([float(v) for v in js])
     scores = tuple(SystemScore(name, float(hs[s]), float(js[s]), hr[s], jr[s],
                                int(sums[n + s]), int(sums[3 * n + s]))
                    for s, (name, _) in enumerate(systems))
