@@ -216,9 +216,41 @@ def test_refusals(tmp_path) -> None:
     assert r.returncode == 2 and "lacks 1 of the 2 judged questions" in r.stderr
     r = _cli("--judgments", str(human), "--verdicts", str(judge), "--systems", good)
     assert r.returncode == 2 and "two or more" in r.stderr
-    bare = tmp_path / "bare.jsonl"
-    bare.write_text(json.dumps({"question": "who is x", "prediction": "bob"}) + "\n",
-                    encoding="utf-8")
-    r = _cli("--judgments", str(human), "--verdicts", str(judge), "--systems", good,
-             str(bare))
+    bare = []  # predictions without gold, and no gold anywhere else
+    for name in ("bare1.jsonl", "bare2.jsonl"):
+        (tmp_path / name).write_text(json.dumps({"question": "who is x", "prediction": "bob"})
+                                     + "\n", encoding="utf-8")
+        bare.append(str(tmp_path / name))
+    r = _cli("--judgments", str(human), "--verdicts", str(judge), "--systems", *bare)
     assert r.returncode == 2 and "carries no gold answers" in r.stderr and "--gold" in r.stderr
+
+
+def test_a_tau_undefined_on_some_resamples_gets_no_interval(tmp_path, capsys) -> None:
+    # two systems, two questions: a resample of one question twice ties the systems
+    human = tmp_path / "h.tsv"
+    human.write_text("Question\tModel answer\tAcceptable?\nwho is x\tbob\tYes\n"
+                     "who is y\tann\tYes\n", encoding="utf-8")
+    paths = []
+    for name, preds in (("a", ("bob", "ann")), ("b", ("bob", "cy"))):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps({"question": q, "answer": [g], "prediction": p})
+                                + "\n" for q, g, p in zip(("who is x", "who is y"),
+                                                          ("bob", "ann"), preds, strict=True)),
+                        encoding="utf-8")
+        paths.append(str(path))
+
+    def audit(judge: str, *more: str) -> tuple[dict, str]:
+        assert main(["judge", "audit", "--judgments", str(human), "--convention", judge,
+                     "--systems", *paths, "--format", "json", *more]) == 0
+        captured = capsys.readouterr()
+        return json.loads(captured.out), captured.err
+
+    out, err = audit("squad", "--resamples", "50")
+    # a 2/2 and b 1/2 on both sides: tau 1; a resample of x twice ties them: no interval
+    assert [(s["human"], s["judge"]) for s in out["systems"]] == [(1.0, 1.0), (0.5, 0.5)]
+    assert out["kendall_tau"] == 1.0 and out["kendall_tau_interval"] is None
+    assert "undefined on some bootstrap resamples" in err
+    # without resamples: no interval, and nothing to say about one
+    out, err = audit("squad", "--resamples", "0")
+    assert out["kendall_tau"] == 1.0 and out["kendall_tau_interval"] is None
+    assert "resamples" not in err

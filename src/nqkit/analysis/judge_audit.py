@@ -7,7 +7,8 @@ systems' predictions, how much the judge reorders them
 
 The gold answers come from ``--gold`` (an NQ-open file, or a ``.tsv`` with ``Question``
 and ``Gold answers`` columns as oqaeval's ``NQ301_BEM.tsv``), else from the judgments'
-or the verdicts' own ``Gold answers`` column. A system's own gold, when its file carries
+or the verdicts' own ``Gold answers`` column, else from the gold the ``--systems`` files
+carry. A system's own gold, when its file carries
 one (oqaeval's ``{question, answer, prediction}`` lines), scores that system, as
 oqaeval's AnnotatedEM scores it.
 """
@@ -87,19 +88,39 @@ def _kinds(compared: Sequence[Any], gold: Mapping[str, Sequence[str]]
     return out, no_gold
 
 
-def _systems(paths: Sequence[str], gold: Mapping[str, Sequence[str]] | None
-             ) -> list[tuple[str, list[tuple[str, tuple[str, ...], str | None]]]]:
-    """Each system's name (its file's stem) and rows (question, gold, prediction): its
-    own gold when it carries one, else the gold of the audit."""
+def _read_systems(paths: Sequence[str]) -> list[tuple[str, str, Any]]:
+    """Each system's name (its file's stem, or its path when stems repeat), file and
+    predictions."""
     from nqkit.formats.nq_open import read_predictions
+
+    names = [Path(p).stem for p in paths]
+    return [(name if names.count(name) == 1 else str(path), str(path),
+             read_predictions(path).predictions) for path, name in zip(paths, names,
+                                                                       strict=True)]
+
+
+def _carried_gold(systems: Sequence[tuple[str, str, Any]]) -> dict[str, tuple[str, ...]]:
+    """The gold answers the systems' files carry (the first file's for a question)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for _, _, predictions in systems:
+        for p in predictions:
+            if p.answers is not None:
+                out.setdefault(p.question, tuple(p.answers))
+    return out
+
+
+def _system_rows(systems: Sequence[tuple[str, str, Any]],
+                 gold: Mapping[str, Sequence[str]] | None
+                 ) -> list[tuple[str, list[tuple[str, tuple[str, ...], str | None]]]]:
+    """Each system's name and rows (question, gold, prediction): its own gold when it
+    carries one, else the gold of the audit."""
     from nqkit.metrics.judge_audit import pair_key
 
     answers = {pair_key(q): tuple(a) for q, a in (gold or {}).items()}
     out = []
-    names = [Path(p).stem for p in paths]
-    for path, name in zip(paths, names, strict=True):
+    for name, path, predictions in systems:
         rows: list[tuple[str, tuple[str, ...], str | None]] = []
-        for p in read_predictions(path).predictions:
+        for p in predictions:
             g = p.answers if p.answers is not None else answers.get(pair_key(p.question))
             if g is None:
                 raise InputError(path, f"the prediction of {p.question!r:.60} carries no gold "
@@ -107,7 +128,7 @@ def _systems(paths: Sequence[str], gold: Mapping[str, Sequence[str]] | None
                                  "give --gold, or systems files of {question, answer, "
                                  "prediction} lines")
             rows.append((p.question, tuple(g), p.prediction))
-        out.append((name if names.count(name) == 1 else str(path), rows))
+        out.append((name, rows))
     return out
 
 
@@ -120,27 +141,34 @@ def judge_audit(args: Mapping[str, Any]) -> int:
     from nqkit.report import format_table, warn
     from nqkit.signature import make_signature
 
+    if not args.get("verdicts") and not args.get("convention"):
+        raise InputError(None, "no judge given", "give --verdicts FILE or --convention NAME")
     human = read_judgments(args["judgments"])
     settings: dict[str, object] = {"judgments": human.sha256[:12]}
     judge = verdict_file = None
+    verdicts: list[Any] = []
+    abstained = 0
     warnings: list[str] = []  # said once everything is computed: none before a refusal
     gold: dict[str, tuple[str, ...]] | None = None
     if args.get("gold"):
         gold = _read_gold(args["gold"])
     elif human.gold is not None:
         gold = human.gold
+    read = _read_systems(args["systems"]) if args.get("systems") else None
     if args.get("verdicts"):
         verdict_file = read_verdicts(args["verdicts"])
-        verdicts = list(verdict_file.verdicts)
-        abstained = verdict_file.abstained
+        verdicts, abstained = list(verdict_file.verdicts), verdict_file.abstained
         settings["verdicts"] = verdict_file.sha256[:12]
         if gold is None and verdict_file.gold is not None:
             gold = verdict_file.gold
-    elif args.get("convention"):
+    if gold is None and read is not None and _carried_gold(read):
+        gold = _carried_gold(read)
+    if not args.get("verdicts"):
         if gold is None:
-            raise InputError("--convention", "the judgments file has no gold column and no "
-                             "--gold was given", "give --gold, the NQ-open file of these "
-                             "questions' gold answers")
+            raise InputError("--convention", "the judgments file has no gold column, no "
+                             "--gold was given and no system carries gold answers",
+                             "give --gold, the NQ-open file of these questions' gold "
+                             "answers")
         judge = _convention_judge(args["convention"])
         run = run_judge(human.judgments, judge, gold)
         verdicts, abstained = list(run.verdicts), run.abstained
@@ -149,11 +177,9 @@ def judge_audit(args: Mapping[str, Any]) -> int:
             warnings.append(f"{run.no_gold:,} judged pairs are of questions --gold does not "
                             "hold: no verdict of the convention for them (counted in 'only "
                             "human')")
-    else:
-        raise InputError(None, "no judge given", "give --verdicts FILE or --convention NAME")
     if gold is not None:
         settings["gold"] = _digest(sorted(gold.items()))
-    systems = _systems(args["systems"], gold) if args.get("systems") else None
+    systems = None if read is None else _system_rows(read, gold)
     if systems is not None:
         settings["systems"] = _digest(systems)
     settings.update(resamples=args["resamples"], seed=args["seed"])
@@ -194,6 +220,10 @@ def judge_audit(args: Mapping[str, Any]) -> int:
         warn("Kendall's tau is undefined here: the humans or the judge give every system "
              "one same score")
     ti = None if order is None or tau is None else order.interval
+    if ti is not None and (math.isnan(ti.low) or math.isnan(ti.high)):
+        ti = None
+        warn("Kendall's tau is undefined on some bootstrap resamples (one side ties every "
+             "system there): no interval; give more questions or systems")
     if args.get("format") == "json":
         out: dict[str, Any] = {
             "pairs": r.pairs, "accuracy": r.accuracy, "kappa": kappa,

@@ -36,12 +36,12 @@ COMMANDS = (Command(
         GOLD.but(required=False, help="gold answers of the judged questions: NQ-open, or "
                  "a .tsv with Question and 'Gold answers' (joined by ' | ') columns; for "
                  "--convention and the kinds of disagreement (default: the judgments' or "
-                 "verdicts' own Gold answers column)"),
+                 "verdicts' own Gold answers column, or the gold the systems carry)"),
         Param("systems", "--systems", "predictions files of systems on the judged "
               "questions: their scores under the humans and the judge, and Kendall's tau "
               "between the two orders", nargs="+", metavar="FILE", input=True),
         format_param("table", "json"),
-        RESAMPLES.but(default=1000, help="bootstrap resamples of the pairs (default 1000; "
-                      "0: no intervals)"),
+        RESAMPLES.but(default=1000, help="bootstrap resamples of the pairs, and of the "
+                      "questions for Kendall's tau (default 1000; 0: no intervals)"),
         SEED,
     )),)
