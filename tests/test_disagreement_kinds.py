@@ -146,3 +146,13 @@ def test_without_gold_the_kinds_are_said_to_be_skipped(tmp_path, capsys) -> None
                  "--resamples", "0"]) == 0
     table = capsys.readouterr().out
     assert "disagreement kind" not in table and "missed yes" in table
+
+
+def test_a_gold_tsv_without_the_gold_column_is_refused(tmp_path, capsys) -> None:
+    human = tmp_path / "h.tsv"
+    human.write_text(HUMAN, encoding="utf-8")
+    assert main(["judge", "audit", "--judgments", str(human), "--convention", "orqa",
+                 "--gold", str(human)]) == 2
+    err = capsys.readouterr().err
+    assert f"{human}:1: the gold TSV's header lacks 'Question' or 'Gold answers'" in err
+    assert len(err.strip().splitlines()) == 1

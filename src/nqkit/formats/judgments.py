@@ -66,9 +66,8 @@ def read_judgments(path: PathLike) -> Judgments:
     """
     data = read_bytes(path, what="judgments")
     gold: dict[str, tuple[str, ...]] = {}
-    rows = tuple(_rows(path, data, gold))
-    has_gold = GOLD_ANSWERS in data.split(b"\n", 1)[0].decode("utf-8").rstrip("\r").split("\t")
-    return Judgments(rows, hashlib.sha256(data).hexdigest(), gold if has_gold else None)
+    rows = tuple(_rows(path, data, gold))  # fills gold when there is a Gold answers column
+    return Judgments(rows, hashlib.sha256(data).hexdigest(), gold or None)
 
 
 def gold_cell(cell: str) -> tuple[str, ...]:
