@@ -97,7 +97,6 @@ def pair_key(question: str) -> str:
     return without_question_mark(question_key(question))
 
 
-
 @dataclass(frozen=True, slots=True)
 class PairVerdicts:
     """One judged pair on which the humans and the judge both give a verdict."""
