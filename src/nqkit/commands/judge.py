@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from nqkit.commands.base import Command, format_param
+from nqkit.settings import Param
 from nqkit.vocabulary import CONVENTION, GOLD, JUDGMENTS, RESAMPLES, SEED, VERDICTS
 
 
@@ -21,15 +22,24 @@ COMMANDS = (Command(
     "Compare a judge's per-answer verdicts (an LLM judge's TSV as oqaeval releases them, "
     "JSON lines of {question, answer, verdict}, or an exact-match convention) with human "
     "judgments (oqaeval's annotation TSV) on the (question, answer) pairs both cover: "
-    "accuracy, Cohen's kappa, missed and false yes, with bootstrap 95% intervals.",
+    "accuracy, Cohen's kappa, missed and false yes, with bootstrap 95% intervals; the "
+    "disagreements by kind (verbose answer, partial list, number or date format, "
+    "granularity, other) when the gold answers are known (--gold, or a 'Gold answers' "
+    "column); with --systems, each system's score under the humans (adjudicated EM) and "
+    "under the judge, and Kendall's tau-b between the two orders.",
     run_audit, group="judge", params=(
         JUDGMENTS.but(required=True),
         VERDICTS,
         CONVENTION.but(default=None),
-        GOLD.but(required=False, help="NQ-open gold of the judged questions (for "
-                 "--convention)"),
+        GOLD.but(required=False, help="gold answers of the judged questions: NQ-open, or "
+                 "a .tsv with Question and 'Gold answers' (joined by ' | ') columns; for "
+                 "--convention and the kinds of disagreement (default: the judgments' or "
+                 "verdicts' own Gold answers column, or the gold the systems carry)"),
+        Param("systems", "--systems", "predictions files of systems on the judged "
+              "questions: their scores under the humans and the judge, and Kendall's tau "
+              "between the two orders", nargs="+", metavar="FILE", input=True),
         format_param("table", "json"),
-        RESAMPLES.but(default=1000, help="bootstrap resamples of the pairs (default 1000; "
-                      "0: no intervals)"),
+        RESAMPLES.but(default=1000, help="bootstrap resamples of the pairs, and of the "
+                      "questions for Kendall's tau (default 1000; 0: no intervals)"),
         SEED,
     )),)

@@ -13,6 +13,11 @@ skipped. The model answer is kept exactly as written (oqaeval compares it unstri
 
 Where oqaeval would crash (a verdict other than yes or no, a missing column, a short
 row), :func:`read_judgments` raises :class:`InputError` at ``file:line``.
+
+A file may also carry each question's gold answers in a ``Gold answers`` column, joined
+by `` | `` (oqaeval's ``NQ301_BEM.tsv``): they are kept per question (first row's), for
+what needs the gold (a judge audit's kinds of disagreement, an exact-match convention as
+the judge); :func:`read_gold_answers` reads only that column.
 """
 
 from __future__ import annotations
@@ -26,9 +31,11 @@ from dataclasses import dataclass, field
 from nqkit.errors import InputError, examples, location
 from nqkit.io import PathLike, read_bytes
 
-__all__ = ["COLUMNS", "Judgment", "Judgments", "check_header", "read_judgments", "yes_no"]
+__all__ = ["COLUMNS", "GOLD_ANSWERS", "GOLD_SEPARATOR", "Judgment", "Judgments", "check_header",
+           "gold_cell", "read_gold_answers", "read_judgments", "yes_no"]
 
 QUESTION, ANSWER, VERDICT = "Question", "Model answer", "Acceptable?"
+GOLD_ANSWERS, GOLD_SEPARATOR = "Gold answers", " | "  # NQ301_BEM.tsv's gold column
 COLUMNS = (QUESTION, ANSWER, VERDICT)
 _FIX = "write a header Question<TAB>Model answer<TAB>Acceptable? and Yes or No per row"
 
@@ -53,6 +60,8 @@ class Judgments:
 
     judgments: tuple[Judgment, ...]  # in file order
     sha256: str  # of the file's bytes (hex): the judgments' name in a signature
+    # question -> its gold answers, when the file has a Gold answers column (else None)
+    gold: dict[str, tuple[str, ...]] | None = field(default=None, compare=False)
 
 
 def read_judgments(path: PathLike) -> Judgments:
@@ -63,10 +72,44 @@ def read_judgments(path: PathLike) -> Judgments:
     without the three columns, a row without them, or a verdict other than yes or no.
     """
     data = read_bytes(path, what="judgments")
-    return Judgments(tuple(_rows(path, data)), hashlib.sha256(data).hexdigest())
+    gold: dict[str, tuple[str, ...]] = {}
+    rows = tuple(_rows(path, data, gold))  # fills gold when there is a Gold answers column
+    return Judgments(rows, hashlib.sha256(data).hexdigest(), gold or None)
 
 
-def _rows(path: PathLike, data: bytes) -> Iterator[Judgment]:
+def gold_cell(cell: str) -> tuple[str, ...]:
+    """The gold answers of one ``Gold answers`` cell (joined by `` | ``)."""
+    return tuple(a for a in cell.split(GOLD_SEPARATOR) if a.strip())
+
+
+def read_gold_answers(path: PathLike) -> dict[str, tuple[str, ...]]:
+    """Each question's gold answers from a TSV with ``Question`` and ``Gold answers``
+    columns (oqaeval's ``NQ301_BEM.tsv``), the first row of a question giving them.
+
+    Raises :class:`InputError` for a file without the two columns or not UTF-8.
+    """
+    data = read_bytes(path, what="gold")
+    try:
+        text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="strict")
+        rows = csv.DictReader(text, delimiter="\t")
+        header = rows.fieldnames or []
+        if QUESTION not in header or GOLD_ANSWERS not in header:
+            raise InputError(location(path, 1) or str(path), "the gold TSV's header lacks "
+                             f"'{QUESTION}' or '{GOLD_ANSWERS}' (found "
+                             f"{examples(header, quote=True)})", "give an NQ-open file, or a "
+                             f"TSV with {QUESTION} and {GOLD_ANSWERS} (joined by ' | ')")
+        out: dict[str, tuple[str, ...]] = {}
+        for row in rows:
+            q, cell = row.get(QUESTION), row.get(GOLD_ANSWERS)
+            if q is not None and cell is not None:
+                out.setdefault(q, gold_cell(cell))
+    except UnicodeDecodeError as e:
+        raise InputError(path, f"the gold file is not UTF-8 text ({e.reason})",
+                         "save it as UTF-8") from None
+    return out
+
+
+def _rows(path: PathLike, data: bytes, gold: dict[str, tuple[str, ...]]) -> Iterator[Judgment]:
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -86,6 +129,9 @@ def _rows(path: PathLike, data: bytes) -> Iterator[Judgment]:
             given = sum(v is not None for k, v in row.items() if k is not None)
             raise InputError(where, f"the row has {given} of the {len(header)} columns "
                              "of the header", _FIX)
+        cell = row.get(GOLD_ANSWERS)
+        if cell is not None:
+            gold.setdefault(question, gold_cell(cell))
         acceptable = yes_no(verdict, where, f"'{VERDICT}'",
                             "write Yes or No, or leave it empty for an answer not judged")
         if acceptable is not None:

@@ -17,6 +17,10 @@ together. Such a row is kept with ``answer`` None and ``fused`` the joined text;
 audit (:mod:`nqkit.metrics.judge_audit`) finds its pair as the judged (question, answer)
 whose concatenation it is.
 
+A TSV with a ``Gold answers`` column (oqaeval's ``NQ301_BEM.tsv``, whose
+``Acceptable?`` is BEM's verdict) also gives each question's gold answers (joined by
+`` | ``), kept per question.
+
 A JSON lines file holds one ``{"question", "answer", "verdict"}`` object a line, the
 verdict ``true``/``false`` or ``"yes"``/``"no"``.
 """
@@ -30,7 +34,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nqkit.errors import InputError, location
-from nqkit.formats.judgments import ANSWER, QUESTION, VERDICT, check_header, yes_no
+from nqkit.formats.judgments import (
+    ANSWER,
+    GOLD_ANSWERS,
+    QUESTION,
+    VERDICT,
+    check_header,
+    gold_cell,
+    yes_no,
+)
 from nqkit.io import PathLike, parse_json_line, read_bytes
 
 __all__ = ["Verdict", "Verdicts", "read_verdicts"]
@@ -59,6 +71,8 @@ class Verdicts:
     verdicts: tuple[Verdict, ...]  # in file order
     sha256: str  # of the file's bytes (hex)
     abstained: int = 0  # rows whose verdict is empty (the judge gave none)
+    # question -> its gold answers, when the TSV has a Gold answers column (else None)
+    gold: dict[str, tuple[str, ...]] | None = field(default=None, compare=False)
 
 
 def read_verdicts(path: PathLike) -> Verdicts:
@@ -74,14 +88,16 @@ def read_verdicts(path: PathLike) -> Verdicts:
     except UnicodeDecodeError as e:
         raise InputError(path, f"the verdicts file is not UTF-8 text ({e.reason} at byte "
                          f"{e.start:,})", "save it as UTF-8") from None
+    gold: dict[str, tuple[str, ...]] | None = None
     if Path(str(path)).suffix in (".jsonl", ".json") or text.lstrip().startswith("{"):
         rows, abstained = _json_rows(path, data)
     else:
-        rows, abstained = _tsv_rows(path, data)
-    return Verdicts(tuple(rows), digest, abstained)
+        rows, abstained, gold = _tsv_rows(path, data)
+    return Verdicts(tuple(rows), digest, abstained, gold)
 
 
-def _tsv_rows(path: PathLike, data: bytes) -> tuple[list[Verdict], int]:
+def _tsv_rows(path: PathLike, data: bytes
+              ) -> tuple[list[Verdict], int, dict[str, tuple[str, ...]] | None]:
     text = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8")
     reader = csv.reader(text, delimiter="\t")
     header = next(reader, None)
@@ -89,6 +105,8 @@ def _tsv_rows(path: PathLike, data: bytes) -> tuple[list[Verdict], int]:
         raise InputError(path, "the verdicts file is empty", _FIX)
     check_header(path, header, _FIX)
     q, a, v = (header.index(c) for c in (QUESTION, ANSWER, VERDICT))
+    g = header.index(GOLD_ANSWERS) if GOLD_ANSWERS in header else None
+    gold: dict[str, tuple[str, ...]] | None = None if g is None else {}
     out: list[Verdict] = []
     abstained = 0
     for row in reader:
@@ -101,12 +119,14 @@ def _tsv_rows(path: PathLike, data: bytes) -> tuple[list[Verdict], int]:
         if len(row) < len(header):
             raise InputError(where, f"the row has {len(row)} of the {len(header)} columns "
                              "of the header", _FIX)
+        if gold is not None and g is not None and not fused:
+            gold.setdefault(row[q], gold_cell(row[g]))
         verdict = yes_no(row[v], where, f"'{VERDICT}'", _UNDECIDED)
         if verdict is None:
             abstained += 1
             continue
         out.append(Verdict(row[q], None if fused else row[a], verdict, fused, where))
-    return out, abstained
+    return out, abstained, gold
 
 
 def _json_rows(path: PathLike, data: bytes) -> tuple[list[Verdict], int]:

@@ -11,12 +11,18 @@ On the pairs both sides cover: accuracy (agreement), Cohen's kappa (Cohen 1960:
 ``(p_o - p_e) / (1 - p_e)``, ``p_e`` from the two sides' yes rates), the missed yes
 (human yes, judge no; rate over human yes) and false yes (human no, judge yes; rate over
 human no), and percentile bootstrap intervals of accuracy and kappa over the pairs.
+
+Any judge can be audited: a file of its verdicts (:mod:`nqkit.formats.verdicts`: an
+oqaeval judge TSV, or JSON lines ``{question, answer, verdict}`` — the way an external
+LLM's verdicts come in), or a Python callable ``judge(question, answer, gold_answers)``
+returning True, False or None to abstain (:func:`audit_judge`), which is how an
+exact-match convention is audited too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,8 +33,9 @@ from nqkit.formats.verdicts import Verdict
 from nqkit.stats import Interval, ItemStats, bootstrap_interval
 from nqkit.text.question_key import question_key, without_question_mark
 
-__all__ = ["AuditResult", "JoinedVerdicts", "audit_verdicts", "cohen_kappa", "join_verdicts",
-           "judged_half", "pair_key"]
+__all__ = ["AuditResult", "JoinedVerdicts", "Judge", "JudgeRun", "PairVerdicts", "audit_judge",
+           "audit_verdicts", "cohen_kappa", "join_verdicts", "judge_judgments", "judged_half",
+           "pair_key", "run_judge"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,9 @@ class AuditResult:
     only_judge: int  # verdicts on pairs no human judged
     accuracy_interval: Interval | None
     kappa_interval: Interval | None
+    abstained: int = 0  # pairs the judge gave no verdict on (counted in only_human)
+    # the pairs in common with both verdicts, in the human judgments' order
+    compared: tuple[PairVerdicts, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def missed_yes_rate(self) -> float:
@@ -114,6 +124,16 @@ class JoinedVerdicts:
     unmatched: tuple[str, ...]  # the judge's verdicts on no judged pair, as text
 
 
+@dataclass(frozen=True, slots=True)
+class PairVerdicts:
+    """One judged pair on which the humans and the judge both give a verdict."""
+
+    question: str  # as the human judgments write it
+    answer: str  # the model answer, as written
+    human: bool
+    judge: bool
+
+
 def join_verdicts(human: Sequence[Judgment], judge: Sequence[Verdict] = ()
                   ) -> JoinedVerdicts:
     """The join of the audit (see the module doc), for it and for the browser
@@ -135,17 +155,28 @@ def join_verdicts(human: Sequence[Judgment], judge: Sequence[Verdict] = ()
     return JoinedVerdicts(truth, said, tuple(unmatched))
 
 
+def judge_judgments(human: Sequence[Judgment], judge: Sequence[Verdict]) -> list[Judgment]:
+    """The judge's verdicts as judgments of the human-judged pairs they join (question
+    and answer spelled as the human judgments spell them; a fused row made whole), so
+    that the adjudicated exact match (:mod:`nqkit.metrics.adjudicated`) can take the
+    judge in the humans' place."""
+    joined = join_verdicts(human, judge)
+    truth = joined.human
+    return [Judgment(truth[p].question, truth[p].answer, v, where=truth[p].where)
+            for p, v in joined.judge.items()]
+
+
 def audit_verdicts(human: Sequence[Judgment], judge: Sequence[Verdict], *,
-                   resamples: int = 1000, seed: int = 0,
+                   resamples: int = 1000, seed: int = 0, abstained: int = 0,
                    where: str | None = None) -> AuditResult:
     """Compare ``judge``'s verdicts with the ``human`` ones on the pairs both cover;
-    intervals from ``resamples`` bootstrap resamples of the pairs (0: none).
+    intervals from ``resamples`` bootstrap resamples of the pairs (0: none);
+    ``abstained``, the judge's abstentions, is carried into the result.
 
     Raises :class:`InputError` at ``where`` when no pair is in common.
     """
     joined = join_verdicts(human, judge)
-    truth = {p: j.acceptable for p, j in joined.human.items()}
-    said, unmatched = joined.judge, joined.unmatched
+    truth, said, unmatched = joined.human, joined.judge, list(joined.unmatched)
     common = [p for p in truth if p in said]
     if not common:
         raise InputError(where, f"no (question, answer) pair of the verdicts is one of the "
@@ -153,7 +184,7 @@ def audit_verdicts(human: Sequence[Judgment], judge: Sequence[Verdict], *,
                          f"({for_example(repr(u) for u in unmatched)})",
                          "give the verdicts on the answers the human judgments judge (joined "
                          "by question text, case and spacing aside, and the answer as written)")
-    hv = [truth[p] for p in common]
+    hv = [truth[p].acceptable for p in common]
     jv = [said[p] for p in common]
     rows = _rows(hv, jv)
     sums = rows.sum(axis=0)
@@ -168,4 +199,69 @@ def audit_verdicts(human: Sequence[Judgment], judge: Sequence[Verdict], *,
         false_yes=sum(j and not h for h, j in zip(hv, jv, strict=True)),
         human_yes=human_yes, human_no=len(common) - human_yes,
         only_human=len(truth) - len(common), only_judge=len(unmatched) + len(said) - len(common),
-        accuracy_interval=acc_i, kappa_interval=kappa_i)
+        accuracy_interval=acc_i, kappa_interval=kappa_i, abstained=abstained,
+        compared=tuple(PairVerdicts(truth[p].question, truth[p].answer, truth[p].acceptable,
+                                    said[p]) for p in common))
+
+
+# A judge of one answer: (the question, the model answer as written, the question's gold
+# answers) -> yes (True), no (False) or abstain (None). An LLM call, a classifier, a rule.
+Judge = Callable[[str, str, Sequence[str]], "bool | None"]
+
+
+@dataclass(frozen=True)
+class JudgeRun:
+    """A judge's verdicts on the judged pairs, and the pairs it gave none."""
+
+    verdicts: tuple[Verdict, ...]  # one per distinct judged pair it decided, human order
+    abstained: int  # pairs the judge returned None for
+    no_gold: int  # judged pairs of questions ``gold`` does not hold (not asked)
+
+
+def run_judge(human: Sequence[Judgment], judge: Judge,
+              gold: Mapping[str, Sequence[str]]) -> JudgeRun:
+    """Ask ``judge`` about every distinct judged pair whose question ``gold`` (question
+    text -> gold answers; joined by :func:`pair_key`) holds, once per pair.
+
+    Raises :class:`InputError` when the judge returns anything but True, False or None.
+    """
+    answers = {pair_key(q): tuple(a) for q, a in gold.items()}
+    seen: set[tuple[str, str]] = set()
+    out: list[Verdict] = []
+    abstained = no_gold = 0
+    for h in human:
+        key = (pair_key(h.question), h.answer)
+        if key in seen:
+            continue
+        seen.add(key)
+        if key[0] not in answers:
+            no_gold += 1
+            continue
+        verdict = judge(h.question, h.answer, answers[key[0]])
+        if verdict is None:
+            abstained += 1
+            continue
+        if not isinstance(verdict, bool | np.bool_):
+            raise InputError(h.where, f"the judge returned {verdict!r:.40} for the answer "
+                             f"{h.answer!r:.40}, not True, False or None",
+                             "make the judge return a bool, or None to abstain")
+        out.append(Verdict(h.question, h.answer, bool(verdict), False, h.where))
+    return JudgeRun(tuple(out), abstained, no_gold)
+
+
+def audit_judge(human: Sequence[Judgment], judge: Judge,
+                gold: Mapping[str, Sequence[str]], *, resamples: int = 1000, seed: int = 0,
+                where: str | None = None) -> AuditResult:
+    """Audit any judge — a callable ``judge(question, answer, gold_answers)`` returning
+    True, False or None (abstain) — against the ``human`` judgments: the judge is asked
+    about each distinct judged pair whose question ``gold`` holds (question text -> gold
+    answers), and its verdicts go through :func:`audit_verdicts`. Its abstentions are in
+    ``abstained``; pairs it was not asked about (no gold) and abstained on are counted
+    in ``only_human``.
+
+    An exact-match convention as a judge gives what ``nqkit judge audit --convention``
+    gives: ``lambda q, a, g: rule.match(a.strip(), g) is not None``.
+    """
+    run = run_judge(human, judge, gold)
+    return audit_verdicts(human, run.verdicts, resamples=resamples, seed=seed,
+                          abstained=run.abstained, where=where)
