@@ -75,7 +75,7 @@ def test_from_nothing_to_a_score_through_a_mirror(home, tmp_path):
 def test_list_info_and_path_in_process(home, capsys):
     assert main(["data", "list", "--format", "json"]) == 0
     items = json.loads(capsys.readouterr().out)
-    assert len(items) == 18
+    assert len(items) == 20
     by_name = {i["name"]: i for i in items}
     assert by_name["nq/dev"]["total_size"] == 1068038975
     assert by_name["nq/dev"]["checksums"] == "all"
