@@ -230,9 +230,35 @@ def tier_of(path: Path) -> str:
     return _TIER_CACHE[path.stem]
 
 
+# ------------------------------------------------------------------- suite scheduling
+# pytest-xdist runs each test file whole in one worker (--dist loadfile) and hands out the
+# files in collection order (--no-loadscope-reorder, pyproject.toml): the longest first,
+# so that the two workers end together (longest-processing-time-first) instead of one
+# waiting on a long file handed out last. The order of the longest files, from a run's
+# per-file times (junit XML, 2 workers, 2026-11-29); the rest follow by name. The two
+# files that share the session fixture `pyserini_run` (one JVM run over the real
+# passages) are the 2nd and 4th handed out: xdist gives each worker two files at the
+# start, so both go to the same worker and the fixture is built once. Only the order
+# changes: no test depends on it.
+LONGEST_FIRST = (
+    "test_retrieval_index", "test_lucene_exact", "test_catalogue", "test_lucene_bm25",
+    "test_outputs_unchanged", "test_harness_files", "test_lucene_analyzer", "test_overlap",
+    "test_browser_e2e", "test_reqa_run", "test_simplify", "test_adjudicated",
+    "test_progress", "test_browser_runs", "test_lm_eval_convention",
+    "test_lm_eval_end_to_end", "test_dpr_csv", "test_ptb_oracle",
+    "test_flashrag_conventions", "test_splits", "test_browser_runs_e2e", "test_packaging",
+    "test_results_io", "test_reqa_metrics", "test_robust_io", "test_open_baselines",
+    "test_browser_open", "test_lm_eval_v3_convention", "test_qa_metrics_convention",
+    "test_datasets_verify", "test_fast_paths", "test_reproduction", "test_judge_audit",
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         item.add_marker(getattr(pytest.mark, tier_of(Path(str(item.path)))))
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    # a stable sort: each file's tests keep their order and stay together
+    items.sort(key=lambda item: rank.get(Path(str(item.path)).stem, len(rank)))
 
 
 def pytest_configure(config: pytest.Config) -> None:

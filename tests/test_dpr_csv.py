@@ -44,7 +44,7 @@ from nqkit.retrieval.corpus import (
 from conftest import require, shared_file
 
 HEADER = "id\ttext\ttitle"
-GENERATED_FILES = 100_000
+GENERATED_FILES = 40_000
 _TERMINATOR = re.compile(r"\r\n|\r|\n")
 _BLANK = " \x0b\x0c"
 
@@ -182,8 +182,8 @@ def test_hostile_files_read_as_dprs_csv_reader_reads_them() -> None:
         multi_line += any("\n" in f for _, row in expected[0] for f in row)
     seconds = time.perf_counter() - t0
     # every outcome is exercised, often
-    assert min(outcomes.values()) > 1000 and len(outcomes) == 5, outcomes
-    assert outcomes["read"] > 20_000 and multi_line > 10_000, (outcomes, multi_line)
+    assert min(outcomes.values()) > 400 and len(outcomes) == 5, outcomes
+    assert outcomes["read"] > 8_000 and multi_line > 4_000, (outcomes, multi_line)
     print(f"{GENERATED_FILES:,} files in {seconds:.1f} s: {outcomes}, "
           f"{multi_line:,} with a passage spanning lines")
 

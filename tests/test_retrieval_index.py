@@ -539,10 +539,11 @@ def _restored_environ(saved: dict[str, str]) -> Iterator[None]:
         os.environ.update(saved)
 
 
-def test_scheduler_address_bm25_equals_one_process(bm25_index: Path, bm25_run: dict[str, Path],
-                                                   real_corpus: Path, tmp_path: Path) -> None:
-    # --cluster tcp://HOST:PORT: an existing scheduler (here a 2-worker cluster started by
-    # the test on 127.0.0.1), whose workers see the same files; same bytes as one process
+@pytest.fixture(scope="module")
+def scheduler() -> Iterator[str]:
+    """The address of a 2-worker Dask cluster on 127.0.0.1, started once for this module:
+    ``--cluster tcp://HOST:PORT`` (an existing scheduler whose workers see the same
+    files). Its worker processes import what the jobs need once for every test."""
     require("dask.distributed")
     import distributed
 
@@ -552,16 +553,22 @@ def test_scheduler_address_bm25_equals_one_process(bm25_index: Path, bm25_run: d
     with _restored_environ(saved), distributed.LocalCluster(
             n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
             dashboard_address=None) as cluster:
-        address = cluster.scheduler_address
-        assert address.startswith("tcp://127.0.0.1:")
-        ix = tmp_path / "ix"
-        assert main(["index", "build", "--passages", str(real_corpus), *BM25_OPTS, "-o", str(ix),
-                     "--shard-size", "1000", "--cluster", address]) == 0
-        assert json.loads((ix / "params.json").read_text())["build"]["workers"] == 2
-        assert _tree_bytes(ix) == _tree_bytes(bm25_index)
-        run, trec = tmp_path / "run.json", tmp_path / "run.trec"
-        assert main(["retrieve", "--index", str(ix), "--gold", str(bm25_run["qa"]),
-                     "-o", str(run), "--trec", str(trec), "--cluster", address]) == 0
+        yield cluster.scheduler_address
+
+
+def test_scheduler_address_bm25_equals_one_process(bm25_index: Path, bm25_run: dict[str, Path],
+                                                   real_corpus: Path, tmp_path: Path,
+                                                   scheduler: str) -> None:
+    # --cluster tcp://HOST:PORT: same bytes as one process
+    assert scheduler.startswith("tcp://127.0.0.1:")
+    ix = tmp_path / "ix"
+    assert main(["index", "build", "--passages", str(real_corpus), *BM25_OPTS, "-o", str(ix),
+                 "--shard-size", "1000", "--cluster", scheduler]) == 0
+    assert json.loads((ix / "params.json").read_text())["build"]["workers"] == 2
+    assert _tree_bytes(ix) == _tree_bytes(bm25_index)
+    run, trec = tmp_path / "run.json", tmp_path / "run.trec"
+    assert main(["retrieve", "--index", str(ix), "--gold", str(bm25_run["qa"]),
+                 "-o", str(run), "--trec", str(trec), "--cluster", scheduler]) == 0
     assert run.read_bytes() == bm25_run["json"].read_bytes()
     assert trec.read_bytes() == bm25_run["trec"].read_bytes()
 
@@ -587,9 +594,10 @@ def test_index_build_starts_from_its_preset(small_corpus: Path, tmp_path: Path,
     capsys.readouterr()
 
 
-def test_dense_local_cluster_equals_one_process_and_sentence_transformers(
-        small_corpus: Path, tmp_path: Path) -> None:
-    require("dask.distributed")
+def test_dense_on_a_cluster_equals_one_process_and_sentence_transformers(
+        small_corpus: Path, tmp_path: Path, scheduler: str) -> None:
+    # on the module's 2-worker scheduler (its workers import torch once for the build and
+    # the search); --cluster local for a dense build: tests/test_progress.py
     require("sentence_transformers")
     from nqkit.metrics.ranking import dot_scores
     from nqkit.retrieval.dense import default_model_path
@@ -599,18 +607,18 @@ def test_dense_local_cluster_equals_one_process_and_sentence_transformers(
                   "where do the great lakes meet the ocean\t['the Saint Lawrence River']\n",
                   encoding="utf-8")
     outs = {}
-    for mode in ("none", "local"):
+    for mode, spec in (("none", "none"), ("cluster", scheduler)):
         ix = tmp_path / f"ix-{mode}"
         assert main(["index", "build", "--passages", str(small_corpus), "--retriever", "dense",
                      "-o", str(ix), "--shard-size", "8", "--device", "cpu",
-                     "--cluster", mode, "--workers", "2"]) == 0
+                     "--cluster", spec]) == 0
         run = tmp_path / f"{mode}.json"
         assert main(["retrieve", "--index", str(ix), "--gold", str(qa), "--hits", "10",
-                     "-o", str(run), "--device", "cpu", "--cluster", mode,
-                     "--workers", "2"]) == 0
+                     "-o", str(run), "--device", "cpu", "--cluster", spec]) == 0
         outs[mode] = (ix, run)
-    assert _tree_bytes(outs["none"][0]) == _tree_bytes(outs["local"][0])
-    assert outs["none"][1].read_bytes() == outs["local"][1].read_bytes()
+    assert json.loads((outs["cluster"][0] / "params.json").read_text())["build"]["workers"] == 2
+    assert _tree_bytes(outs["none"][0]) == _tree_bytes(outs["cluster"][0])
+    assert outs["none"][1].read_bytes() == outs["cluster"][1].read_bytes()
     # independent: sentence-transformers on each shard's texts (the same batches)
     from sentence_transformers import SentenceTransformer
 
