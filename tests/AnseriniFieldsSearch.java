@@ -2,8 +2,15 @@
 // multifield, run as a single source file against the jar Pyserini ships:
 //
 //   java -cp anserini-1.7.1-fatjar.jar tests/AnseriniFieldsSearch.java \
-//        INDEX QUESTIONS K K1 B FIELDS OUT
+//        INDEX QUESTIONS K K1 B FIELDS OUT DOCS [INDEX QUESTIONS ... DOCS]...
 //
+// (any number of runs of these 8 arguments, in one JVM: its start and the compilation of
+// this file are paid once)
+// DOCS (a directory of JSON lines, or "-" for an INDEX already built): first build INDEX
+// from it as
+// `IndexCollection -collection JsonCollection -generator DefaultLuceneDocumentGenerator
+// -threads 1 -storePositions -storeDocvectors -storeRaw [-fields title]` does (the
+// options of Pyserini's DPR index; -fields title when FIELDS names title), in this JVM.
 // QUESTIONS: one question a line (UTF-8). FIELDS: "contents=1.0,title=0.5", or "-" for
 // the flat search of "contents". For every question, OUT gets two blocks of lines
 // "qi<TAB>L|A<TAB>docid<TAB>score" (score: Float.toString, which reads back to the same
@@ -20,6 +27,7 @@
 // 100 us per hit read, a minute for 3,610 top-100 lists).
 
 import io.anserini.analysis.DefaultEnglishAnalyzer;
+import io.anserini.index.IndexCollection;
 import io.anserini.search.ScoredDoc;
 import io.anserini.search.SimpleSearcher;
 import io.anserini.search.query.BagOfWordsQueryGenerator;
@@ -27,6 +35,7 @@ import java.io.BufferedWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Paths;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -43,6 +52,12 @@ import org.apache.lucene.store.FSDirectory;
 
 public class AnseriniFieldsSearch {
   public static void main(String[] args) throws Exception {
+    for (int at = 0; at + 8 <= args.length; at += 8) {
+      run(java.util.Arrays.copyOfRange(args, at, at + 8));
+    }
+  }
+
+  static void run(String[] args) throws Exception {
     String index = args[0];
     List<String> questions = Files.readAllLines(Paths.get(args[1]), StandardCharsets.UTF_8);
     int k = Integer.parseInt(args[2]);
@@ -54,6 +69,16 @@ public class AnseriniFieldsSearch {
         String[] kv = part.split("=");
         fields.put(kv[0], Float.parseFloat(kv[1]));
       }
+    }
+    if (!args[7].equals("-")) {
+      List<String> options = new ArrayList<>(List.of(
+          "-collection", "JsonCollection", "-input", args[7], "-index", index,
+          "-generator", "DefaultLuceneDocumentGenerator", "-threads", "1",
+          "-storePositions", "-storeDocvectors", "-storeRaw"));
+      if (fields.containsKey("title")) {
+        options.addAll(List.of("-fields", "title"));
+      }
+      IndexCollection.main(options.toArray(new String[0]));
     }
     DirectoryReader reader = DirectoryReader.open(FSDirectory.open(Paths.get(index)));
     IndexSearcher searcher = new IndexSearcher(reader);

@@ -5,11 +5,12 @@ the jar Pyserini 1.6.0 ships (Anserini 1.7.1, Lucene 9.9.1) the way Anserini ind
 corpus with ``IndexCollection -collection JsonCollection -fields title`` (multifield:
 ``contents`` holds the text alone and ``title`` the title, as Anserini's
 ``BeirMultifieldCollection`` puts them; flat: ``contents`` is ``title + "\\n" + text``,
-Pyserini's DPR index), then searches every question with ``AnseriniFieldsSearch.java``
-(beside this file: the query ``SearchCollection -fields contents=1.0 title=1.0`` builds,
-through Lucene's ``IndexSearcher`` and through ``SimpleSearcher.search_fields``, both
-offline). Both steps are ``java`` processes: a JVM start each, and the hits come back as
-one text file instead of one JNI call per hit.
+Pyserini's DPR index), then searches every question with the query
+``SearchCollection -fields contents=1.0 title=1.0`` builds, through Lucene's
+``IndexSearcher`` and through ``SimpleSearcher.search_fields``, both offline:
+``AnseriniFieldsSearch.java`` (beside this file), one ``java`` process for both steps
+and any number of corpora (:func:`anserini_runs`), whose hits come back as one text file
+instead of one JNI call per hit.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,36 +49,55 @@ def anserini_run(passages: Sequence[Any], questions: Sequence[str], workdir: Pat
     read it with ``numpy.float32``). ``passages``: records with ``id``, ``title``,
     ``text``; ``fields``: nqkit's field names with weights (``{"text": 1.0, "title":
     1.0}``), or None for the flat index and search."""
-    if any("\n" in q or "\r" in q for q in questions):
-        raise ValueError("a question holds a line break: the oracle reads one per line")
-    java = str(java_home / "bin" / "java")
-    jar = str(anserini_jar())
-    docs = workdir / "docs"
-    docs.mkdir(parents=True, exist_ok=True)
-    with open(docs / "docs.jsonl", "w", encoding="utf-8") as f:
-        for p in passages:
-            doc = ({"id": p.id, "contents": p.text, "title": p.title} if fields
-                   else {"id": p.id, "contents": f"{p.title}\n{p.text}"})
-            f.write(json.dumps(doc) + "\n")
-    index = workdir / "index"
-    subprocess.run([java, "-cp", jar, "io.anserini.index.IndexCollection",
-                    "-collection", "JsonCollection", "-input", str(docs), "-index", str(index),
-                    "-generator", "DefaultLuceneDocumentGenerator", "-threads", "1",
-                    "-storePositions", "-storeDocvectors", "-storeRaw",
-                    *(["-fields", "title"] if fields else [])],
-                   check=True, capture_output=True, timeout=900)
-    qfile, out = workdir / "questions.txt", workdir / "hits.tsv"
-    qfile.write_text("".join(q + "\n" for q in questions), encoding="utf-8")
-    spec = (",".join(f"{ANSERINI_FIELD[n]}={w!r}" for n, w in fields.items()) if fields
-            else "-")
-    subprocess.run([java, "-cp", jar, str(SEARCH), str(index), str(qfile), str(k),
-                    repr(float(k1)), repr(float(b)), spec, str(out)],
-                   check=True, capture_output=True, timeout=900)
-    runs: dict[str, list[list[tuple[str, str]]]] = {
-        "lucene": [[] for _ in questions], "anserini": [[] for _ in questions]}
+    return anserini_runs([Job(passages, questions, workdir, fields, k, k1, b)], java_home)[0]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One corpus indexed and searched (:func:`anserini_run`'s arguments)."""
+
+    passages: Sequence[Any]
+    questions: Sequence[str]
+    workdir: Path
+    fields: dict[str, float] | None = None
+    k: int = 100
+    k1: float = 0.9
+    b: float = 0.4
+
+
+def anserini_runs(jobs: Sequence[Job], java_home: Path
+                  ) -> list[dict[str, list[list[tuple[str, str]]]]]:
+    """:func:`anserini_run` of each job, all in one JVM (its start and the compilation of
+    the search program, some 10 s, are paid once)."""
+    args: list[str] = []
+    for job in jobs:
+        if any("\n" in q or "\r" in q for q in job.questions):
+            raise ValueError("a question holds a line break: the oracle reads one per line")
+        docs = job.workdir / "docs"
+        docs.mkdir(parents=True, exist_ok=True)
+        with open(docs / "docs.jsonl", "w", encoding="utf-8") as f:
+            for p in job.passages:
+                doc = ({"id": p.id, "contents": p.text, "title": p.title} if job.fields
+                       else {"id": p.id, "contents": f"{p.title}\n{p.text}"})
+                f.write(json.dumps(doc) + "\n")
+        qfile = job.workdir / "questions.txt"
+        qfile.write_text("".join(q + "\n" for q in job.questions), encoding="utf-8")
+        spec = (",".join(f"{ANSERINI_FIELD[n]}={w!r}" for n, w in job.fields.items())
+                if job.fields else "-")
+        args += [str(job.workdir / "index"), str(qfile), str(job.k), repr(float(job.k1)),
+                 repr(float(job.b)), spec, str(job.workdir / "hits.tsv"), str(docs)]
+    done = subprocess.run([str(java_home / "bin" / "java"), "-cp", str(anserini_jar()),
+                           str(SEARCH), *args], capture_output=True, text=True, timeout=1800)
+    if done.returncode != 0:
+        raise RuntimeError(f"AnseriniFieldsSearch failed: {done.stderr[-2000:]}")
+    out = []
     name = {"L": "lucene", "A": "anserini"}
-    with open(out, encoding="utf-8") as f:
-        for line in f:
-            qi, kind, docid, score = line.rstrip("\n").split("\t")
-            runs[name[kind]][int(qi)].append((docid, score))
-    return runs
+    for job in jobs:
+        runs: dict[str, list[list[tuple[str, str]]]] = {
+            "lucene": [[] for _ in job.questions], "anserini": [[] for _ in job.questions]}
+        with open(job.workdir / "hits.tsv", encoding="utf-8") as f:
+            for line in f:
+                qi, kind, docid, score = line.rstrip("\n").split("\t")
+                runs[name[kind]][int(qi)].append((docid, score))
+        out.append(runs)
+    return out

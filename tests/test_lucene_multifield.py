@@ -13,8 +13,8 @@ path), and what ``SimpleSearcher.search_fields`` returns with ``nqkit index buil
 ``nqkit retrieve`` (the sharded path). Two corpora: the 3,349 real passages with the
 NQ-open dev questions of nq-test.qa.tsv (weights 1 and 1), and the 2,067 paragraphs of
 SQuAD 1.1 dev under their article titles with SQuAD's own dev questions (title weight 0.5:
-a nested field, rounded to float32 before the outer sum). The suite searches every 5th
-question of the 3,610 and every 15th SQuAD question (722 and 705: the oracle's JVM costs
+a nested field, rounded to float32 before the outer sum). The suite searches every 10th
+question of the 3,610 and every 30th SQuAD question (361 and 353: the oracle's JVM costs
 some 10 ms a question); ``NQKIT_FULL_ORACLE=1`` searches all 3,610 of each (measured: all
 equal, docs/retrieval.md).
 """
@@ -42,7 +42,7 @@ from nqkit.retrieval.lucene_bm25 import (
     term_weight,
 )
 
-from conftest import SHARED, REQUIRE_SHARED, make_passages_module, require, shared_file
+from conftest import REQUIRE_SHARED, SHARED, make_passages_module, require, shared_file
 
 F = np.float32
 OPTS = ["--retriever", "bm25", "--bm25-method", "lucene-exact"]
@@ -120,7 +120,7 @@ def test_two_fields_by_hand() -> None:
     # the query's count multiplies the field weight, in float32
     _, twice = ix.matches(["a", "a"])
     assert twice[2] == _clause(F(F(F(2) * F(0.5)) * idf_title_a), 1, 2, avg_title)
-    top, top_scores = ix.search(["a"], 2)
+    top, _ = ix.search(["a"], 2)
     assert [ix.ids[r] for r in top] == [ix.ids[r] for r in np.argsort(-scores)[:2]]
 
 
@@ -246,15 +246,12 @@ def _squad() -> tuple[list[Passage], list[tuple[str, list[str]]]]:
     return passages, questions
 
 
-def _parity(tmp: Path, passages: list[Passage], questions: list[tuple[str, list[str]]],
-            weights: dict[str, float], java_home: Path) -> dict[str, Any]:
-    """Anserini's lists, nqkit's in-memory lists and nqkit's CLI run of the questions."""
-    from lucene_fields_oracle import anserini_run
-
+def _nqkit_side(tmp: Path, passages: list[Passage], questions: list[tuple[str, list[str]]],
+                weights: dict[str, float], oracle: dict[str, Any]) -> dict[str, Any]:
+    """nqkit's in-memory lists and its CLI run of the questions, beside Anserini's."""
     from nqkit.text.lucene import analyze
 
     qs = [q for q, _ in questions]
-    oracle = anserini_run(passages, qs, tmp / "anserini", java_home, weights)
     corpus, qa = tmp / "corpus.tsv", tmp / "qa.tsv"
     write_passages(corpus, passages)
     qa.write_text("".join(f"{q}\t{json.dumps(a)}\n" for q, a in questions), encoding="utf-8")
@@ -294,51 +291,58 @@ def _agreement(run: dict[str, Any]) -> tuple[int, int, int, list[str]]:
 
 
 @pytest.fixture(scope="module")
-def real_mf(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The real passages, text and title at weight 1, every 5th NQ-open dev question
-    (all 3,610 under NQKIT_FULL_ORACLE=1)."""
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """Both corpora, Anserini's side in one JVM: ``real``, the real passages with text and
+    title at weight 1 and every 10th NQ-open dev question; ``squad``, SQuAD dev's
+    paragraphs with title weight 0.5 and every 30th SQuAD dev question (all 3,610, spread
+    over the file, of each under NQKIT_FULL_ORACLE=1)."""
     shared_file("data", "dpr", "biencoder-nq-dev-sample5.json")
     shared_file("data", "nq-open", "nq-open-oracle.jsonl.gz")
     home = _java_home()
+    from lucene_fields_oracle import Job, anserini_runs
     from nqkit.formats.dpr import read_dpr_qa_tsv
 
     qa = list(read_dpr_qa_tsv(shared_file("data", "dpr", "nq-test.qa.tsv")))
     assert len(qa) == 3610
-    chosen = [(q, list(a)) for q, a in (qa if FULL else qa[::5])]
-    passages = list(make_passages_module().real_passages(SHARED))
-    return _parity(tmp_path_factory.mktemp("real-mf"), passages, chosen,
-                   {"text": 1.0, "title": 1.0}, home)
+    real_q = [(q, list(a)) for q, a in (qa if FULL else qa[::10])]
+    real_p = list(make_passages_module().real_passages(SHARED))
+    squad_p, squad_all = _squad()
+    assert len(squad_p) == 2067 and len(squad_all) == 10570
+    squad_q = ([squad_all[i * len(squad_all) // 3610] for i in range(3610)] if FULL
+               else squad_all[::30])
+    cases = {"real": (real_p, real_q, {"text": 1.0, "title": 1.0}),
+             "squad": (squad_p, squad_q, {"text": 1.0, "title": 0.5})}
+    tmp = {name: tmp_path_factory.mktemp(f"{name}-mf") for name in cases}
+    oracles = anserini_runs([Job(p, [q for q, _ in qs], tmp[name] / "anserini", w)
+                             for name, (p, qs, w) in cases.items()], home)
+    return {name: _nqkit_side(tmp[name], p, qs, w, oracle)
+            for (name, (p, qs, w)), oracle in zip(cases.items(), oracles, strict=True)}
 
 
-def test_real_passages_top100_and_scores_equal_anserinis(real_mf: dict[str, Any]) -> None:
-    n, same_raw, same_cli, diffs = _agreement(real_mf)
+def test_real_passages_top100_and_scores_equal_anserinis(
+        runs: dict[str, dict[str, Any]]) -> None:
+    n, same_raw, same_cli, diffs = _agreement(runs["real"])
     report = (f"multifield, real passages: Lucene scores and lists equal {same_raw}/{n} "
               f"(in memory), SimpleSearcher's equal {same_cli}/{n} (index build + retrieve)")
     print(report)
-    assert n == (3610 if FULL else 722)
+    assert n == (3610 if FULL else 361)
     # measured: every question (no residual); keep it that way
     assert same_raw == same_cli == n, report + "; " + "; ".join(diffs)
 
 
 def test_squad_paragraphs_top100_and_scores_equal_anserinis(
-        tmp_path_factory: pytest.TempPathFactory) -> None:
-    home = _java_home()
-    passages, questions = _squad()
-    assert len(passages) == 2067 and len(questions) == 10570
-    # all: 3,610 questions spread over the whole file
-    chosen = ([questions[i * len(questions) // 3610] for i in range(3610)] if FULL
-              else questions[::15])
-    run = _parity(tmp_path_factory.mktemp("squad-mf"), passages, chosen,
-                  {"text": 1.0, "title": 0.5}, home)
-    n, same_raw, same_cli, diffs = _agreement(run)
+        runs: dict[str, dict[str, Any]]) -> None:
+    n, same_raw, same_cli, diffs = _agreement(runs["squad"])
     report = (f"multifield (title 0.5), SQuAD dev paragraphs: Lucene scores and lists "
-              f"equal {same_raw}/{n}, SimpleSearcher's {same_cli}/{n}")
+              f"equal {same_raw}/{n} (in memory), SimpleSearcher's {same_cli}/{n}")
     print(report)
+    assert n == (3610 if FULL else 353)
     assert same_raw == same_cli == n, report + "; " + "; ".join(diffs)
 
 
-def test_signature_names_the_fields(real_mf: dict[str, Any],
+def test_signature_names_the_fields(runs: dict[str, dict[str, Any]],
                                     capsys: pytest.CaptureFixture[str]) -> None:
+    real_mf = runs["real"]
     capsys.readouterr()
     assert main(["retrieve", "--cluster", "none", "--index", str(real_mf["index"]),
                  "--gold", str(real_mf["qa"]), "--hits", "20", "--eval",
@@ -352,9 +356,10 @@ def _tree_bytes(root: Path) -> dict[str, bytes]:
             if p.is_file() and p.name != "params.json"}
 
 
-def test_local_cluster_gives_the_bytes_of_one_process(real_mf: dict[str, Any],
+def test_local_cluster_gives_the_bytes_of_one_process(runs: dict[str, dict[str, Any]],
                                                       tmp_path: Path) -> None:
     require("dask.distributed")
+    real_mf = runs["real"]
     ix = tmp_path / "ix"
     assert main(["index", "build", "--passages", str(real_mf["corpus"]), *OPTS,
                  "--bm25-fields", "text=1.0", "title=1.0", "-o", str(ix), "--shard-size",
