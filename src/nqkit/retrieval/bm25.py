@@ -17,7 +17,7 @@ scores). Its stop words and stemmer are the analyzer's, so bm25s's do not apply.
 text as two Lucene fields, each with its own length norm, searched together with
 per-field weights: Anserini's multifield BM25 (``IndexCollection -fields title``,
 ``SearchCollection -fields contents=1.0 title=1.0``; :mod:`nqkit.retrieval.lucene_bm25`
-says exactly what that is), the setup of DPR's BM25 (Karpukhin et al. 2020, §5.1) and of
+says exactly what that is), the setup of DPR's BM25 (facebookresearch/DPR issue #57) and of
 Pyserini's BEIR "multifield" runs, as against the flat ``title + "\n" + text`` of
 Pyserini's DPR index (the default).
 
