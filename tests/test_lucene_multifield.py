@@ -13,7 +13,8 @@ path), and what ``SimpleSearcher.search_fields`` returns with ``nqkit index buil
 ``nqkit retrieve`` (the sharded path). Two corpora: the 3,349 real passages with the
 NQ-open dev questions of nq-test.qa.tsv (weights 1 and 1), and the 2,067 paragraphs of
 SQuAD 1.1 dev under their article titles with SQuAD's own dev questions (title weight 0.5:
-a nested field, rounded to float32 before the outer sum). The suite searches every 10th
+a nested field, rounded to float32 before the outer sum); replacing either rule of that
+sum by the other fails the parity test on some lists. The suite searches every 10th
 question of the 3,610 and every 30th SQuAD question (361 and 353: the oracle's JVM costs
 some 10 ms a question); ``NQKIT_FULL_ORACLE=1`` searches all 3,610 of each (measured: all
 equal, docs/retrieval.md).
@@ -270,7 +271,7 @@ def _nqkit_side(tmp: Path, passages: list[Passage], questions: list[tuple[str, l
     assert main(["retrieve", "--cluster", "none", "--index", str(ix), "--gold", str(qa),
                  "--hits", "100", "--trec", str(trec)]) == 0
     cli = _trec_lists(trec)
-    return {"questions": qs, "oracle": oracle, "memory": in_memory,
+    return {"questions": qs, "oracle": oracle, "memory": in_memory, "model": memory,
             "cli": [cli.get(str(i), []) for i in range(len(qs))], "corpus": corpus,
             "qa": qa, "index": ix, "trec": trec}
 
@@ -338,6 +339,47 @@ def test_squad_paragraphs_top100_and_scores_equal_anserinis(
     print(report)
     assert n == (3610 if FULL else 353)
     assert same_raw == same_cli == n, report + "; " + "; ".join(diffs)
+
+
+def _variant_top100(ix: MultiFieldBM25, tokens: list[str], rule: str
+                    ) -> list[tuple[str, np.float32]]:
+    """The in-memory search with Anserini's rule of the fields' sum replaced by a
+    plausible other: every field flattened into one double sum, or every field rounded
+    to float32 before the outer sum (``rule`` "rules": Anserini's, as combine_fields)."""
+    parts = []
+    for name, sub in ix.indexes.items():
+        w = ix.weights[name]
+        rows, sums = sub.field_sums(tokens, w)
+        nested = {"rules": w != 1.0, "all flattened": False, "all nested": True}[rule]
+        parts.append((rows, sums, 0.5 if nested else 1.0))  # combine_fields: 1 = flattened
+    cand, vals = combine_fields(parts)
+    order = np.lexsort((ix.id_rank[cand], -vals.astype(np.float64)))[:100]
+    return [(ix.ids[r], v) for r, v in zip(cand[order], vals[order], strict=True)]
+
+
+def test_the_parity_check_tells_the_sum_rules_apart(runs: dict[str, dict[str, Any]]
+                                                    ) -> None:
+    """Lucene's flattening of weight-1 fields and its float32 score of a nested field
+    (other weights) each matter: the other rule fails the parity test on some lists."""
+    from nqkit.text.lucene import analyze
+
+    counts: dict[str, dict[str, int]] = {}
+    for corpus in ("real", "squad"):
+        run = runs[corpus]
+        counts[corpus] = {"rules": 0, "all flattened": 0, "all nested": 0}
+        for i, q in enumerate(run["questions"]):
+            want = [(d, F(x)) for d, x in run["oracle"]["lucene"][i]]
+            for rule in counts[corpus]:
+                counts[corpus][rule] += _variant_top100(run["model"], analyze(q), rule) == want
+    print(counts)
+    n_real, n_squad = len(runs["real"]["questions"]), len(runs["squad"]["questions"])
+    assert counts["real"]["rules"] == n_real and counts["squad"]["rules"] == n_squad
+    # real: both fields at weight 1, so "all flattened" is the rule itself
+    assert counts["real"]["all flattened"] == n_real
+    # measured: 121 of 361 (every field rounded first) and 344 of 353 (the title at 0.5
+    # not rounded before the outer sum)
+    assert counts["real"]["all nested"] < 0.5 * n_real
+    assert counts["squad"]["all flattened"] < n_squad
 
 
 def test_signature_names_the_fields(runs: dict[str, dict[str, Any]],
