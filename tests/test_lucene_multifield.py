@@ -391,6 +391,9 @@ def test_signature_names_the_fields(runs: dict[str, dict[str, Any]],
                  "--format", "json"]) == 0
     sig = json.loads(capsys.readouterr().out)["signature"]
     assert "|bm25:lucene-exact|stop:lucene|stem:porter|fields:text=1,title=1|" in sig
+    # the TREC run's tag tells it from a flat lucene-exact run's
+    assert real_mf["trec"].read_text().split("\n", 1)[0].endswith(
+        " nqkit-bm25-lucene-exact-multifield")
 
 
 def _tree_bytes(root: Path) -> dict[str, bytes]:
