@@ -64,12 +64,17 @@ class Oracle:
     def analyze(self, texts: Sequence[str]) -> list[list[str]]:
         return [list(self.analyzer.analyze(t)) for t in texts]
 
-    def build_index(self, docs_dir: Path, index_dir: Path) -> None:
-        """``python -m pyserini.index.lucene`` with the options of Pyserini's DPR index."""
+    def build_index(self, docs_dir: Path, index_dir: Path, fields: Sequence[str] = ()
+                    ) -> None:
+        """``python -m pyserini.index.lucene`` with the options of Pyserini's DPR index;
+        ``fields``: also index these JSON keys as fields of their own (``-fields title``,
+        as Anserini's multifield BEIR indexes are built: ``contents`` then holds the text
+        only, what the JSON's ``contents`` holds)."""
+        extra = ["-fields", *fields] if fields else []
         self.autoclass("io.anserini.index.IndexCollection").main([
             "-collection", "JsonCollection", "-input", str(docs_dir), "-index", str(index_dir),
             "-generator", "DefaultLuceneDocumentGenerator", "-threads", "1",
-            "-storePositions", "-storeDocvectors", "-storeRaw"])
+            "-storePositions", "-storeDocvectors", "-storeRaw", *extra])
 
     def searcher(self, index_dir: Path, k1: float = 0.9, b: float = 0.4) -> Any:
         key = f"{index_dir}|{k1}|{b}"
@@ -79,15 +84,32 @@ class Oracle:
             self._searchers[key] = s
         return self._searchers[key]
 
+    def _fields(self, fields: dict[str, float]) -> Any:
+        """A ``java.util.HashMap<String, Float>`` of field weights (what Pyserini's
+        ``LuceneSearcher`` passes for ``fields=``, and ``SearchCollection -fields``)."""
+        jmap = self.autoclass("java.util.HashMap")()
+        jfloat = self.autoclass("java.lang.Float")
+        for name, weight in fields.items():
+            jmap.put(name, jfloat(float(weight)))
+        return jmap
+
     def batch_search(self, index_dir: Path, questions: Sequence[str], k: int,
-                     threads: int = 2) -> list[list[tuple[str, float]]]:
-        """``LuceneSearcher.batch_search``: per question, (docid, score) best first."""
+                     threads: int = 2, fields: dict[str, float] | None = None
+                     ) -> list[list[tuple[str, float]]]:
+        """``LuceneSearcher.batch_search``: per question, (docid, score) best first;
+        ``fields`` (e.g. ``{"contents": 1.0, "title": 1.0}``): ``batch_search_fields``,
+        SimpleSearcher's multifield search (``BagOfWordsQueryGenerator.buildQuery`` of
+        the field map, as ``SearchCollection -fields`` builds it), no network look-up."""
         jlist = self.autoclass("java.util.ArrayList")
         qs, ids = jlist(), jlist()
         for i, q in enumerate(questions):
             qs.add(q)
             ids.add(str(i))
-        res = self.searcher(index_dir).batch_search(qs, ids, int(k), int(threads))
+        if fields:
+            res = self.searcher(index_dir).batch_search_fields(
+                qs, ids, int(k), int(threads), self._fields(fields))
+        else:
+            res = self.searcher(index_dir).batch_search(qs, ids, int(k), int(threads))
         return [[(h.docid, h.score) for h in res.get(str(i))] for i in range(len(questions))]
 
     def _reader(self, index_dir: Path) -> Any:
@@ -97,9 +119,11 @@ class Oracle:
             ac("org.apache.lucene.store.FSDirectory").open(path))
 
     def raw_lucene(self, index_dir: Path, questions: Sequence[str], k: int,
-                   k1: float = 0.9, b: float = 0.4) -> list[list[tuple[str, float]]]:
+                   k1: float = 0.9, b: float = 0.4, fields: dict[str, float] | None = None
+                   ) -> list[list[tuple[str, float]]]:
         """Lucene's own top-k and scores for SimpleSearcher's query and sort, before
-        Anserini's ``ScoreTiesAdjusterReranker`` rounds the scores."""
+        Anserini's ``ScoreTiesAdjusterReranker`` rounds the scores; ``fields``: the
+        multifield query of :meth:`batch_search`, through Lucene's ``IndexSearcher``."""
         ac = self.autoclass
         reader = self._reader(index_dir)
         searcher = ac("org.apache.lucene.search.IndexSearcher")(reader.getContext())
@@ -114,14 +138,18 @@ class Oracle:
         gen = ac("io.anserini.search.query.BagOfWordsQueryGenerator")()
         jan = self.analyzer.analyzer
         out = []
+        jfields = self._fields(fields) if fields else None
         for q in questions:
-            top = searcher.search(gen.buildQuery("contents", jan, q), int(k), sort, True)
+            query = (gen.buildQuery(jfields, jan, q) if jfields is not None
+                     else gen.buildQuery("contents", jan, q))
+            top = searcher.search(query, int(k), sort, True)
             out.append([(ext[sd.doc], sd.score) for sd in top.scoreDocs])
         reader.close()
         return out
 
-    def index_stats(self, index_dir: Path) -> dict[str, Any]:
-        """docCount, sumTotalTermFreq and every document's norm byte (by external id)."""
+    def index_stats(self, index_dir: Path, field: str = "contents") -> dict[str, Any]:
+        """docCount, sumTotalTermFreq and every document's norm byte (by external id) of
+        one field."""
         reader = self._reader(index_dir)
         stored = reader.storedFields()
         norms: dict[str, int] = {}
@@ -129,14 +157,14 @@ class Oracle:
         for j in range(leaves.size()):
             ctx = leaves.get(j)
             leaf = ctx.reader()
-            nv = leaf.getNormValues("contents")
+            nv = leaf.getNormValues(field)
             while True:
                 d = nv.nextDoc()
                 if d == 2147483647:  # DocIdSetIterator.NO_MORE_DOCS
                     break
                 norms[stored.document(ctx.docBase + d).get("id")] = nv.longValue() & 0xFF
-        out = {"doc_count": reader.getDocCount("contents"),
-               "sum_total_term_freq": reader.getSumTotalTermFreq("contents"),
+        out = {"doc_count": reader.getDocCount(field),
+               "sum_total_term_freq": reader.getSumTotalTermFreq(field),
                "max_doc": reader.maxDoc(), "segments": leaves.size(), "norms": norms}
         reader.close()
         return out

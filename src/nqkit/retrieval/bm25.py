@@ -13,6 +13,14 @@ analyzer from :mod:`nqkit.text.lucene`, Lucene's scoring from
 sharded, :mod:`nqkit.retrieval.lucene_index` (Lucene's tie order, Anserini's rounded
 scores). Its stop words and stemmer are the analyzer's, so bm25s's do not apply.
 
+``--bm25-fields text title`` (lucene-exact, ``index build``) indexes the title and the
+text as two Lucene fields, each with its own length norm, searched together with
+per-field weights: Anserini's multifield BM25 (``IndexCollection -fields title``,
+``SearchCollection -fields contents=1.0 title=1.0``; :mod:`nqkit.retrieval.lucene_bm25`
+says exactly what that is), the setup of DPR's BM25 (facebookresearch/DPR issue #57) and of
+Pyserini's BEIR "multifield" runs, as against the flat ``title + "\n" + text`` of
+Pyserini's DPR index (the default).
+
 ``k1`` and ``b`` default to the command's preset (:data:`nqkit.retrieval.base.PRESETS`):
 ReQA's 1.5 / 0.75 for ``reqa run``, Pyserini's NQ 0.9 / 0.4 for ``index build``.
 """
@@ -37,6 +45,8 @@ from nqkit.retrieval.base import (
 from nqkit.retrieval.bm25_index import BM25_METHODS
 from nqkit.settings import Param, float_in
 
+FLAT_FIELDS = "title+text"  # nqkit.retrieval.lucene_bm25.FLAT (not imported: numpy)
+
 __all__ = ["BM25_FLAVOURS", "LUCENE_EXACT", "PARAMS", "SPEC", "BM25Retriever"]
 
 # Pyserini's BM25 exactly (Lucene's analyzer and scoring in numpy, no Java):
@@ -55,7 +65,30 @@ PARAMS: tuple[Param, ...] = (
     Param("bm25_method", "--bm25-method", "bm25s's BM25 variant (tf and idf; default "
           "lucene), or lucene-exact: Pyserini's BM25 exactly (Lucene's English analyzer, "
           "length bytes and tie order)", default="lucene", choices=BM25_FLAVOURS),
+    Param("bm25_fields", "--bm25-fields", "what BM25 indexes: title+text (one field: the "
+          "title, a line break, the text; the default) or the fields text and title, "
+          "each with its own length norm, searched together as Anserini's multifield BM25 "
+          "(lucene-exact only), optionally weighted, e.g. text title=0.5",
+          nargs="+", metavar="FIELD[=WEIGHT]"),
 )
+
+
+def fields_setting(values: Sequence[str] | None) -> str:
+    """``--bm25-fields``' values -> the canonical spelling recorded in params.json and the
+    signature (``title+text``, or ``text=1,title=0.5``: names sorted, weights as float32
+    texts); refused in one line when not one of those forms."""
+    if not values or list(values) == [FLAT_FIELDS]:
+        return FLAT_FIELDS
+    from nqkit.retrieval.lucene_bm25 import FIELDS, field_weights, fields_spec
+
+    try:
+        return fields_spec(field_weights(",".join(values)))
+    except ValueError:
+        from nqkit.errors import InputError
+
+        raise InputError("--bm25-fields", f"{' '.join(values)!r} is not {FLAT_FIELDS} nor "
+                         f"fields among {' '.join(FIELDS)} each once, with positive weights",
+                         "e.g. --bm25-fields text title, or text=1 title=0.5") from None
 
 
 def signature_settings(k1: float, b: float, method: str, stopwords: str, stemmer: str
@@ -191,9 +224,16 @@ class BM25Retriever:
 def _index_settings(s: Mapping[str, Any]) -> dict[str, Any]:
     from nqkit.retrieval.bm25_index import BM25Settings
 
+    fields = fields_setting(s.get("bm25_fields"))
     if s["bm25_method"] == LUCENE_EXACT:
         return BM25Settings(k1=s["k1"], b=s["b"], method=LUCENE_EXACT, stopwords=LUCENE_STOP,
-                            stemmer=LUCENE_STEM).as_dict()
+                            stemmer=LUCENE_STEM, fields=fields).as_dict()
+    if fields != FLAT_FIELDS:
+        from nqkit.errors import InputError
+
+        raise InputError("--bm25-fields", f"{fields} needs --bm25-method lucene-exact (the "
+                         f"bm25s flavours index {FLAT_FIELDS} only)",
+                         "add --bm25-method lucene-exact, or leave --bm25-fields out")
     return BM25Settings(k1=s["k1"], b=s["b"], method=s["bm25_method"]).as_dict()
 
 
@@ -203,7 +243,8 @@ def _build(root: Any, shards: Any, settings: dict[str, Any], cluster: Any) -> di
     if settings["method"] == LUCENE_EXACT:
         from nqkit.retrieval.lucene_index import build_lucene
 
-        return build_lucene(root, shards, settings["k1"], settings["b"], cluster)
+        return build_lucene(root, shards, settings["k1"], settings["b"], cluster,
+                            settings.get("fields", FLAT_FIELDS))
     return build_bm25(root, shards, BM25Settings(**settings), cluster)
 
 
@@ -217,7 +258,8 @@ def _search(index: Any, questions: list[str], k: int, cluster: Any,
         from nqkit.retrieval.lucene_index import search_lucene
 
         return search_lucene(index.root, index.shards, LuceneBM25Settings(s["k1"], s["b"]),
-                             index.params["facts"], questions, k, cluster)
+                             index.params["facts"], questions, k, cluster,
+                             s.get("fields", FLAT_FIELDS))
     return search_bm25(index.root, index.shards, BM25Settings(**s), questions, k, cluster)
 
 
@@ -243,7 +285,8 @@ def _versions(settings: Mapping[str, Any]) -> dict[str, str]:
 
 SPEC = RETRIEVERS.add("bm25", RetrieverSpec(
     "bm25", "BM25 (bm25s, English stop words, Snowball stemmer)", PARAMS,
-    uses={MEMORY: ("k1", "b", "bm25_method"), BUILD: ("k1", "b", "bm25_method")},
+    uses={MEMORY: ("k1", "b", "bm25_method"),
+          BUILD: ("k1", "b", "bm25_method", "bm25_fields")},
     in_memory=BM25Retriever,
     sharded=ShardedJobs(_index_settings, _build, _search, _index_signature, _versions,
                         ("bm25s", "PyStemmer"))))

@@ -40,6 +40,25 @@ ships (``javap -c`` of Lucene's ``BM25Similarity``, ``BM25Similarity$BM25Scorer`
   is not changed. :func:`anserini_adjust` does this; :func:`LuceneBM25.search` returns the
   raw Lucene scores.
 
+**Multifield** (Anserini's ``IndexCollection -fields title`` with ``SearchCollection
+-fields contents=1.0 title=1.0``, or ``LuceneSearcher.search(q, fields=...)``): each field
+is an index of its own for the formulas above (its own ``docCount``, ``sumTotalTermFreq``,
+avgdl, norm bytes and document frequencies). What the fields hold: Anserini's
+multifield collections (``BeirMultifieldCollection``; ``JsonCollection`` puts what the
+JSON says) index the text alone as ``contents`` and the title as ``title``, where the
+flat ones (``BeirFlatCollection``, Pyserini's DPR index) index ``title + "\\n" + text``
+as ``contents``; ``DefaultLuceneDocumentGenerator`` skips a document whose ``contents``
+is empty after Java's ``trim()``, title and all. The query
+(``BagOfWordsQueryGenerator.buildQuery(Map, ...)``) is a BooleanQuery of one SHOULD
+clause per field, ``BoostQuery(bag-of-words query of the field, weight)``; a clause
+term's boost is ``(float) (count * weight)`` (``BoostQuery.createWeight`` multiplies the
+boosts down the tree), so its BM25 weight is ``(count * weight) * idf`` in float32. Lucene
+9.9.1 rewrites a ``BoostQuery`` of boost 1 to its query and then flattens a nested pure
+disjunction into its parent (``BooleanQuery.rewrite``): the clauses of every field of
+weight 1 are added with the others in one double sum; a field of another weight stays a
+nested scorer whose score, its own double sum, is rounded to float32 before the outer
+double sum. :class:`MultiFieldBM25` does this; :func:`combine_fields` is the rule.
+
 The index is built in the three steps of the sharded layout of
 :mod:`nqkit.retrieval.bm25_index` (count per shard, global statistics, score per shard),
 so that N shards give the bytes of one: :func:`count_shard`, :func:`global_stats`,
@@ -60,26 +79,34 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "FIELDS",
+    "FLAT",
     "LENGTH_TABLE",
     "CountedShard",
     "GlobalStats",
     "LuceneBM25",
     "LuceneBM25Settings",
+    "MultiFieldBM25",
     "ScoredShard",
     "anserini_adjust",
     "anserini_adjust_lists",
     "avg_field_length",
     "byte4_to_int",
     "clause_scores",
+    "combine_fields",
     "count_docs",
     "count_ids",
     "count_shard",
+    "field_texts",
+    "field_weights",
+    "fields_spec",
     "global_stats",
     "idf",
     "int_to_byte4",
     "norm_cache",
     "query_clauses",
     "score_shard",
+    "term_weight",
 ]
 
 F32 = np.float32
@@ -157,6 +184,78 @@ def clause_scores(weight: np.float32, freqs: np.ndarray, inv_norms: np.ndarray) 
 def query_clauses(tokens: Sequence[str]) -> list[tuple[str, int]]:
     """``BagOfWordsQueryGenerator``: each distinct term once with its count as the boost."""
     return list(Counter(tokens).items())
+
+
+def term_weight(count: int, field_weight: float, idf_value: np.float32) -> np.float32:
+    """A clause's BM25 weight: ``(float) (count * fieldWeight) * idf`` (float32 products;
+    ``BoostQuery.createWeight`` multiplies a term's boost by its field's)."""
+    return F32(F32(F32(count) * F32(field_weight)) * F32(idf_value))
+
+
+# -- fields: what is indexed, and with which weights ------------------------------------
+
+FLAT = "title+text"  # one field: the title, a line break, the text (Pyserini's DPR index)
+FIELDS = ("text", "title")  # multifield: Anserini's ``contents`` (the text) and ``title``
+_TRIM = "".join(map(chr, range(33)))  # what Java's String.trim() strips: code points <= 32
+
+
+def field_weights(spec: str) -> dict[str, float]:
+    """``"title+text"`` (flat) or ``"text=1,title=0.5"`` (multifield, as
+    :func:`fields_spec` writes it) -> ``{field: weight}`` (flat: ``{"title+text": 1.0}``)."""
+    if spec == FLAT:
+        return {FLAT: 1.0}
+    out: dict[str, float] = {}
+    for part in spec.split(","):
+        name, _, weight = part.partition("=")
+        if name not in FIELDS or name in out:
+            raise ValueError(f"fields {spec!r}: {name!r} is not one of {FIELDS} (or twice)")
+        w = float(weight) if weight else 1.0
+        if not (w > 0 and np.isfinite(F32(w))):
+            raise ValueError(f"fields {spec!r}: a weight must be a positive float")
+        out[name] = w
+    return out
+
+
+def fields_spec(weights: dict[str, float]) -> str:
+    """The canonical spelling of :func:`field_weights`' result: fields in name order, each
+    weight as the shortest text of its float32 (the weight Lucene uses)."""
+    if set(weights) == {FLAT}:
+        return FLAT
+    field_weights(",".join(weights))  # the names are checked
+    return ",".join(f"{name}={np.format_float_positional(F32(weights[name]), trim='-')}"
+                    for name in sorted(weights))
+
+
+def field_texts(title: str, text: str, field: str) -> str:
+    """What one field of a passage holds: :data:`FLAT` ``title + "\\n" + text``; ``text``;
+    ``title`` -- empty when the text is empty after Java's ``trim()``, as Anserini then
+    skips the whole document (``EmptyDocumentException``: its ``contents`` is the text)."""
+    if field == FLAT:
+        return f"{title}\n{text}"
+    if field == "text":
+        return text
+    if field == "title":
+        return title if text.strip(_TRIM) else ""
+    raise ValueError(f"unknown field {field!r}")
+
+
+def combine_fields(parts: Sequence[tuple[np.ndarray, np.ndarray, float]]
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """A multifield query's document scores from its fields' ``(rows, sums, weight)``:
+    ``rows`` distinct, ``sums`` each row's clause scores of the field added in double.
+    Fields of weight 1 are flattened into one double sum with the rest; another weight's
+    sums are rounded to float32 first (a nested BooleanQuery's score); the total is rounded
+    to float32 once. Returns the matched rows ascending and their float32 scores.
+
+    The double sums are exact (float32 values within a few powers of two of each other),
+    so neither the order of the fields nor that of their clauses matters."""
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, F32)
+    rows = np.concatenate([r for r, _, _ in parts]).astype(np.int64)
+    vals = np.concatenate([v if w == 1.0 else v.astype(F32).astype(np.float64)
+                           for _, v, w in parts])
+    hit, at = np.unique(rows, return_inverse=True)
+    return hit, np.bincount(at, weights=vals, minlength=hit.shape[0]).astype(F32)
 
 
 def anserini_adjust(scores: np.ndarray) -> np.ndarray:
@@ -327,6 +426,16 @@ def score_shard(shard: CountedShard, term_map: np.ndarray, stats: GlobalStats) -
     return ScoredShard(norms, terms.astype(np.int32), indptr, rows, freqs, data)
 
 
+def _top_k(cand: np.ndarray, vals: np.ndarray, id_rank: np.ndarray, k: int
+           ) -> tuple[np.ndarray, np.ndarray]:
+    if cand.shape[0] > k:
+        kth = np.partition(vals, cand.shape[0] - k)[cand.shape[0] - k]
+        keep = vals >= kth  # every document tied with the k-th competes on its id
+        cand, vals = cand[keep], vals[keep]
+    order = np.lexsort((id_rank[cand], -vals.astype(np.float64)))[:k]
+    return cand[order], vals[order]
+
+
 SHARD_ARRAYS = ("norms", "terms", "indptr", "rows", "freqs", "data")
 FORMAT = 1  # version of the directory layout written by LuceneBM25.save
 
@@ -388,6 +497,32 @@ class LuceneBM25:
                 self._pos.append(pos.tolist())
         return self._pos
 
+    def field_sums(self, tokens: Sequence[str], weight: float
+                   ) -> tuple[np.ndarray, np.ndarray]:
+        """The documents that match at least one term, ascending, with the double sums of
+        their clause scores, the terms boosted by ``weight`` (this index as one field of
+        a :class:`MultiFieldBM25`)."""
+        acc = np.zeros(len(self.ids), dtype=np.float64)
+        hit = np.zeros(len(self.ids), dtype=bool)
+        pos = self._positions()
+        for term, count in query_clauses(tokens):
+            g = self.index_of.get(term)
+            if g is None:
+                continue
+            w = term_weight(count, weight, self.stats.idf[g])
+            for sh, pos_of, start in zip(self.shards, pos, self.starts[:-1].tolist(),
+                                         strict=True):
+                p = pos_of[g]
+                if p < 0:
+                    continue
+                s, e = sh.indptr[p], sh.indptr[p + 1]
+                rows = sh.rows[s:e]
+                acc[rows + start] += clause_scores(w, sh.freqs[s:e],
+                                                   self.stats.cache[sh.norms[rows]])
+                hit[rows + start] = True
+        rows_hit = np.flatnonzero(hit)
+        return rows_hit.astype(np.int64), acc[rows_hit]
+
     def matches(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """The documents that match at least one term of an analyzed question, ascending,
         with their float32 scores (every match is a hit in Lucene, whatever its score)."""
@@ -437,13 +572,7 @@ class LuceneBM25:
 
     def search(self, tokens: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-k ``(rows, float32 scores)`` in Lucene's order (score, then id string)."""
-        cand, vals = self.matches(tokens)
-        if cand.shape[0] > k:
-            kth = np.partition(vals, cand.shape[0] - k)[cand.shape[0] - k]
-            keep = vals >= kth  # every document tied with the k-th competes on its id
-            cand, vals = cand[keep], vals[keep]
-        order = np.lexsort((self.id_rank[cand], -vals.astype(np.float64)))[:k]
-        return cand[order], vals[order]
+        return _top_k(*self.matches(tokens), self.id_rank, k)
 
     def save(self, directory: Path) -> None:
         """Each shard's arrays as ``.npy`` (memory-mappable), the global ones, params.json."""
@@ -486,3 +615,42 @@ class LuceneBM25:
                                  for name in SHARD_ARRAYS})
                   for i in range(params["shards"])]
         return cls(stats, shards, ids, settings)
+
+
+class MultiFieldBM25:
+    """Anserini's multifield BM25 over token lists: one :class:`LuceneBM25` per field
+    (``fields[name][i]``: document i's tokens in that field), searched together with
+    per-field weights (module docstring; :func:`combine_fields`).
+
+    >>> ix = MultiFieldBM25.build({"text": [["a"], ["b"]], "title": [["b"], ["c"]]},
+    ...                           ["d1", "d2"], {"text": 1.0, "title": 1.0})
+    >>> [ix.ids[r] for r in ix.search(["c"], 2)[0]]  # c: in d2's title only
+    ['d2']
+    """
+
+    def __init__(self, indexes: dict[str, LuceneBM25], weights: dict[str, float]) -> None:
+        if set(indexes) != set(weights) or not indexes:
+            raise ValueError("one weight per field, and at least one field")
+        self.indexes = indexes
+        self.weights = weights
+        first = next(iter(indexes.values()))
+        if any(ix.ids != first.ids for ix in indexes.values()):
+            raise ValueError("the fields must index the same documents")
+        self.ids = first.ids
+        self.id_rank = first.id_rank
+
+    @classmethod
+    def build(cls, fields: dict[str, Sequence[Sequence[str]]], ids: Sequence[str],
+              weights: dict[str, float], settings: LuceneBM25Settings | None = None,
+              shard_size: int | None = None) -> MultiFieldBM25:
+        return cls({name: LuceneBM25.build(docs, ids, settings, shard_size)
+                    for name, docs in fields.items()}, weights)
+
+    def matches(self, tokens: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The documents matching a term in some field, ascending, with float32 scores."""
+        return combine_fields([(*ix.field_sums(tokens, self.weights[name]),
+                                self.weights[name]) for name, ix in self.indexes.items()])
+
+    def search(self, tokens: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k ``(rows, float32 scores)`` in Lucene's order (score, then id string)."""
+        return _top_k(*self.matches(tokens), self.id_rank, k)

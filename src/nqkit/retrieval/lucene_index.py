@@ -31,6 +31,14 @@ in Lucene's order: score descending, then the passage id as a string, ascending 
 corpus order of :mod:`nqkit.retrieval.topk`). The driver merges the shards' lists in the
 same order, so any sharding and any cluster give the same lists.
 
+Multifield (``--bm25-fields text title``, :mod:`nqkit.retrieval.lucene_bm25` says what
+Anserini does): every field is the three steps above over what the field holds
+(:func:`~nqkit.retrieval.lucene_bm25.field_texts`), in a directory of its own
+(``bm25-text/``, ``bm25-title/``; the ids stay in ``bm25/``), read passage by passage (the
+block reader of step 1 reads whole records, title and text at once). A search job adds,
+per shard, the fields' clause scores by :func:`~nqkit.retrieval.lucene_bm25.
+combine_fields`' rule before keeping its top k.
+
 Scores written: Anserini's adjusted scores (:func:`~nqkit.retrieval.lucene_bm25.
 anserini_adjust`: rounded to 4 decimals, near-ties pulled apart by 1e-6 steps), which are
 what ``LuceneSearcher.search`` / ``batch_search`` return and what Pyserini's run files
@@ -55,16 +63,20 @@ import numpy as np
 from nqkit.cluster import Cluster, peak_rss_mb
 from nqkit.retrieval.lucene_bm25 import (
     F32,
+    FLAT,
     CountedShard,
     GlobalStats,
     LuceneBM25Settings,
     anserini_adjust_lists,
     avg_field_length,
     clause_scores,
+    field_texts,
+    field_weights,
     idf,
     norm_cache,
     query_clauses,
     score_shard,
+    term_weight,
 )
 from nqkit.retrieval.passage_store import Shard, read_shard, shard_passage
 from nqkit.retrieval.topk import Hits
@@ -84,14 +96,19 @@ def contents(title: str, text: str) -> str:
     return f"{title}\n{text}"
 
 
-def _path(root: Path, kind: str, shard: Shard) -> Path:
+def _sub(field: str) -> str:
+    """A field's directory: ``bm25`` for the flat field (and every index's ids), else
+    ``bm25-<field>``."""
+    return SUBDIR if field == FLAT else f"{SUBDIR}-{field}"
+
+
+def _path(root: Path, kind: str, shard: Shard, field: str = FLAT) -> Path:
     ext = "json" if kind == "vocab" else "npy"
-    return root / SUBDIR / f"{kind}-{shard.name}.{ext}"
+    return root / _sub(field) / f"{kind}-{shard.name}.{ext}"
 
 
-def _counted_path(root: Path, kind: str, shard: Shard) -> Path:
-    return _path(root, "counted-" + kind, shard) if kind != "vocab" else _path(root, kind,
-                                                                                 shard)
+def _counted_path(root: Path, kind: str, shard: Shard, field: str = FLAT) -> Path:
+    return _path(root, "counted-" + kind if kind != "vocab" else kind, shard, field)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +119,8 @@ class _Job:
     b: float
     doc_count: int = 0  # score jobs: the global statistics
     sum_total_term_freq: int = 0
+    field: str = FLAT  # what is analyzed (lucene_bm25.field_texts)
+    write_ids: bool = True  # count jobs: also write the shard's ids (one field does)
 
 
 _MARK = b"\x00"  # stands for each passage's id in a shard's bytes (a chunk without terms)
@@ -437,7 +456,8 @@ def _count_job(job: _Job) -> dict[str, Any]:
     n = offsets.shape[0] - 1
     # careful: read one by one (parsed): a quoted id, or all when a NUL byte would be
     # taken for a _MARK
-    careful = np.full(n, _MARK in data, dtype=bool)
+    # multifield: every passage parsed (the block reader reads title and text as one)
+    careful = np.full(n, _MARK in data or job.field != FLAT, dtype=bool)
     if n and not careful.all():
         careful |= np.frombuffer(data, dtype=np.uint8)[offsets[:-1]] == 0x22
     ids: list[str] = [""] * n
@@ -458,32 +478,34 @@ def _count_job(job: _Job) -> dict[str, Any]:
         for j in part.tolist():
             p = shard_passage(data, offsets, j, root, job.shard)
             ids[j] = p.id
-            pieces = contents(p.title, p.text).encode("utf-8").split()
+            pieces = field_texts(p.title, p.text, job.field).encode("utf-8").split()
             rows_c.extend(map(get, pieces))
             docs_c.extend([j] * len(pieces))
         postings.add(table, np.frombuffer(rows_c, dtype=np.int32),
                      np.frombuffer(docs_c, dtype=np.int64))
     del data, get
     counted = postings.counted(table.names)
-    with open(_counted_path(root, "vocab", job.shard), "w", encoding="utf-8") as f:
+    with open(_counted_path(root, "vocab", job.shard, job.field), "w",
+              encoding="utf-8") as f:
         f.write(json.dumps(counted.vocab, ensure_ascii=False))
     for kind in _COUNTED[1:]:
-        np.save(_counted_path(root, kind, job.shard), getattr(counted, kind))
-    np.save(_path(root, "ids", job.shard), np.asarray(ids, dtype=str))
+        np.save(_counted_path(root, kind, job.shard, job.field), getattr(counted, kind))
+    if job.write_ids:
+        np.save(_path(root, "ids", job.shard), np.asarray(ids, dtype=str))
     return {"n": n, "docs_with_tokens": int((counted.lengths > 0).sum()),
             "total_len": int(counted.lengths.sum()), "peak_rss_mb": peak_rss_mb()}
 
 
-def _load_counted(root: Path, shard: Shard) -> CountedShard:
-    with open(_counted_path(root, "vocab", shard), encoding="utf-8") as f:
+def _load_counted(root: Path, shard: Shard, field: str) -> CountedShard:
+    with open(_counted_path(root, "vocab", shard, field), encoding="utf-8") as f:
         vocab = json.load(f)
-    arrays = {k: np.load(_counted_path(root, k, shard)) for k in _COUNTED[1:]}
+    arrays = {k: np.load(_counted_path(root, k, shard, field)) for k in _COUNTED[1:]}
     return CountedShard(vocab, **arrays)
 
 
 def _stats(root: Path, job: _Job) -> GlobalStats:
     """The global statistics a score or query job needs (no vocabulary: term ids only)."""
-    df = np.load(root / SUBDIR / "doc_freq.npy", mmap_mode="r")
+    df = np.load(root / _sub(job.field) / "doc_freq.npy", mmap_mode="r")
     n, total = job.doc_count, job.sum_total_term_freq
     avgdl = avg_field_length(total, n) if n else F32(1)
     return GlobalStats([], np.asarray(df), n, total, idf(df, n), avgdl,
@@ -493,59 +515,93 @@ def _stats(root: Path, job: _Job) -> GlobalStats:
 def _score_job(job: _Job) -> dict[str, Any]:
     """Step 3: the shard's postings under global term ids with their clause scores."""
     root = Path(job.root)
-    counted = _load_counted(root, job.shard)
-    term_map = np.load(_counted_path(root, "map", job.shard))
+    counted = _load_counted(root, job.shard, job.field)
+    term_map = np.load(_counted_path(root, "map", job.shard, job.field))
     scored = score_shard(counted, term_map, _stats(root, job))
     for kind in _SCORED:
-        np.save(_path(root, kind, job.shard), getattr(scored, kind))
+        np.save(_path(root, kind, job.shard, job.field), getattr(scored, kind))
     for kind in (*_COUNTED, "map"):
-        _counted_path(root, kind, job.shard).unlink()
+        _counted_path(root, kind, job.shard, job.field).unlink()
     return {"postings": int(scored.data.shape[0]), "peak_rss_mb": peak_rss_mb()}
 
 
-def build_lucene(root: Path, shards: tuple[Shard, ...], k1: float, b: float,
-                 cluster: Cluster) -> dict[str, Any]:
-    """Build the lucene-exact shards of the store under ``root``; facts for params.json."""
-    (root / SUBDIR).mkdir(parents=True, exist_ok=True)
-    counts = cluster.map(_count_job, [_Job(str(root), s, k1, b) for s in shards],
-                         desc="BM25 (Lucene) analyze")
+def _merge_vocabularies(root: Path, shards: tuple[Shard, ...], field: str) -> int:
+    """Step 2 of one field: the sorted vocabulary, document frequencies and each shard's
+    local -> global term map, written beside the shards; the vocabulary's size."""
     import orjson
 
     from nqkit.report import progress
 
     terms: set[str] = set()
     for s in progress(shards, desc="BM25 (Lucene) vocabulary", unit="shard"):
-        terms.update(orjson.loads(_counted_path(root, "vocab", s).read_bytes()))
+        terms.update(orjson.loads(_counted_path(root, "vocab", s, field).read_bytes()))
     vocab = sorted(terms)
     del terms
     index_of = {t: i for i, t in enumerate(vocab)}
     df = np.zeros(len(vocab), dtype=np.int64)
     for s in progress(shards, desc="BM25 (Lucene) document frequencies", unit="shard"):
-        local = orjson.loads(_counted_path(root, "vocab", s).read_bytes())
+        local = orjson.loads(_counted_path(root, "vocab", s, field).read_bytes())
         m = np.fromiter((index_of[t] for t in local), dtype=np.int64, count=len(local))
-        df[m] += np.load(_counted_path(root, "doc_freq", s))  # a shard's terms are distinct
-        np.save(_counted_path(root, "map", s), m)
-    np.save(root / SUBDIR / "doc_freq.npy", df)
-    with open(root / SUBDIR / "vocab.json", "w", encoding="utf-8") as f:
+        # a shard's terms are distinct
+        df[m] += np.load(_counted_path(root, "doc_freq", s, field))
+        np.save(_counted_path(root, "map", s, field), m)
+    np.save(root / _sub(field) / "doc_freq.npy", df)
+    with open(root / _sub(field) / "vocab.json", "w", encoding="utf-8") as f:
         f.write(json.dumps(vocab, ensure_ascii=False))  # json.dump's bytes, in one call
+    return len(vocab)
+
+
+def build_lucene(root: Path, shards: tuple[Shard, ...], k1: float, b: float,
+                 cluster: Cluster, fields: str = FLAT) -> dict[str, Any]:
+    """Build the lucene-exact shards of the store under ``root``; facts for params.json.
+
+    ``fields``: :data:`~nqkit.retrieval.lucene_bm25.FLAT` (one field), or a multifield
+    spelling (:func:`~nqkit.retrieval.lucene_bm25.field_weights`; the weights are for the
+    search): the facts then hold each field's statistics under ``"fields"``."""
+    names = list(field_weights(fields))
+    for name in names:
+        (root / _sub(name)).mkdir(parents=True, exist_ok=True)
+    (root / SUBDIR).mkdir(parents=True, exist_ok=True)
+    counts = cluster.map(_count_job, [_Job(str(root), s, k1, b, field=name,
+                                           write_ids=name == names[0])
+                                      for name in names for s in shards],
+                         desc="BM25 (Lucene) analyze")
+    sizes = {name: _merge_vocabularies(root, shards, name) for name in names}
     _TABLES.clear()  # this process's chunks (one-process builds): not needed any more
-    doc_count = sum(c["docs_with_tokens"] for c in counts)
-    total = sum(c["total_len"] for c in counts)
-    jobs = [_Job(str(root), s, k1, b, doc_count, total) for s in shards]
+    n = len(shards)
+    per: dict[str, dict[str, Any]] = {}
+    jobs = []
+    for i, name in enumerate(names):
+        mine = counts[i * n:(i + 1) * n]
+        doc_count = sum(c["docs_with_tokens"] for c in mine)
+        total = sum(c["total_len"] for c in mine)
+        per[name] = {"vocabulary": sizes[name], "doc_count": doc_count,
+                     "sum_total_term_freq": total,
+                     "avg_length": float(avg_field_length(total, doc_count))
+                     if doc_count else 0.0}
+        jobs += [_Job(str(root), s, k1, b, doc_count, total, name) for s in shards]
     scored = cluster.map(_score_job, jobs, desc="BM25 (Lucene) score")
-    return {"vocabulary": len(vocab), "doc_count": doc_count, "sum_total_term_freq": total,
-            "avg_length": float(avg_field_length(total, doc_count)) if doc_count else 0.0,
-            "postings": sum(s["postings"] for s in scored), "analyzer": ANALYZER,
-            "peak_rss_mb": max([c["peak_rss_mb"] for c in counts]
-                               + [s["peak_rss_mb"] for s in scored])}
+    for i, name in enumerate(names):
+        per[name]["postings"] = sum(s["postings"] for s in scored[i * n:(i + 1) * n])
+    peak = max([c["peak_rss_mb"] for c in counts] + [s["peak_rss_mb"] for s in scored])
+    if fields == FLAT:
+        return {**per[FLAT], "analyzer": ANALYZER, "peak_rss_mb": peak}
+    return {"fields": per, "analyzer": ANALYZER, "peak_rss_mb": peak}
+
+
+@dataclass(frozen=True, slots=True)
+class _FieldQuery:
+    job: _Job  # the field and its global statistics
+    terms: np.ndarray  # every question's global term ids of the field, concatenated
+    boosts: np.ndarray  # each term's count in its question
+    offsets: np.ndarray  # question i's clauses are [offsets[i], offsets[i + 1])
+    weight: float = 1.0  # the field's weight (multifield)
 
 
 @dataclass(frozen=True, slots=True)
 class _QueryJob:
-    job: _Job
-    terms: np.ndarray  # every question's global term ids, concatenated
-    boosts: np.ndarray  # each term's count in its question
-    offsets: np.ndarray  # question i's clauses are [offsets[i], offsets[i + 1])
+    shard: Shard
+    fields: tuple[_FieldQuery, ...]
     k: int
 
 
@@ -564,65 +620,99 @@ def _top(rows: np.ndarray, vals: np.ndarray, ids: np.ndarray, k: int
     return rows[order], vals[order], cand_ids[order]
 
 
+def _sums(row_parts: list[np.ndarray], val_parts: list[np.ndarray], size: int
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """The rows that occur in ``row_parts`` (ascending) and the double sums of their
+    values. A row occurs once per clause; its clause scores are added in double (as
+    Lucene's scorers add them), by bincount's weights (fastest given intp rows and double
+    weights)."""
+    rows = np.concatenate(row_parts, dtype=np.intp, casting="safe")
+    vals = np.concatenate(val_parts, dtype=np.float64, casting="safe")
+    if rows.shape[0] * 64 < size:  # few postings: no pass over the shard
+        hit, at = np.unique(rows, return_inverse=True)
+        return hit, np.bincount(at, weights=vals)
+    # many: one pass. A match scores above 0 (LuceneBM25.matches says why), so the
+    # matches are the positive rows (nonzero of a bool array is many times faster than
+    # of a float one)
+    sums = np.bincount(rows, weights=vals, minlength=size)
+    hit = np.flatnonzero(sums > 0)
+    return hit, sums[hit]
+
+
+class _FieldShard:
+    """One field's arrays of one shard, and every clause's position in its term list."""
+
+    def __init__(self, fq: _FieldQuery, shard: Shard) -> None:
+        root, field = Path(fq.job.root), fq.job.field
+        self.fq = fq
+        self.stats = _stats(root, fq.job)
+        a = {k: np.asarray(np.load(_path(root, k, shard, field), mmap_mode="r"))
+             for k in ("norms", "terms", "indptr", "rows", "freqs", "data")}
+        # every clause's position in the shard's term list at once (-1: not in the shard)
+        terms = a["terms"].astype(np.int64)
+        pos = np.searchsorted(terms, fq.terms)
+        if terms.shape[0]:
+            pos[terms[np.minimum(pos, terms.shape[0] - 1)] != fq.terms] = -1  # also = len
+        else:  # a shard of passages without one indexed term
+            pos.fill(-1)
+        self.pos = pos
+        self.starts, self.ends = a["indptr"][:-1].tolist(), a["indptr"][1:].tolist()
+        self.rows, self.data, self.freqs, self.norms = (a["rows"], a["data"], a["freqs"],
+                                                        a["norms"])
+        self.offsets = fq.offsets.tolist()
+
+    def clauses(self, i: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Question i's postings in this field: rows and float32 clause scores."""
+        lo, hi = self.offsets[i], self.offsets[i + 1]
+        weight = self.fq.weight
+        row_parts: list[np.ndarray] = []
+        val_parts: list[np.ndarray] = []
+        for g, p, boost in zip(self.fq.terms[lo:hi].tolist(), self.pos[lo:hi].tolist(),
+                               self.fq.boosts[lo:hi].tolist(), strict=True):
+            if p < 0:
+                continue
+            s, e = self.starts[p], self.ends[p]
+            rows = self.rows[s:e]
+            row_parts.append(rows)
+            if boost == 1 and weight == 1.0:
+                val_parts.append(self.data[s:e])
+            else:
+                w = term_weight(boost, weight, self.stats.idf[g])
+                val_parts.append(clause_scores(w, self.freqs[s:e],
+                                               self.stats.cache[self.norms[rows]]))
+        return row_parts, val_parts
+
+
 def _query_job(q: _QueryJob) -> dict[str, Any]:
-    root, shard = Path(q.job.root), q.job.shard
-    stats = _stats(root, q.job)
-    a = {k: np.asarray(np.load(_path(root, k, shard), mmap_mode="r"))
-         for k in ("norms", "terms", "indptr", "rows", "freqs", "data")}
-    ids = np.load(_path(root, "ids", shard))
+    shard = q.shard
+    ids = np.load(_path(Path(q.fields[0].job.root), "ids", shard))
+    fields = [_FieldShard(fq, shard) for fq in q.fields]
     out_rows: list[np.ndarray] = []
     out_vals: list[np.ndarray] = []
     out_ids: list[np.ndarray] = []
     sizes: list[int] = []
-    # every clause's position in the shard's term list at once (-1: not in the shard)
-    terms = a["terms"].astype(np.int64)
-    pos = np.searchsorted(terms, q.terms)
-    if terms.shape[0]:
-        pos[terms[np.minimum(pos, terms.shape[0] - 1)] != q.terms] = -1  # also pos == len
-    else:  # a shard of passages without one indexed term
-        pos.fill(-1)
-    starts, ends = a["indptr"][:-1].tolist(), a["indptr"][1:].tolist()
-    all_rows, all_data, all_freqs, norms = a["rows"], a["data"], a["freqs"], a["norms"]
     size = shard.size
     empty = (np.zeros(0, np.int64), np.zeros(0, F32), ids[:0])
-    for lo, hi in itertools.pairwise(q.offsets.tolist()):
+    for i in range(len(q.fields[0].offsets) - 1):
         row_parts: list[np.ndarray] = []
         val_parts: list[np.ndarray] = []
-        for g, p, boost in zip(q.terms[lo:hi].tolist(), pos[lo:hi].tolist(),
-                               q.boosts[lo:hi].tolist(), strict=True):
-            if p < 0:
-                continue
-            s, e = starts[p], ends[p]
-            rows = all_rows[s:e]
-            row_parts.append(rows)
-            if boost == 1:
-                val_parts.append(all_data[s:e])
-            else:
-                weight = F32(F32(boost) * stats.idf[g])
-                val_parts.append(clause_scores(weight, all_freqs[s:e],
-                                               stats.cache[norms[rows]]))
+        for f in fields:
+            rows_f, vals_f = f.clauses(i)
+            if f.fq.weight == 1.0:  # flattened into the one double sum
+                row_parts += rows_f
+                val_parts += vals_f
+            elif rows_f:  # a nested disjunction: its own sum, rounded to float32
+                hit_f, sums_f = _sums(rows_f, vals_f, size)
+                row_parts.append(hit_f)
+                val_parts.append(sums_f.astype(F32))
         if not row_parts:
-            r, v, i = empty
+            r, v, i_ = empty
         else:
-            # a row occurs once per term; the clause scores of a row are added in double
-            # (as Lucene's scorers add them), by bincount's weights, in clause order
-            # (bincount is fastest given intp rows and double weights)
-            rows = np.concatenate(row_parts, dtype=np.intp, casting="safe")
-            vals = np.concatenate(val_parts, dtype=np.float64, casting="safe")
-            if rows.shape[0] * 64 < size:  # few postings: no pass over the shard
-                hit, at = np.unique(rows, return_inverse=True)
-                sums = np.bincount(at, weights=vals)
-            else:
-                # many: one pass. A match scores above 0 (LuceneBM25.matches says why),
-                # so the matches are the positive rows (nonzero of a bool array is many
-                # times faster than of a float one)
-                sums = np.bincount(rows, weights=vals, minlength=size)
-                hit = np.flatnonzero(sums > 0)
-                sums = sums[hit]
-            r, v, i = _top(hit.astype(np.int64), sums, ids, q.k)
+            hit, sums = _sums(row_parts, val_parts, size)
+            r, v, i_ = _top(hit.astype(np.int64), sums, ids, q.k)
         out_rows.append(r + shard.start)
         out_vals.append(v)
-        out_ids.append(i)
+        out_ids.append(i_)
         sizes.append(r.shape[0])
     offsets = np.concatenate([np.zeros(1, np.int64), np.cumsum(sizes, dtype=np.int64)])
     return {"rows": _cat(out_rows, np.zeros(0, np.int64)),
@@ -634,7 +724,7 @@ def _cat(parts: list[np.ndarray], empty: np.ndarray) -> np.ndarray:
     return np.concatenate(parts) if parts else empty
 
 
-def query_terms(root: Path, questions: list[str]
+def query_terms(root: Path, questions: list[str], field: str = FLAT
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every question's bag-of-words clauses as global term ids and boosts (terms not in
     the index dropped: they match nothing), concatenated, with the offsets."""
@@ -642,7 +732,7 @@ def query_terms(root: Path, questions: list[str]
 
     from nqkit.text.lucene import analyze
 
-    vocab = orjson.loads((root / SUBDIR / "vocab.json").read_bytes())  # sorted
+    vocab = orjson.loads((root / _sub(field) / "vocab.json").read_bytes())  # sorted
     terms: list[int] = []
     boosts: list[int] = []
     offsets = [0]
@@ -658,12 +748,13 @@ def query_terms(root: Path, questions: list[str]
 
 
 def search_lucene(root: Path, shards: tuple[Shard, ...], settings: LuceneBM25Settings,
-                  facts: dict[str, Any], questions: list[str], k: int, cluster: Cluster
-                  ) -> tuple[list[Hits], float]:
+                  facts: dict[str, Any], questions: list[str], k: int, cluster: Cluster,
+                  fields: str = FLAT) -> tuple[list[Hits], float]:
     """Top-k hits of every question, Anserini's adjusted scores; also the peak RSS (MB).
 
     Questions must be analyzed as the passages were: an index whose recorded analyzer is
-    not this one is refused (:class:`~nqkit.errors.InputError`).
+    not this one is refused (:class:`~nqkit.errors.InputError`). ``fields``: the index's
+    (:func:`build_lucene`), with the fields' weights.
     """
     if facts.get("analyzer") != ANALYZER:
         from nqkit.errors import InputError
@@ -671,12 +762,13 @@ def search_lucene(root: Path, shards: tuple[Shard, ...], settings: LuceneBM25Set
         raise InputError(f"--index {root}", f"the index was analyzed with "
                          f"{facts.get('analyzer')!r}, this nqkit analyzes with {ANALYZER!r}",
                          "rebuild it with `nqkit index build --bm25-method lucene-exact`")
-    terms, boosts, offsets = query_terms(root, questions)
-    base = _Job(str(root), shards[0], settings.k1, settings.b, int(facts["doc_count"]),
-                int(facts["sum_total_term_freq"]))
-    jobs = [_QueryJob(_Job(base.root, s, base.k1, base.b, base.doc_count,
-                           base.sum_total_term_freq), terms, boosts, offsets, k)
-            for s in shards]
+    queries = []
+    for name, weight in field_weights(fields).items():
+        stats = facts if fields == FLAT else facts["fields"][name]
+        job = _Job(str(root), shards[0], settings.k1, settings.b, int(stats["doc_count"]),
+                   int(stats["sum_total_term_freq"]), name)
+        queries.append(_FieldQuery(job, *query_terms(root, questions, name), weight))
+    jobs = [_QueryJob(s, tuple(queries), k) for s in shards]
     results = cluster.map(_query_job, jobs, desc="BM25 (Lucene) search")
     if len(results) == 1:  # one shard: its lists are the lists
         ranked_rows, ranked_vals = results[0]["rows"], results[0]["scores"]

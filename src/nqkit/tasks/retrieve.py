@@ -367,11 +367,15 @@ def _print_eval(s: Mapping[str, Any], questions: list[Any], indexes: list[Any],
 
 def default_tag(run_settings: Mapping[str, object]) -> str:
     """The TREC tag of a run: ``nqkit-RETRIEVER``, and the BM25 flavour when it is not the
-    default one (``nqkit-bm25-lucene-exact``), so that two flavours' runs are told apart."""
+    default one (``nqkit-bm25-lucene-exact``), and ``-multifield`` when BM25 indexed the
+    title and the text as fields of their own, so that such runs are told apart."""
     tag = f"nqkit-{run_settings['retriever']}"
     method = run_settings.get("bm25")
     if run_settings["retriever"] == "bm25" and method not in (None, "lucene"):
         tag += f"-{method}"
+    if run_settings["retriever"] == "bm25" and run_settings.get("fields") not in (
+            None, "title+text"):
+        tag += "-multifield"
     return tag
 
 
