@@ -243,6 +243,7 @@ def tier_of(path: Path) -> str:
 LONGEST_FIRST = (
     "test_retrieval_index", "test_lucene_exact", "test_catalogue", "test_lucene_bm25",
     "test_outputs_unchanged", "test_harness_files", "test_lucene_analyzer", "test_overlap",
+    "test_lucene_multifield",
     "test_browser_e2e", "test_reqa_run", "test_simplify", "test_adjudicated",
     "test_progress", "test_browser_runs", "test_lm_eval_convention",
     "test_lm_eval_end_to_end", "test_dpr_csv", "test_ptb_oracle",

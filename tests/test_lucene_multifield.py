@@ -418,3 +418,22 @@ def test_local_cluster_gives_the_bytes_of_one_process(runs: dict[str, dict[str, 
     assert main(["retrieve", "--index", str(ix), "--gold", str(real_mf["qa"]), "--hits",
                  "100", "--trec", str(trec), "--cluster", "local", "--workers", "2"]) == 0
     assert trec.read_bytes() == real_mf["trec"].read_bytes()
+
+
+@pytest.mark.parametrize(("retriever", "given", "flags"), [
+    ("dense", ["--bm25-method", "lucene-exact"], "--bm25-method"),
+    ("dense", ["--bm25-fields", "text", "title", "--k1", "1.2"], "--k1, --bm25-fields"),
+])
+def test_a_setting_of_another_retriever_is_refused_not_ignored(
+        tmp_path, capsys, retriever, given, flags):
+    # before, a dense build took BM25 settings silently (and ran for minutes)
+    corpus = tmp_path / "p.tsv"
+    corpus.write_text("id\ttext\ttitle\n1\tsome text\tA title\n", encoding="utf-8")
+    out = tmp_path / "ix"
+    assert main(["index", "build", "--passages", str(corpus), "--retriever", retriever,
+                 "-o", str(out), "--cluster", "none", *given]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"nqkit: error: {flags}: {'is' if ',' not in flags else 'are'} not a "
+                   f"setting of --retriever {retriever} — drop {flags}, or choose the "
+                   "retriever it belongs to")
+    assert not out.exists()

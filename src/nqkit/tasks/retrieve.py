@@ -113,6 +113,22 @@ def retrieve_params() -> list[Any]:
 
 # ---------------------------------------------------------------------------- index build
 
+def refuse_others_settings(s: Mapping[str, Any]) -> None:
+    """A setting given that only another retriever reads (``--bm25-method`` for a dense
+    index) is refused in one line: taken silently, the user would believe it applied."""
+    from nqkit.errors import InputError
+    from nqkit.retrieval.base import BUILD, load_retrievers, retriever_params
+
+    mine = {p.name for p in load_retrievers().get(s["retriever"]).params_for(BUILD)}
+    given = [p for p in retriever_params(BUILD)
+             if p.name not in mine and s.get(p.name, p.default) != p.default]
+    if given:
+        flags = ", ".join(p.flag for p in given)
+        raise InputError(flags, f"{'is' if len(given) == 1 else 'are'} not a setting of "
+                         f"--retriever {s['retriever']}",
+                         f"drop {flags}, or choose the retriever it belongs to")
+
+
 def build(settings: Mapping[str, Any]) -> None:
     """``nqkit index build``: the index directory ``output`` from the corpus ``passages``
     with ``retriever``, its shard jobs run on ``cluster``; prints what was written."""
@@ -128,6 +144,7 @@ def build(settings: Mapping[str, Any]) -> None:
     s = settings
     validate_spec(s["cluster"])
     expand_paths(s["passages"], what="passage corpus")
+    refuse_others_settings(s)
     retriever_settings = sharded_jobs(s["retriever"]).settings(apply_preset(s))
     t0 = time.perf_counter()
     with open_cluster(s["cluster"], workers=s["workers"]) as cluster:
