@@ -282,10 +282,14 @@ def make_passages_module() -> ModuleType:
 @pytest.fixture(scope="session")
 def pyserini_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Pyserini's tokens, index statistics, Lucene top-100 and LuceneSearcher top-100 for
-    the real passages and the 3,610 questions of nq-test.qa.tsv, all from one JVM in this
-    process; built once per session (the scoring parity test and the CLI parity test of
-    lucene-exact share it)."""
-    import json
+    the real passages and the 3,610 questions of nq-test.qa.tsv; built once per session
+    (the scoring parity test and the CLI parity test of lucene-exact share it). The index
+    and the two top-100 lists come from one child JVM running Anserini's own classes
+    (tests/AnseriniFieldsSearch.java, flat: `IndexCollection`, then Lucene's
+    `IndexSearcher` with Anserini's query and `SimpleSearcher.search`, which
+    `LuceneSearcher.batch_search` calls per question): reading 722,000 hits through
+    pyjnius took some 35 s of the fixture's time; the tokens and the index statistics are
+    read in this process (pyjnius), from the same index."""
 
     shared_file("data", "dpr", "biencoder-nq-dev-sample5.json")
     shared_file("data", "nq-open", "nq-open-oracle.jsonl.gz")
@@ -307,18 +311,22 @@ def pyserini_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     passages = list(make_passages_module().real_passages(SHARED))
     questions = [q for q, _ in read_dpr_qa_tsv(qa)]
     tmp = tmp_path_factory.mktemp("pyserini")
-    (tmp / "docs").mkdir()
     contents = [f"{p.title}\n{p.text}" for p in passages]  # Pyserini's DPR "contents"
-    with open(tmp / "docs" / "docs.jsonl", "w", encoding="utf-8") as f:
-        for p, c in zip(passages, contents, strict=True):
-            f.write(json.dumps({"id": p.id, "contents": c}) + "\n")
+    import numpy as np
+
+    from lucene_fields_oracle import anserini_run
+
+    # the flat index of Pyserini's DPR "contents" (title, newline, text), searched flat
+    hits = anserini_run(passages, questions, tmp / "anserini", home)
     oracle = Oracle(home)
-    oracle.build_index(tmp / "docs", tmp / "index")
+
+    def floats(run: list[list[tuple[str, str]]]) -> list[list[tuple[str, float]]]:
+        return [[(d, float(np.float32(s))) for d, s in r] for r in run]
+
     return {"ids": [p.id for p in passages], "questions": questions,
             "doc_tokens": oracle.analyze(contents), "query_tokens": oracle.analyze(questions),
-            "stats": oracle.index_stats(tmp / "index"),
-            "lucene": oracle.raw_lucene(tmp / "index", questions, 100),
-            "pyserini": oracle.batch_search(tmp / "index", questions, 100)}
+            "stats": oracle.index_stats(tmp / "anserini" / "index"),
+            "lucene": floats(hits["lucene"]), "pyserini": floats(hits["anserini"])}
 
 
 @pytest.fixture(scope="session")
