@@ -409,9 +409,15 @@ def test_leak_cli_on_real_files(shared, capsys):
     assert got["train"] == "dpr/nq-dev.qa"
 
 
-def test_leak_takes_the_earlier_positional_files_with_a_note(shared, capsys):
-    test, train = (str(shared("data", "ambignq", "dev_light.json")),
-                   str(shared("data", "dpr", "nq-dev.qa.tsv")))
+def test_leak_takes_the_earlier_positional_files_with_a_note(shared, tmp_path, capsys):
+    # the spelling is under test, not the numbers: 200 test and 2,000 training questions
+    small = tmp_path / "dev_light.json"
+    small.write_text(json.dumps(json.loads(shared("data", "ambignq", "dev_light.json")
+                                           .read_text(encoding="utf-8"))[:200]),
+                     encoding="utf-8")
+    test = str(small)
+    train = str(_write(tmp_path / "train.tsv", shared("data", "dpr", "nq-dev.qa.tsv")
+                       .read_text(encoding="utf-8").splitlines()[:2000]))
     assert main(["overlap", "leak", "--gold", test, "--train", train, "--format",
                  "json"]) == 0
     new = capsys.readouterr()
@@ -423,11 +429,19 @@ def test_leak_takes_the_earlier_positional_files_with_a_note(shared, capsys):
 
 
 @pytest.mark.parametrize("old, new", [("--test", "--gold"), ("--bootstrap", "--resamples")])
-def test_overlap_score_old_spellings_still_work_with_a_note(shared, capsys, old, new):
-    argv = ["overlap", "score", "--gold", str(shared("data", "nq-open", "NQ-open.dev.jsonl")),
-            "--resamples", "20", "--train", str(shared("data", "dpr", "nq-dev.qa.tsv")),
-            "--predictions", str(shared("golden", "nq-open", "first_answer.predictions.jsonl")),
-            "--format", "json"]
+def test_overlap_score_old_spellings_still_work_with_a_note(shared, tmp_path, capsys, old,
+                                                            new):
+    # the spelling is under test, not the numbers: 300 test and 2,000 training questions
+    gold = _write(tmp_path / "test.jsonl", shared("data", "nq-open", "NQ-open.dev.jsonl")
+                  .read_text(encoding="utf-8").splitlines()[:300])
+    asked = {json.loads(x)["question"] for x in gold.read_text(encoding="utf-8").splitlines()}
+    preds = _write(tmp_path / "preds.jsonl", [
+        x for x in shared("golden", "nq-open", "first_answer.predictions.jsonl")
+        .read_text(encoding="utf-8").splitlines() if json.loads(x)["question"] in asked])
+    train = _write(tmp_path / "train.tsv", shared("data", "dpr", "nq-dev.qa.tsv")
+                   .read_text(encoding="utf-8").splitlines()[:2000])
+    argv = ["overlap", "score", "--gold", str(gold), "--resamples", "20", "--train",
+            str(train), "--predictions", str(preds), "--format", "json"]
     assert main(argv) == 0
     want = capsys.readouterr()
     argv[argv.index(new)] = old
