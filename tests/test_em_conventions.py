@@ -171,3 +171,22 @@ def test_gap_causes_add_up_to_the_gap_on_a_released_system(capsys):
         assert causes["net"] == got["conventions"][name]["num_correct"] - mine, name
         assert causes["net"] == sum(causes["gained"].values()) - sum(causes["lost"].values())
     assert got["gap_causes"]["lm-eval-v4"]["lost"]["extraction"] > 0
+
+
+def test_verdicts_are_creditable_and_match_in_one_pass():
+    # EmConvention.verdicts (what --explain asks of every question) normalizes the gold
+    # answers once for both questions it answers; it must answer them as the two methods
+    # do, under every rule, on hard strings and real released answers, a missing
+    # prediction included
+    from nqkit.conventions import convention_names
+
+    from em_strings import hard, released
+
+    pairs = hard()[:4000] + released()[:4000]
+    for name in convention_names():
+        rule = get_convention(name)
+        for prediction, answers in pairs:
+            assert rule.verdicts(prediction, answers) == (
+                rule.creditable(answers), rule.match(prediction, answers) is not None), \
+                (name, prediction, answers)
+        assert rule.verdicts(None, pairs[0][1]) == (rule.creditable(pairs[0][1]), False)

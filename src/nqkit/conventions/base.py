@@ -106,6 +106,28 @@ class EmConvention:
         return False
 
 
+    def verdicts(self, prediction: str | None, answers: Sequence[str]) -> tuple[bool, bool]:
+        """``(self.creditable(answers), self.match(prediction, answers) is not None)``
+        (None: no prediction, not met), the gold answers normalized once for both:
+        ``--explain`` asks both of every question under every rule."""
+        if self.judge is not None:
+            return (self.creditable(answers),
+                    prediction is not None and self.match(prediction, answers) is not None)
+        golds: list[str] | None = None
+        if (self.extract is None and self.meets is None and self.normalize_answers is None
+                and answers):
+            can = True  # as in creditable: a normalized answer equals itself
+        else:
+            golds = self._golds(answers)
+            can = any((p := self._prediction(a)) is not None
+                      and self._first_met(p, answers, golds) is not None for a in answers)
+        pred = None if prediction is None else self._prediction(prediction)
+        if pred is None:
+            return can, False
+        if golds is None:
+            golds = self._golds(answers)
+        return can, self._first_met(pred, answers, golds) is not None
+
 @functools.lru_cache(maxsize=1 << 18)
 def _normalized(normalize: Callable[[str], str], text: str) -> str:
     """``normalize(text)``, remembered: ``--explain``, ceilings and gap causes normalize

@@ -70,13 +70,14 @@ def explain_conventions(
     verdicts: dict[str, list[bool]] = {name: [] for name in labels}
     rows: list[Disagreement] = []
     for question, prediction, answers in items:
+        marks: dict[str, bool] = {}
         for c in conventions:
-            can[c.name] += c.creditable(answers)
+            creditable, marks[c.name] = c.verdicts(prediction, answers)
+            can[c.name] += creditable
         if prediction is None:
             for name in labels:
                 verdicts[name].append(False)
             continue
-        marks = {c.name: c.match(prediction, answers) is not None for c in conventions}
         for name, ok in marks.items():
             correct[name] += ok
             verdicts[name].append(ok)

@@ -21,11 +21,15 @@ _PUNCT_TABLE = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 
 
+@lru_cache(maxsize=1 << 18)
 def normalize_answer(text: str) -> str:
     """SQuAD v1.1 normalization: lower, strip punctuation, drop articles, collapse spaces.
 
     The order (lower-case, then punctuation, then articles) matters: ``"A.B"`` becomes
-    ``"ab"`` and keeps no article.
+    ``"ab"`` and keeps no article. Remembered (a pure function of its text): on ASCII
+    text it is also the ORQA rule's and the ``regex``-module rules' normalization
+    (:func:`normalize_answer_nfd`, :func:`normalize_answer_unicode_words`), so scoring
+    under every convention (``--explain``) computes it once per string, not once per rule.
     """
     text = text.lower().translate(_PUNCT_TABLE)
     text = _ARTICLES.sub(" ", text)
