@@ -1,6 +1,6 @@
 """``nqkit explain bm25 --index A --index B --gold Q``: why two BM25 runs of the same
 questions differ, each differing list put down to one named cause
-(:func:`nqkit.retrieval.bm25_explain.explain_command`)."""
+(:func:`nqkit.tasks.retrieve.explain_bm25_runs`)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from nqkit.vocabulary import CLUSTER, GOLD, HITS, INDEX, WORKERS
 
 
 def run(args: argparse.Namespace) -> int:
-    from nqkit.retrieval.bm25_explain import explain_command
+    from nqkit.tasks.retrieve import explain_bm25_runs
 
-    explain_command(vars(args))
+    explain_bm25_runs(vars(args))
     return 0
 
 
@@ -30,7 +30,7 @@ COMMANDS = (Command(
         INDEX.but(help="a BM25 index directory made by `nqkit index build`: give two, run A "
                   "then run B", required=True),
         GOLD.but(help="the questions (DPR .qa.tsv/.qa.csv, NQ-open .jsonl or AmbigNQ .json)",
-                 nargs=None, metavar="FILE"),
+                 nargs=None, metavar="FILE", deprecated=()),
         HITS.but(help="the depth of the two runs compared (default 100)"),
         CLUSTER.but(help="where the two runs' shard jobs run: none, local or an address "
                     "(default: none; the explanation itself runs in this process)",

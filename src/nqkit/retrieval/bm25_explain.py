@@ -56,7 +56,8 @@ from nqkit.retrieval.lucene_bm25 import (
 )
 
 __all__ = ["CAUSES", "STEPS", "Bm25Explanation", "Bm25Setup", "explain_bm25",
-           "explain_command", "explain_indexes", "ranked_lists", "setup_of_index"]
+           "explain_indexes", "explanation_json", "explanation_signature",
+           "explanation_table", "ranked_lists", "setup_of_index"]
 
 # the components swapped, in the order they are swapped (``fields`` moves: see above)
 STEPS = ("passages", "analyzer", "k1/b", "scoring", "fields", "tie order")
@@ -343,8 +344,8 @@ def explain_indexes(index_a: Any, index_b: Any, questions: Sequence[str], k: int
             runs[0], runs[1])
 
 
-def _signature(index_a: Any, index_b: Any, k: int, questions: int, warnings: Sequence[Any]
-               ) -> str:
+def explanation_signature(index_a: Any, index_b: Any, k: int, questions: int,
+                          warnings: Sequence[Any]) -> str:
     """Both indexes (digest: their settings and passages), their corpora's fingerprints
     and flavours, the depth and the number of questions."""
     from nqkit.signature import make_signature
@@ -390,39 +391,3 @@ def explanation_table(e: Bm25Explanation, signature: str) -> str:
         f"{e.reproduced_b:,}",
         signature])
 
-
-def explain_command(settings: Mapping[str, Any]) -> None:
-    """``nqkit explain bm25 --index A --index B --gold Q``: the two runs, the explanation,
-    printed as a table or JSON with its signature."""
-    import orjson
-
-    from nqkit.cluster import open_cluster, validate_spec
-    from nqkit.errors import InputError
-    from nqkit.report import print_warnings
-    from nqkit.retrieval.open_index import load_index
-    from nqkit.retrieval.questions import read_questions
-    from nqkit.signature import ResultWarning
-
-    s = settings
-    validate_spec(s["cluster"])
-    if len(s["index"]) != 2:
-        raise InputError(None, f"give two --index directories, got {len(s['index'])}",
-                         "--index A --index B: the two BM25 runs to explain")
-    questions = [q.question for q in read_questions(s["gold"])]
-    a, b = (load_index(p) for p in s["index"])
-    with open_cluster(s["cluster"], workers=s.get("workers")) as cluster:
-        e, _, _ = explain_indexes(a, b, questions, s["hits"], cluster)
-    warnings = []
-    if not e.reliable:
-        warnings.append(ResultWarning("unreproduced", (
-            f"the chain of in-memory setups reproduces run A for {e.reproduced_a:,} and run "
-            f"B for {e.reproduced_b:,} of {e.questions:,} questions: the lists it does not "
-            "reproduce are counted as 'not reproduced', and the other attributions may be "
-            "less reliable; please report it")))
-    signature = _signature(a, b, s["hits"], e.questions, warnings)
-    print_warnings(warnings)
-    if s["format"] == "json":
-        print(orjson.dumps(explanation_json(e, signature, warnings),
-                           option=orjson.OPT_INDENT_2).decode())
-    else:
-        print(explanation_table(e, signature))
