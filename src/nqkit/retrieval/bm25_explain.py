@@ -356,7 +356,7 @@ def explanation_signature(index_a: Any, index_b: Any, k: int, questions: int,
         settings |= {f"{name}-index": ix.digest[:12], f"{name}-corpus": ix.fingerprint[:12],
                      f"{name}-bm25": s["method"], f"{name}-k1": s["k1"], f"{name}-b": s["b"],
                      f"{name}-fields": s.get("fields", FLAT)}
-    return make_signature("explain-bm25", {**settings, "hits": k, "questions": questions},
+    return make_signature("explain", {**settings, "hits": k, "questions": questions},
                           warnings)
 
 
