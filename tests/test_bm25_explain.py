@@ -13,6 +13,7 @@ comments (bm25s: ties by corpus position; Lucene: ties by id string).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -230,3 +231,64 @@ def test_one_index_is_refused(runs: dict[str, Any], capsys: pytest.CaptureFixtur
                  str(runs["qa"])]) == 2
     err = capsys.readouterr().err
     assert "give two --index directories, got 1" in err and "Traceback" not in err
+
+
+def _index(d: Path, name: str, rows: list[tuple[str, str]], *opts: str) -> Path:
+    tsv = d / f"{name}.tsv"
+    tsv.write_text("id\ttext\ttitle\n" + "".join(f"{i}\t{t}\t\n" for i, t in rows),
+                   encoding="utf-8")
+    out = d / name
+    assert main(["index", "build", "--cluster", "none", "--passages", str(tsv),
+                 "--retriever", "bm25", *opts, "-o", str(out)]) == 0
+    return out
+
+
+def test_two_corpora_through_the_command(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    # "zebra" is passage 1 in A's corpus and passage 3 in B's: a missing passage; "w001"
+    # finds passage 2 in both, so its list is the same
+    require("bm25s")
+    a = _index(tmp_path, "a", [("1", "zebra"), ("2", "w001")])
+    b = _index(tmp_path, "b", [("2", "w001"), ("3", "zebra")], "--bm25-method",
+               "lucene-exact")
+    qa = tmp_path / "q.qa.tsv"
+    qa.write_text("zebra\t['x']\nw001\t['y']\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["explain", "bm25", "--index", str(a), "--index", str(b), "--gold", str(qa),
+                 "--format", "json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["steps"][0] == "passages" and got["differing"] == 1
+    assert {c["cause"]: c["questions"] for c in got["causes"]}[MISSING] == 1
+    assert got["reproduced_a"] == got["reproduced_b"] == 2
+    corpora = {p.split(":")[0]: p.split(":")[1] for p in got["signature"].split("|")[1:-1]}
+    assert corpora["a-corpus"] != corpora["b-corpus"]
+
+
+def test_an_unreproduced_chain_warns_and_marks_the_signature(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import replace
+
+    import nqkit.retrieval.bm25_explain as bx
+
+    require("bm25s")
+    rows = [("9", "zebra"), ("10", "zebra")]
+    a = _index(tmp_path, "a", rows)
+    b = _index(tmp_path, "b", rows, "--bm25-method", "lucene-exact")
+    qa = tmp_path / "q.qa.tsv"
+    qa.write_text("zebra\t['x']\n", encoding="utf-8")
+    real = bx.explain_indexes
+
+    def off_by_one(*args: Any, **kwargs: Any) -> Any:  # as if run B were not lucene-exact's
+        e, la, lb = real(*args, **kwargs)
+        return replace(e, reproduced_b=e.reproduced_b - 1), la, lb
+
+    monkeypatch.setattr(bx, "explain_indexes", off_by_one)
+    capsys.readouterr()
+    assert main(["explain", "bm25", "--index", str(a), "--index", str(b), "--gold",
+                 str(qa)]) == 0
+    out, err = capsys.readouterr()
+    assert "nqkit: warning: the chain of in-memory setups reproduces run A for 1 and run " \
+           "B for 0 of 1 questions" in err
+    assert "|warn:unreproduced|v" in out
+    assert "tie order" in out  # the tie of 9 and 10 is still explained
