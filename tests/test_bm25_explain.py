@@ -88,6 +88,7 @@ def test_real_passages_every_differing_list_has_one_cause(
     assert f"a-index:{a_digest}" in got["signature"]
     assert f"b-index:{b_digest}|b-corpus:" in got["signature"]
     assert "b-bm25:lucene-exact" in got["signature"] and "|hits:100|" in got["signature"]
+    assert got["signature"].startswith("explain|split:nq-open/dev[361#")
 
 
 def test_real_passages_chain_ends_are_the_two_runs(runs: dict[str, Any]) -> None:

@@ -75,7 +75,7 @@ def _built(recorded: set[str]) -> set[str]:
     exact = _stub_index("bm25", {"k1": 0.9, "b": 0.4, "method": "lucene-exact",
                                  "stopwords": "lucene", "stemmer": "porter",
                                  "fields": "title+text"})
-    out.add(explanation_signature(bm25, exact, 100, 3610, []))  # nqkit explain bm25
+    out.add(explanation_signature(bm25, exact, 100, ["q"], []))  # nqkit explain bm25
     out.add(nq_open_signature(answer_field="answer", regex=False, missing="error",
                               convention="lm-eval-v4", split="nq-open/dev",
                               predictions_format="lm-eval-samples"))

@@ -344,20 +344,20 @@ def explain_indexes(index_a: Any, index_b: Any, questions: Sequence[str], k: int
             runs[0], runs[1])
 
 
-def explanation_signature(index_a: Any, index_b: Any, k: int, questions: int,
+def explanation_signature(index_a: Any, index_b: Any, k: int, questions: Sequence[str],
                           warnings: Sequence[Any]) -> str:
-    """Both indexes (digest: their settings and passages), their corpora's fingerprints
-    and flavours, the depth and the number of questions."""
+    """The questions (their split, :func:`nqkit.splits.identify`), both indexes (digest:
+    their settings and passages), their corpora's fingerprints and flavours, the depth."""
     from nqkit.signature import make_signature
+    from nqkit.splits import identify
 
-    settings: dict[str, object] = {}
+    settings: dict[str, object] = {"split": identify(questions)}
     for name, ix in (("a", index_a), ("b", index_b)):
         s = ix.settings()
         settings |= {f"{name}-index": ix.digest[:12], f"{name}-corpus": ix.fingerprint[:12],
                      f"{name}-bm25": s["method"], f"{name}-k1": s["k1"], f"{name}-b": s["b"],
                      f"{name}-fields": s.get("fields", FLAT)}
-    return make_signature("explain", {**settings, "hits": k, "questions": questions},
-                          warnings)
+    return make_signature("explain", {**settings, "hits": k}, warnings)
 
 
 def _shown(e: Bm25Explanation) -> list[str]:

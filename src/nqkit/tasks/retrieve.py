@@ -532,7 +532,7 @@ def explain_bm25_runs(settings: Mapping[str, Any]) -> None:
             f"B for {e.reproduced_b:,} of {e.questions:,} questions: the lists it does not "
             "reproduce are counted as 'not reproduced', and the other attributions may be "
             "less reliable; please report it")))
-    signature = explanation_signature(a, b, s["hits"], e.questions, warnings)
+    signature = explanation_signature(a, b, s["hits"], questions, warnings)
     print_warnings(warnings)
     if s["format"] == "json":
         print(orjson.dumps(explanation_json(e, signature, warnings),
