@@ -55,8 +55,9 @@ def _built(recorded: set[str]) -> set[str]:
     hybrid runs (not recorded: their scores depend on the CPU's BLAS kernel) from stub
     indexes, behind the answer-recall part of a recorded run; NQ-open predictions read
     from a harness's file (tests/test_harness_files.py writes those files), also with
-    judgments (tests/test_adjudicated.py)."""
+    judgments (tests/test_adjudicated.py); ``explain bm25`` from stub indexes."""
     from nqkit.metrics.nq_open import nq_open_signature
+    from nqkit.retrieval.bm25_explain import explanation_signature
     from nqkit.retrieval.open_run import run_signature_settings
     from nqkit.signature import make_signature
 
@@ -71,6 +72,10 @@ def _built(recorded: set[str]) -> set[str]:
     for indexes, fusion in (([dense], None), ([bm25, dense], "norm"), ([bm25, dense], "rrf")):
         out.add(make_signature("retrieval", {**answer, **run_signature_settings(
             indexes, fusion, 1.0, 1000)}))
+    exact = _stub_index("bm25", {"k1": 0.9, "b": 0.4, "method": "lucene-exact",
+                                 "stopwords": "lucene", "stemmer": "porter",
+                                 "fields": "title+text"})
+    out.add(explanation_signature(bm25, exact, 100, ["q"], []))  # nqkit explain bm25
     out.add(nq_open_signature(answer_field="answer", regex=False, missing="error",
                               convention="lm-eval-v4", split="nq-open/dev",
                               predictions_format="lm-eval-samples"))

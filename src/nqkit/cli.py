@@ -51,6 +51,7 @@ GROUPS: dict[str, str | None] = {
     "overlap": "test-train overlap (Lewis et al. 2021): scores by overlap group, the "
                "official QA-Overlap numbers, leak reports",
     "judge": "judges of answers: audit a judge's verdicts against human judgments",
+    "explain": "why two runs differ: each difference put down to a named cause",
 }
 
 

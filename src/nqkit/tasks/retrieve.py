@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from nqkit.io import PathLike, PathsLike
 
 __all__ = ["BUILD_PARAMS", "QRELS_PARAMS", "RETRIEVE_PARAMS", "VERIFY_PARAMS", "build",
-           "build_params", "retrieve", "retrieve_params", "verify", "write_qrels"]
+           "build_params", "explain_bm25_runs", "retrieve", "retrieve_params", "verify",
+           "write_qrels"]
 
 # ---------------------------------------------------------------------------- settings
 
@@ -494,3 +495,47 @@ def write_qrels(gold: PathsLike, passages: PathLike, output: PathLike, *,
         f"questions ({d.source_questions:,} in the source, {d.without_gold:,} without a gold "
         f"passage); wrote {output}")
     print(signature)
+
+
+def explain_bm25_runs(settings: Mapping[str, Any]) -> None:
+    """``nqkit explain bm25 --index A --index B --gold Q``: the two runs, the explanation,
+    printed as a table or JSON with its signature
+    (:mod:`nqkit.retrieval.bm25_explain`)."""
+    import orjson
+
+    from nqkit.cluster import open_cluster, validate_spec
+    from nqkit.errors import InputError
+    from nqkit.report import print_warnings
+    from nqkit.retrieval.bm25_explain import (
+        explain_indexes,
+        explanation_json,
+        explanation_signature,
+        explanation_table,
+    )
+    from nqkit.retrieval.open_index import load_index
+    from nqkit.retrieval.questions import read_questions
+    from nqkit.signature import ResultWarning
+
+    s = settings
+    validate_spec(s["cluster"])
+    if len(s["index"]) != 2:
+        raise InputError(None, f"give two --index directories, got {len(s['index'])}",
+                         "--index A --index B: the two BM25 runs to explain")
+    questions = [q.question for q in read_questions(s["gold"])]
+    a, b = (load_index(p) for p in s["index"])
+    with open_cluster(s["cluster"], workers=s.get("workers")) as cluster:
+        e, _, _ = explain_indexes(a, b, questions, s["hits"], cluster)
+    warnings = []
+    if not e.reliable:
+        warnings.append(ResultWarning("unreproduced", (
+            f"the chain of in-memory setups reproduces run A for {e.reproduced_a:,} and run "
+            f"B for {e.reproduced_b:,} of {e.questions:,} questions: the lists it does not "
+            "reproduce are counted as 'not reproduced', and the other attributions may be "
+            "less reliable; please report it")))
+    signature = explanation_signature(a, b, s["hits"], questions, warnings)
+    print_warnings(warnings)
+    if s["format"] == "json":
+        print(orjson.dumps(explanation_json(e, signature, warnings),
+                           option=orjson.OPT_INDENT_2).decode())
+    else:
+        print(explanation_table(e, signature))
