@@ -237,3 +237,21 @@ def test_a_released_run_of_other_questions_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "the released run holds none of the 3,610 gold questions" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_released_questions_that_cannot_be_scored_are_said(tmp_path, capsys):
+    # a released question outside --gold without gold answers of its own cannot count:
+    # it is left out of the released number, and a warning says so (not a silent drop)
+    gold, preds = _fid(tmp_path)
+    lines = Path(preds).read_text(encoding="utf-8").splitlines()
+    released = _write(tmp_path / "released.jsonl",
+                      [json.loads(x) for x in lines] + [{"question": "who wrote this test",
+                                                         "prediction": "nobody"}])
+    assert main(["eval", "nq-open", "--gold", gold, "--predictions", preds,
+                 "--released", released, "--format", "json"]) == 0
+    out = capsys.readouterr()
+    rel = json.loads(out.out)["released"]
+    assert rel["unscorable"] == 1 and rel["num_total"] == 3610
+    assert rel["verdict"] != "reproduced"  # the files differ by a question
+    assert ("1 of the released run's questions are not in --gold and carry no gold "
+            "answers of their own") in out.err

@@ -155,6 +155,11 @@ def add_released(result: Result, r: Any, path: str, *, regex: bool) -> None:
         "predictions_interval": [plo, phi], "format": theirs.format,
         "parts": {p.cause: {"delta": p.delta, "questions": p.questions} for p in rep.parts},
         "summary": summary}
+    if rep.unscorable:
+        result.warnings.append(ResultWarning(
+            "released-unscored", f"{rep.unscorable:,} of the released run's questions are "
+            "not in --gold and carry no gold answers of their own: left out of its number "
+            f"({100 * rep.released_accuracy:.2f} over the other {rep.released_total:,})"))
     rows = [(p.cause, f"{100 * p.delta:+.2f}", f"{p.questions:,}") for p in rep.parts]
     rows.append(("gap", f"{100 * rep.delta:+.2f}", ""))
     title = (f"reproducing the released run {path} ({100 * rep.released_accuracy:.2f} on "
