@@ -11,9 +11,11 @@ as real text's does), each analysed as Pyserini indexes it: ``title + "\\n" + te
 * bm25s: ``bm25s.tokenize(texts, stopwords="en", stemmer=Stemmer.Stemmer("english"),
   return_ids=False)``, nqkit's BM25 tokenizer (its stem cache is per call, so every call is
   cold).
-* Pyserini 1.6.0: ``Analyzer(get_lucene_analyzer()).analyze`` per text in one JVM
-  (tests/lucene_oracle.py), timed inside the child without the JVM's start; needs Java 21+
-  and pyserini (``--no-pyserini`` leaves it out).
+* Pyserini 1.6.0: ``Analyzer(get_lucene_analyzer()).analyze`` per text from Python
+  (pyjnius, one JNI call a text, as a Pyserini user calls it), and the same analyzer
+  (``AnalyzerUtils.analyze``) per text inside Java (tests/lucene_oracle.py, ``via``), each
+  timed inside its child without the JVM's start, and as wall time; needs Java 21+ and
+  pyserini (``--no-pyserini`` leaves it out).
 
 Tokens per second count each tool's own output terms; passages per second compare the
 same work. Usage: ``python benchmarks/bench_lucene_analyzer.py --size 100000``.
@@ -71,15 +73,16 @@ def main() -> int:
     if not args.no_pyserini:
         from lucene_oracle import oracle_analyze
 
-        timing: dict[str, float] = {}
-        t = time.perf_counter()
-        java = oracle_analyze(texts, timing=timing)
-        wall = time.perf_counter() - t
-        rows.append(("Pyserini 1.6.0 Analyzer.analyze, in the JVM's process",
-                     timing["analyze"], sum(map(len, java))))
-        rows.append(("Pyserini 1.6.0, wall (JVM start, strings in and out)", wall,
-                     sum(map(len, java))))
-        same = sum(a == b for a, b in zip(ours, java, strict=True))
+        for via, name in (("pyjnius", "Pyserini 1.6.0 Analyzer.analyze from Python"),
+                          ("java", "Anserini 1.7.1 AnalyzerUtils.analyze in Java")):
+            timing: dict[str, float] = {}
+            t = time.perf_counter()
+            java = oracle_analyze(texts, timing=timing, via=via)
+            wall = time.perf_counter() - t
+            rows.append((f"{name}, in the child", timing["analyze"], sum(map(len, java))))
+            rows.append((f"{name}, wall (JVM start, strings in and out)", wall,
+                         sum(map(len, java))))
+            same = sum(a == b for a, b in zip(ours, java, strict=True))
 
     print(f"{len(texts):,} passages, {chars:,} characters, {forms:,} distinct raw tokens; "
           f"Python {platform.python_version()}, {platform.machine()}")

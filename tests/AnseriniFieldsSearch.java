@@ -9,8 +9,10 @@
 // DOCS (a directory of JSON lines, or "-" for an INDEX already built): first build INDEX
 // from it as
 // `IndexCollection -collection JsonCollection -generator DefaultLuceneDocumentGenerator
-// -threads 1 -storePositions -storeDocvectors -storeRaw [-fields title]` does (the
-// options of Pyserini's DPR index; -fields title when FIELDS names title), in this JVM.
+// -threads 1 -storePositions -storeDocvectors [-fields title]` does (the options of
+// Pyserini's DPR index but -storeRaw: a stored raw document changes no score, and
+// SimpleSearcher loads each hit's stored fields, which with the raw text took 4x as long;
+// -fields title when FIELDS names title), in this JVM.
 // QUESTIONS: one question a line (UTF-8). FIELDS: "contents=1.0,title=0.5", or "-" for
 // the flat search of "contents". For every question, OUT gets two blocks of lines
 // "qi<TAB>L|A<TAB>docid<TAB>score" (score: Float.toString, which reads back to the same
@@ -74,7 +76,7 @@ public class AnseriniFieldsSearch {
       List<String> options = new ArrayList<>(List.of(
           "-collection", "JsonCollection", "-input", args[7], "-index", index,
           "-generator", "DefaultLuceneDocumentGenerator", "-threads", "1",
-          "-storePositions", "-storeDocvectors", "-storeRaw"));
+          "-storePositions", "-storeDocvectors"));
       if (fields.containsKey("title")) {
         options.addAll(List.of("-fields", "title"));
       }
@@ -85,6 +87,10 @@ public class AnseriniFieldsSearch {
     searcher.setSimilarity(new BM25Similarity(k1, b));
     Sort sort = new Sort(SortField.FIELD_SCORE, new SortField("id", SortField.Type.STRING_VAL));
     StoredFields stored = reader.storedFields();
+    String[] ids = new String[reader.maxDoc()];  // each document's id, loaded once
+    for (int d = 0; d < ids.length; d++) {
+      ids[d] = stored.document(d).get("id");
+    }
     DefaultEnglishAnalyzer analyzer = DefaultEnglishAnalyzer.newDefaultInstance();
     BagOfWordsQueryGenerator generator = new BagOfWordsQueryGenerator();
     SimpleSearcher simple = new SimpleSearcher(index);
@@ -97,7 +103,7 @@ public class AnseriniFieldsSearch {
                                        : generator.buildQuery(fields, analyzer, q);
         TopDocs top = searcher.search(query, k, sort, true);
         for (ScoreDoc sd : top.scoreDocs) {
-          out.write(i + "\tL\t" + stored.document(sd.doc).get("id") + "\t"
+          out.write(i + "\tL\t" + ids[sd.doc] + "\t"
                     + Float.toString(sd.score) + "\n");
         }
         ScoredDoc[] hits = fields.isEmpty() ? simple.search(q, k)
