@@ -55,17 +55,79 @@ GROUPS: dict[str, str | None] = {
 }
 
 
+class _Deferred(dict[str, Any]):
+    """A subcommand map whose parsers are built on first look-up: ``in``, ``len`` and
+    iteration see every name (choices, errors, "did you mean"); ``[name]``, ``get``,
+    ``values`` and ``items`` build what they return."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pending: dict[str, Any] = {}
+
+    def defer(self, name: str, make: Any) -> None:
+        self.pending[name] = make
+        super().__setitem__(name, None)
+
+    def __getitem__(self, name: str) -> Any:
+        make = self.pending.pop(name, None)
+        if make is not None:
+            super().__setitem__(name, make())
+        return super().__getitem__(name)
+
+    def __iter__(self) -> Iterator[str]:  # not dict's: dict(m) then reads m[name]
+        return iter(list(super().keys()))
+
+    def get(self, name: str, default: Any = None) -> Any:
+        if name not in self:
+            return default
+        return self[name]
+
+    def values(self) -> Any:
+        return [self[name] for name in self]
+
+    def items(self) -> Any:
+        return [(name, self[name]) for name in self]
+
+
+class _LazySubParsers(argparse._SubParsersAction):
+    """Subcommands as argparse's, plus :meth:`add_lazy_parser`: a parser made only when
+    its command is parsed or its help shown (``nqkit`` builds one parser per command
+    line, not one per command: some 40 parsers and 200 options cost ~20 ms a call)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._name_parser_map = self.choices = _Deferred()
+
+    def add_lazy_parser(self, name: str, build: Any, **kwargs: Any) -> None:
+        """``add_parser(name, **kwargs)``, then ``build(parser)``, both on first use."""
+        if name in self._name_parser_map:
+            raise argparse.ArgumentError(self, f"conflicting subparser: {name}")
+        kwargs.setdefault("prog", f"{self._prog_prefix} {name}")
+        if "help" in kwargs:
+            self._choices_actions.append(
+                self._ChoicesPseudoAction(name, (), kwargs.pop("help")))
+
+        def make() -> argparse.ArgumentParser:
+            parser = self._parser_class(**kwargs)
+            build(parser)
+            return parser
+
+        self._name_parser_map.defer(name, make)  # type: ignore[attr-defined]
+
+
 class NqkitArgumentParser(argparse.ArgumentParser):
     """argparse with the house error format: one line on stderr, exit code 2.
 
     Subcommand parsers inherit the class, so a wrong option or an out-of-range number
     anywhere reads ``nqkit: error: nqkit eval nq: argument --bootstrap: ... — see
-    `nqkit eval nq --help``` instead of a usage block.
+    `nqkit eval nq --help``` instead of a usage block. Their parsers are made on first
+    use (:class:`_LazySubParsers`).
     """
 
     def __init__(self, *args: Any, populate: Any = None, intermixed: bool = False,
                  **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.register("action", "parsers", _LazySubParsers)
         self._populate = populate
         # positionals may come before and after options (``NAME --train T IN OUT``)
         self._intermixed = intermixed
@@ -187,26 +249,36 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"nqkit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    group_subs: dict[str, argparse._SubParsersAction[NqkitArgumentParser]] = {}
     modules = command_modules()
     used = {c.group for m in modules for c in m.COMMANDS}
     # a declared command named like a group (its subcommands from a registry) takes the
     # group's place in the listing
     as_group = {c.name: c for m in modules for c in m.COMMANDS
                 if c.group is None and c.name in GROUPS}
+    members: dict[str, list[Any]] = {}  # a group's commands, in order
+
+    def add_group(gp: argparse.ArgumentParser, group: str) -> None:
+        group_sub = gp.add_subparsers(dest=f"{group}_command", metavar="COMMAND")
+        for command in members[group]:
+            command.add_to(group_sub)
+        gp.set_defaults(func=lambda _args: print_help(gp))
+
     for group, help_text in GROUPS.items():
         if group in as_group:
             as_group[group].add_to(sub)
         elif group in used and help_text is not None:
-            gp = sub.add_parser(group, help=help_text, description=help_text)
-            group_subs[group] = gp.add_subparsers(dest=f"{group}_command",
-                                                  metavar="COMMAND")
-            gp.set_defaults(func=lambda _args, _gp=gp: print_help(_gp))
+            members[group] = []
+            sub.add_lazy_parser(  # type: ignore[attr-defined]
+                group, lambda gp, _g=group: add_group(gp, _g), help=help_text,
+                description=help_text)
     for module in modules:
         for command in module.COMMANDS:
             if command.group is None and command.name in as_group:
                 continue  # added in its group's place
-            command.add_to(group_subs[command.group] if command.group else sub)
+            if command.group:
+                members[command.group].append(command)
+            else:
+                command.add_to(sub)
     return parser
 
 

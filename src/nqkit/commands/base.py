@@ -50,8 +50,9 @@ class Command:
     # positionals may come before and after options: `NAME --train T IN OUT`
     intermixed: bool = False
 
-    def add_to(self, subparsers: Any) -> argparse.ArgumentParser:
-        """Add this command's parser to ``subparsers``; returns it."""
+    def add_to(self, subparsers: Any) -> None:
+        """Add this command's parser to ``subparsers``, made on first use where they
+        allow it (``add_lazy_parser`` of :mod:`nqkit.cli`'s subcommand maps)."""
         extra: dict[str, Any] = {}
         if self.populate is not None:
             extra["populate"] = self.populate
@@ -62,12 +63,17 @@ class Command:
         if self.epilog:
             extra.update(epilog=self.epilog,
                          formatter_class=argparse.RawDescriptionHelpFormatter)
-        p: argparse.ArgumentParser = subparsers.add_parser(
-            self.name, description=self.description, **extra)
-        for param in self.params:
-            param.add_to(p)
-        p.set_defaults(func=self.run or (lambda _args: print_help(p)))
-        return p
+
+        def build(p: argparse.ArgumentParser) -> None:
+            for param in self.params:
+                param.add_to(p)
+            p.set_defaults(func=self.run or (lambda _args: print_help(p)))
+
+        lazy = getattr(subparsers, "add_lazy_parser", None)
+        if lazy is not None:
+            lazy(self.name, build, description=self.description, **extra)
+        else:
+            build(subparsers.add_parser(self.name, description=self.description, **extra))
 
 
 def add_task_options(p: argparse.ArgumentParser, task: Any) -> None:
