@@ -235,11 +235,12 @@ def tier_of(path: Path) -> str:
 # files in collection order (--no-loadscope-reorder, pyproject.toml): the longest first,
 # so that the two workers end together (longest-processing-time-first) instead of one
 # waiting on a long file handed out last. The order of the longest files, from a run's
-# per-file times (junit XML, 2 workers, 2026-11-29); the rest follow by name. The two
-# files that share the session fixture `pyserini_run` (one JVM run over the real
-# passages) are the 2nd and 4th handed out: xdist gives each worker two files at the
-# start, so both go to the same worker and the fixture is built once. Only the order
-# changes: no test depends on it.
+# per-file times (junit XML, 2 workers, 2026-11-29); the rest follow by name. The files
+# of one entry of SAME_WORKER go to one worker as one unit (pytest_xdist_make_scheduler
+# below), so a session fixture they share is built once: `pyserini_run` (a JVM run over
+# the real passages, ~20 s). Only the order and the grouping change: no test depends on
+# either.
+SAME_WORKER = {"test_lucene_bm25": "test_lucene_exact"}
 LONGEST_FIRST = (
     "test_retrieval_index", "test_lucene_exact", "test_catalogue", "test_lucene_bm25",
     "test_outputs_unchanged", "test_harness_files", "test_lucene_analyzer", "test_overlap",
@@ -252,6 +253,20 @@ LONGEST_FIRST = (
     "test_browser_open", "test_lm_eval_v3_convention", "test_qa_metrics_convention",
     "test_datasets_verify", "test_fast_paths", "test_reproduction", "test_judge_audit",
 )
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist's loadfile scheduling, with the files of :data:`SAME_WORKER` as one unit."""
+    from xdist.scheduler import LoadFileScheduling
+
+    class Scheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            scope: str = super()._split_scope(nodeid)
+            path = Path(scope)
+            return str(path.with_stem(SAME_WORKER.get(path.stem, path.stem)))
+
+    return Scheduling(config, log)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

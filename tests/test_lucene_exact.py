@@ -37,17 +37,27 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+SUBSET = 600  # questions searched again by the equivalence tests (the parity tests: all)
+
+
 @pytest.fixture(scope="module")
 def exact_run(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """lucene-exact index (7 shards) and a top-100 run of all 3,610 questions, one process."""
+    """lucene-exact index (7 shards), a top-100 TREC run of all 3,610 questions, and the
+    DPR results and TREC run of the first SUBSET questions (``qa_first``: their file),
+    one process (results of all 3,610 would be a 230 MB file read by two tests)."""
     d = tmp_path_factory.mktemp("exact")
     qa = shared_file("data", "dpr", "nq-test.qa.tsv")
-    out = {"qa": qa, "index": d / "ix", "json": d / "run.json", "trec": d / "run.trec"}
+    out = {"qa": qa, "index": d / "ix", "trec": d / "run.trec", "qa_first": d / "first.tsv",
+           "json_first": d / "first.json", "trec_first": d / "first.trec"}
     assert main(["index", "build", "--cluster", "none", "--passages", str(corpus), *OPTS,
                  "--shard-size", "500", "-o", str(out["index"])]) == 0
     assert main(["retrieve", "--cluster", "none", "--index", str(out["index"]), "--gold",
-                 str(qa), "--hits", "100", "-o", str(out["json"]), "--trec",
-                 str(out["trec"])]) == 0
+                 str(qa), "--hits", "100", "--trec", str(out["trec"])]) == 0
+    out["qa_first"].write_text("".join(qa.read_text(encoding="utf-8")
+                                       .splitlines(keepends=True)[:SUBSET]), encoding="utf-8")
+    assert main(["retrieve", "--cluster", "none", "--index", str(out["index"]), "--gold",
+                 str(out["qa_first"]), "--hits", "100", "-o", str(out["json_first"]),
+                 "--trec", str(out["trec_first"])]) == 0
     return out
 
 
@@ -95,29 +105,20 @@ def test_signature_names_the_flavour_and_the_scores(
 
 
 def test_results_and_trec_run_carry_the_same_scores(exact_run: dict[str, Path]) -> None:
-    run = json.loads(exact_run["json"].read_text(encoding="utf-8"))
-    trec = _trec_lists(exact_run["trec"])
+    run = json.loads(exact_run["json_first"].read_text(encoding="utf-8"))
+    trec = _trec_lists(exact_run["trec_first"])
+    assert len(run) == SUBSET
     for i, r in enumerate(run):
         assert [(c["id"], c["score"]) for c in r["ctxs"]] == trec[str(i)]
+    # the first questions' TREC lines are those of the run of all of them
+    want = b"".join(line for line in exact_run["trec"].read_bytes().splitlines(keepends=True)
+                    if int(line.split(b" ", 1)[0]) < SUBSET)
+    assert exact_run["trec_first"].read_bytes() == want
 
 
 def _tree_bytes(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
             if p.is_file() and p.name != "params.json"}
-
-
-SUBSET = 600  # questions searched again by the equivalence tests (the parity tests: all)
-
-
-def _first(exact_run: dict[str, Path], tmp_path: Path) -> tuple[Path, bytes, list]:
-    """The first SUBSET questions of the parity run: their file, and exact_run's TREC
-    lines and DPR results for them (qids are the questions' 0-based lines)."""
-    qa = tmp_path / "qa-first.tsv"
-    qa.write_text("".join(exact_run["qa"].read_text(encoding="utf-8")
-                          .splitlines(keepends=True)[:SUBSET]), encoding="utf-8")
-    trec = b"".join(line for line in exact_run["trec"].read_bytes().splitlines(keepends=True)
-                    if int(line.split(b" ", 1)[0]) < SUBSET)
-    return qa, trec, json.loads(exact_run["json"].read_bytes())[:SUBSET]
 
 
 def test_local_cluster_gives_the_bytes_of_one_process(
@@ -128,19 +129,18 @@ def test_local_cluster_gives_the_bytes_of_one_process(
                  "--shard-size", "500", "--cluster", "local", "--workers", "2"]) == 0
     assert json.loads((ix / "params.json").read_text())["build"]["workers"] == 2
     assert _tree_bytes(ix) == _tree_bytes(exact_run["index"])
-    qa, want_trec, want_json = _first(exact_run, tmp_path)
     run, trec = tmp_path / "run.json", tmp_path / "run.trec"
-    assert main(["retrieve", "--index", str(ix), "--gold", str(qa),
+    assert main(["retrieve", "--index", str(ix), "--gold", str(exact_run["qa_first"]),
                  "--hits", "100", "-o", str(run), "--trec", str(trec), "--cluster", "local",
                  "--workers", "2"]) == 0
-    assert json.loads(run.read_bytes()) == want_json
-    assert trec.read_bytes() == want_trec
+    assert run.read_bytes() == exact_run["json_first"].read_bytes()
+    assert trec.read_bytes() == exact_run["trec_first"].read_bytes()
 
 
 def test_other_shardings_give_the_same_run(exact_run: dict[str, Path], corpus: Path,
                                            tmp_path: Path) -> None:
     # one shard, and shards of 97 passages: the tie-break by id string crosses shards
-    qa, want_trec, _ = _first(exact_run, tmp_path)
+    qa, want_trec = exact_run["qa_first"], exact_run["trec_first"].read_bytes()
     for size in ("5000", "97"):
         ix = tmp_path / f"ix{size}"
         assert main(["index", "build", "--cluster", "none", "--passages", str(corpus), *OPTS,
