@@ -160,7 +160,8 @@ def _pyserini_docs(corpus: Path, docs: Path, files: int = 8) -> None:
             f.close()
 
 
-def against_pyserini(corpus: Path, out: Path, store: bool, bm25s_dask: bool) -> None:
+def against_pyserini(corpus: Path, out: Path, store: bool, bm25s_dask: bool,
+                     bm25s: bool = True) -> None:
     """The ``--pyserini`` comparison (module docstring)."""
 
     sys.path.insert(0, str(ROOT / "tests"))
@@ -189,6 +190,8 @@ def against_pyserini(corpus: Path, out: Path, store: bool, bm25s_dask: bool) -> 
              "Dask, 2 workers": ["--cluster", "local", "--workers", "2"]}
     flavours = {"nqkit lucene-exact": ["--bm25-method", "lucene-exact"],
                 "nqkit bm25s (default)": []}
+    if not bm25s:
+        del flavours["nqkit bm25s (default)"]
     ix: dict[tuple[str, str], Path] = {}
     for name, opts in flavours.items():
         for mode, cl in modes.items():
@@ -267,6 +270,8 @@ def main() -> int:
                     "raw text, as its wikipedia-dpr index does (searched: the minimal one)")
     ap.add_argument("--bm25s-dask", action="store_true",
                     help="--pyserini: also the bm25s flavour on 2 Dask workers")
+    ap.add_argument("--no-bm25s", action="store_true",
+                    help="--pyserini: lucene-exact and Pyserini only")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -275,7 +280,8 @@ def main() -> int:
     if not corpus.exists():
         write_passages(corpus, (tiled_passages if args.tiled else distinct_passages)(args.size))
     if args.pyserini:
-        against_pyserini(corpus, out, args.pyserini_store, args.bm25s_dask)
+        against_pyserini(corpus, out, args.pyserini_store, args.bm25s_dask,
+                         not args.no_bm25s)
         return 0
     ix = out / f"nqkit-{kind}-{args.size}"
     bx = out / f"bm25s-{kind}-{args.size}"

@@ -309,6 +309,62 @@ def test_the_build_analyzes_chunks_as_the_whole_text(tmp_path: Path, block: int,
             assert np.array_equal(got, getattr(sh, kind)), (i, kind)
 
 
+@pytest.mark.parametrize("fields", [[], ["--bm25-fields", "text", "title=0.5"]],
+                         ids=["flat", "multifield"])
+def test_a_shard_counted_in_parts_gives_the_files_of_one_count(
+        corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        fields: list[str]) -> None:
+    # with fewer shards than two per worker, a shard is counted by several jobs (parts
+    # of at least _BLOCK rows), merged by its score job: every file must be what one
+    # count of the whole shard writes. One process here, cut as for 3 workers with
+    # blocks of 500 rows: shards of 2,000 and 1,349 passages in 3 and 2 parts.
+    from nqkit.retrieval import lucene_index
+
+    argv = ["index", "build", "--cluster", "none", "--passages", str(corpus), *OPTS,
+            *fields, "--shard-size", "2000", "-o"]
+    assert main([*argv, str(tmp_path / "whole")]) == 0
+    cut = lucene_index._parts
+    made: list[tuple[int, ...]] = []
+
+    def parts(shard: Any, workers: int, shards: int) -> tuple[int, ...]:
+        assert workers == 1  # --cluster none
+        made.append(cut(shard, 3, shards))
+        return made[-1]
+
+    monkeypatch.setattr(lucene_index, "_BLOCK", 500)
+    monkeypatch.setattr(lucene_index, "_parts", parts)
+    assert main([*argv, str(tmp_path / "parts")]) == 0
+    assert made == [(0, 666, 1333), (0, 674)]
+    assert _tree_bytes(tmp_path / "parts") == _tree_bytes(tmp_path / "whole")
+    digests = [json.loads((tmp_path / d / "params.json").read_text())["digest"]
+               for d in ("whole", "parts")]
+    assert digests[0] == digests[1]
+
+
+def test_questions_searched_in_groups_give_the_run_of_one_search(
+        exact_run: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # with fewer shards than two per worker, each shard is searched by several jobs, one
+    # per range of questions: the same lists and bytes (one process here, cut as for 12
+    # workers: 7 shards, 4 ranges of the 600 questions)
+    from nqkit.retrieval import lucene_index
+
+    cut = lucene_index._question_groups
+    made: list[list[tuple[int, int]]] = []
+
+    def groups(questions: int, workers: int, shards: int) -> list[tuple[int, int]]:
+        made.append(cut(questions, 12, shards))
+        return made[-1]
+
+    monkeypatch.setattr(lucene_index, "_question_groups", groups)
+    run, trec = tmp_path / "run.json", tmp_path / "run.trec"
+    assert main(["retrieve", "--cluster", "none", "--index", str(exact_run["index"]),
+                 "--gold", str(exact_run["qa_first"]), "--hits", "100", "-o", str(run),
+                 "--trec", str(trec)]) == 0
+    assert made == [[(0, 150), (150, 300), (300, 450), (450, 600)]]
+    assert trec.read_bytes() == exact_run["trec_first"].read_bytes()
+    assert run.read_bytes() == exact_run["json_first"].read_bytes()
+
+
 def test_no_bm25s_versions_recorded_or_needed(exact_run: dict[str, Path], corpus: Path,
                                               tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,7 +9,9 @@ over such an index give, per question, the top-k list and the scores of Pyserini
 this module is their job plumbing, in the three steps of
 :mod:`nqkit.retrieval.bm25_index`, each a list of shard jobs run by :mod:`nqkit.cluster`:
 
-1. *count* (one job per shard): analyze ``title + "\\n" + text`` of every passage, each
+1. *count* (one job per shard; with fewer shards than two per worker, one per part of
+   a shard, ``_parts``, merged by the shard's score job into what one job would have
+   written): analyze ``title + "\\n" + text`` of every passage, each
    distinct chunk between ASCII whitespace once per process, whatever shard holds it
    (:func:`nqkit.text.lucene.chunks` says why that gives the terms of the whole text;
    ``_read_chunks`` how a shard's bytes are read a block at a time, ``_block_rows`` how
@@ -107,8 +109,11 @@ def _path(root: Path, kind: str, shard: Shard, field: str = FLAT) -> Path:
     return root / _sub(field) / f"{kind}-{shard.name}.{ext}"
 
 
-def _counted_path(root: Path, kind: str, shard: Shard, field: str = FLAT) -> Path:
-    return _path(root, "counted-" + kind if kind != "vocab" else kind, shard, field)
+def _counted_path(root: Path, kind: str, shard: Shard, field: str = FLAT, part: int = -1
+                  ) -> Path:
+    """A count job's output (``part``: the job's part of the shard, -1 the whole shard)."""
+    path = _path(root, "counted-" + kind if kind != "vocab" else kind, shard, field)
+    return path if part < 0 else path.with_name(f"{path.stem}.p{part}{path.suffix}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +126,10 @@ class _Job:
     sum_total_term_freq: int = 0
     field: str = FLAT  # what is analyzed (lucene_bm25.field_texts)
     write_ids: bool = True  # count jobs: also write the shard's ids (one field does)
+    # the shard's rows counted by separate jobs (_parts): their first rows, or () for one
+    # job over the whole shard; a count job's part of them (-1: the whole shard)
+    parts: tuple[int, ...] = ()
+    part: int = -1
 
 
 _MARK = b"\x00"  # stands for each passage's id in a shard's bytes (a chunk without terms)
@@ -327,10 +336,16 @@ class _Postings:
         vocab = [words[i] for i in order]
         rank = np.zeros(len(names), dtype=np.int64)
         rank[present[order]] = np.arange(len(order), dtype=np.int64)
-        key = rank[terms] * max(n, 1) + rows  # one per posting: (term, row) in sort order
-        del terms
+        # one key per posting: (term, row) in sort order; built and taken apart in place
+        # (a shard's postings are millions: each int64 temporary is tens of MB)
+        width = max(n, 1)
+        key = rank[terms]
+        del terms, rank
+        key *= width
+        key += rows
+        del rows
         bits = int(freqs.max()).bit_length() if freqs.shape[0] else 0
-        if (len(vocab) * max(n, 1)) << bits < 1 << _KEY_BITS:  # the frequency rides along
+        if (len(vocab) * width) << bits < 1 << _KEY_BITS:  # the frequency rides along
             key <<= bits
             key |= freqs
             key.sort()
@@ -339,11 +354,11 @@ class _Postings:
         else:
             order_ = np.argsort(key, kind="stable")
             key, freqs = key[order_], freqs[order_]
-        term_of, row_of = np.divmod(key, max(n, 1))
-        doc_freq = np.bincount(term_of, minlength=len(vocab)).astype(np.int64)
-        indptr = np.concatenate([np.zeros(1, np.int64), np.cumsum(doc_freq)])
-        return CountedShard(vocab, doc_freq, self.lengths, indptr, row_of.astype(np.int32),
-                            freqs)
+        # term t's postings are the keys in [t * width, (t + 1) * width)
+        indptr = np.searchsorted(key, np.arange(len(vocab) + 1, dtype=np.int64) * width)
+        np.remainder(key, width, out=key)  # the rows
+        return CountedShard(vocab, np.diff(indptr), self.lengths, indptr.astype(np.int64),
+                            key.astype(np.int32), freqs)
 
 
 def _block_rows(b: np.ndarray, blob: bytes, lo: int, hi: int, table: _ChunkTable
@@ -449,10 +464,20 @@ def _read_chunks(data: bytes, offsets: np.ndarray, careful: np.ndarray, table: _
 
 
 def _count_job(job: _Job) -> dict[str, Any]:
-    """Step 1: analyze one shard; write its local postings and ids; return its counts."""
+    """Step 1: analyze one shard, or one part of it; write its local postings and ids;
+    return its counts."""
     root = Path(job.root)
     table = _chunk_table()
-    data, offsets = read_shard(root, job.shard)
+    whole, whole_offsets = read_shard(root, job.shard)
+    lo = job.parts[job.part] if job.part >= 0 else 0
+    hi = (job.parts[job.part + 1] if 0 <= job.part < len(job.parts) - 1
+          else whole_offsets.shape[0] - 1)
+    if (lo, hi) == (0, whole_offsets.shape[0] - 1):
+        data, offsets = whole, whole_offsets
+    else:  # this job's rows: their bytes, offsets from 0
+        base = int(whole_offsets[lo])
+        data = whole[base:int(whole_offsets[hi])]
+        offsets = whole_offsets[lo:hi + 1] - base
     n = offsets.shape[0] - 1
     # careful: read one by one (parsed): a quoted id, or all when a NUL byte would be
     # taken for a _MARK
@@ -476,31 +501,69 @@ def _count_job(job: _Job) -> dict[str, Any]:
         rows_c = array("i")
         docs_c = array("q")
         for j in part.tolist():
-            p = shard_passage(data, offsets, j, root, job.shard)
+            # parsed from the whole shard: a damaged record's error names its line
+            p = shard_passage(whole, whole_offsets, lo + j, root, job.shard)
             ids[j] = p.id
             pieces = field_texts(p.title, p.text, job.field).encode("utf-8").split()
             rows_c.extend(map(get, pieces))
             docs_c.extend([j] * len(pieces))
         postings.add(table, np.frombuffer(rows_c, dtype=np.int32),
                      np.frombuffer(docs_c, dtype=np.int64))
-    del data, get
+    del data, whole, get
     counted = postings.counted(table.names)
-    with open(_counted_path(root, "vocab", job.shard, job.field), "w",
+    with open(_counted_path(root, "vocab", job.shard, job.field, job.part), "w",
               encoding="utf-8") as f:
         f.write(json.dumps(counted.vocab, ensure_ascii=False))
     for kind in _COUNTED[1:]:
-        np.save(_counted_path(root, kind, job.shard, job.field), getattr(counted, kind))
+        np.save(_counted_path(root, kind, job.shard, job.field, job.part),
+                getattr(counted, kind))
     if job.write_ids:
-        np.save(_path(root, "ids", job.shard), np.asarray(ids, dtype=str))
+        np.save(_path(root, "ids", job.shard) if job.part < 0
+                else _counted_path(root, "ids", job.shard, job.field, job.part),
+                np.asarray(ids, dtype=str))
     return {"n": n, "docs_with_tokens": int((counted.lengths > 0).sum()),
             "total_len": int(counted.lengths.sum()), "peak_rss_mb": peak_rss_mb()}
 
 
-def _load_counted(root: Path, shard: Shard, field: str) -> CountedShard:
-    with open(_counted_path(root, "vocab", shard, field), encoding="utf-8") as f:
+def _parts(shard: Shard, workers: int, shards: int) -> tuple[int, ...]:
+    """The first rows of the parts a shard is counted in: one part (``()``) unless the
+    shards are fewer than two per worker; then enough parts of at least ``_BLOCK`` rows
+    for two per worker. The parts decide only how the work is cut: the shard's files are
+    the same bytes (:func:`_merged`)."""
+    size = shard.stop - shard.start
+    want = -(-2 * workers // shards) if workers > 1 and shards < 2 * workers else 1
+    k = max(1, min(want, size // _BLOCK))
+    if k == 1:
+        return ()
+    return tuple(size * i // k for i in range(k))
+
+
+def _load_counted(root: Path, shard: Shard, field: str, part: int = -1) -> CountedShard:
+    with open(_counted_path(root, "vocab", shard, field, part), encoding="utf-8") as f:
         vocab = json.load(f)
-    arrays = {k: np.load(_counted_path(root, k, shard, field)) for k in _COUNTED[1:]}
+    arrays = {k: np.load(_counted_path(root, k, shard, field, part)) for k in _COUNTED[1:]}
     return CountedShard(vocab, **arrays)
+
+
+def _merged(root: Path, job: _Job) -> tuple[CountedShard, np.ndarray]:
+    """The shard's counts and local -> global term map from its parts' (:func:`_parts`):
+    what one count job over the whole shard gives. Each part's postings are by term, then
+    row; the parts follow one another, so a stable sort by global term keeps every
+    term's rows ascending, and the shard's terms are the union of its parts'."""
+    terms, rows, freqs, lengths = [], [], [], []
+    for i, first in enumerate(job.parts):
+        c = _load_counted(root, job.shard, job.field, i)
+        m = np.load(_counted_path(root, "map", job.shard, job.field, i))
+        terms.append(np.repeat(m, np.diff(c.indptr)))
+        rows.append(c.rows + np.int32(first))
+        freqs.append(c.freqs)
+        lengths.append(c.lengths)
+    term = np.concatenate(terms)
+    order = np.argsort(term, kind="stable")
+    term_map, per_term = np.unique(term[order], return_counts=True)
+    indptr = np.concatenate([np.zeros(1, np.int64), np.cumsum(per_term, dtype=np.int64)])
+    return CountedShard([], per_term.astype(np.int64), np.concatenate(lengths), indptr,
+                        np.concatenate(rows)[order], np.concatenate(freqs)[order]), term_map
 
 
 def _stats(root: Path, job: _Job) -> GlobalStats:
@@ -514,37 +577,49 @@ def _stats(root: Path, job: _Job) -> GlobalStats:
 
 def _score_job(job: _Job) -> dict[str, Any]:
     """Step 3: the shard's postings under global term ids with their clause scores."""
+    _TABLES.clear()  # a worker's chunks: the counting is over
     root = Path(job.root)
-    counted = _load_counted(root, job.shard, job.field)
-    term_map = np.load(_counted_path(root, "map", job.shard, job.field))
+    if job.parts:
+        counted, term_map = _merged(root, job)
+    else:
+        counted = _load_counted(root, job.shard, job.field)
+        term_map = np.load(_counted_path(root, "map", job.shard, job.field))
     scored = score_shard(counted, term_map, _stats(root, job))
     for kind in _SCORED:
         np.save(_path(root, kind, job.shard, job.field), getattr(scored, kind))
-    for kind in (*_COUNTED, "map"):
-        _counted_path(root, kind, job.shard, job.field).unlink()
+    if job.parts and job.write_ids:  # the parts' ids, as one count job writes them
+        pieces = [_counted_path(root, "ids", job.shard, job.field, i)
+                  for i in range(len(job.parts))]
+        np.save(_path(root, "ids", job.shard), np.concatenate([np.load(p) for p in pieces]))
+        for p in pieces:
+            p.unlink()
+    for part in range(len(job.parts)) if job.parts else [-1]:
+        for kind in (*_COUNTED, "map"):
+            _counted_path(root, kind, job.shard, job.field, part).unlink()
     return {"postings": int(scored.data.shape[0]), "peak_rss_mb": peak_rss_mb()}
 
 
-def _merge_vocabularies(root: Path, shards: tuple[Shard, ...], field: str) -> int:
-    """Step 2 of one field: the sorted vocabulary, document frequencies and each shard's
-    local -> global term map, written beside the shards; the vocabulary's size."""
+def _merge_vocabularies(root: Path, units: list[tuple[Shard, int]], field: str) -> int:
+    """Step 2 of one field: the sorted vocabulary, document frequencies and each count
+    job's (shard and part: ``units``) local -> global term map, written beside the
+    shards; the vocabulary's size."""
     import orjson
 
     from nqkit.report import progress
 
     terms: set[str] = set()
-    for s in progress(shards, desc="BM25 (Lucene) vocabulary", unit="shard"):
-        terms.update(orjson.loads(_counted_path(root, "vocab", s, field).read_bytes()))
+    for s, i in progress(units, desc="BM25 (Lucene) vocabulary", unit="shard"):
+        terms.update(orjson.loads(_counted_path(root, "vocab", s, field, i).read_bytes()))
     vocab = sorted(terms)
     del terms
     index_of = {t: i for i, t in enumerate(vocab)}
     df = np.zeros(len(vocab), dtype=np.int64)
-    for s in progress(shards, desc="BM25 (Lucene) document frequencies", unit="shard"):
-        local = orjson.loads(_counted_path(root, "vocab", s, field).read_bytes())
+    for s, i in progress(units, desc="BM25 (Lucene) document frequencies", unit="shard"):
+        local = orjson.loads(_counted_path(root, "vocab", s, field, i).read_bytes())
         m = np.fromiter((index_of[t] for t in local), dtype=np.int64, count=len(local))
-        # a shard's terms are distinct
-        df[m] += np.load(_counted_path(root, "doc_freq", s, field))
-        np.save(_counted_path(root, "map", s, field), m)
+        # a count job's terms are distinct
+        df[m] += np.load(_counted_path(root, "doc_freq", s, field, i))
+        np.save(_counted_path(root, "map", s, field, i), m)
     np.save(root / _sub(field) / "doc_freq.npy", df)
     with open(root / _sub(field) / "vocab.json", "w", encoding="utf-8") as f:
         f.write(json.dumps(vocab, ensure_ascii=False))  # json.dump's bytes, in one call
@@ -562,13 +637,16 @@ def build_lucene(root: Path, shards: tuple[Shard, ...], k1: float, b: float,
     for name in names:
         (root / _sub(name)).mkdir(parents=True, exist_ok=True)
     (root / SUBDIR).mkdir(parents=True, exist_ok=True)
+    cuts = {s: _parts(s, cluster.workers, len(shards)) for s in shards}
+    units = [(s, i) for s in shards for i in (range(len(cuts[s])) if cuts[s] else [-1])]
     counts = cluster.map(_count_job, [_Job(str(root), s, k1, b, field=name,
-                                           write_ids=name == names[0])
-                                      for name in names for s in shards],
+                                           write_ids=name == names[0], parts=cuts[s],
+                                           part=i)
+                                      for name in names for s, i in units],
                          desc="BM25 (Lucene) analyze")
-    sizes = {name: _merge_vocabularies(root, shards, name) for name in names}
     _TABLES.clear()  # this process's chunks (one-process builds): not needed any more
-    n = len(shards)
+    sizes = {name: _merge_vocabularies(root, units, name) for name in names}
+    n = len(units)
     per: dict[str, dict[str, Any]] = {}
     jobs = []
     for i, name in enumerate(names):
@@ -579,10 +657,12 @@ def build_lucene(root: Path, shards: tuple[Shard, ...], k1: float, b: float,
                      "sum_total_term_freq": total,
                      "avg_length": float(avg_field_length(total, doc_count))
                      if doc_count else 0.0}
-        jobs += [_Job(str(root), s, k1, b, doc_count, total, name) for s in shards]
+        jobs += [_Job(str(root), s, k1, b, doc_count, total, name,
+                      write_ids=name == names[0], parts=cuts[s]) for s in shards]
     scored = cluster.map(_score_job, jobs, desc="BM25 (Lucene) score")
+    m = len(shards)
     for i, name in enumerate(names):
-        per[name]["postings"] = sum(s["postings"] for s in scored[i * n:(i + 1) * n])
+        per[name]["postings"] = sum(s["postings"] for s in scored[i * m:(i + 1) * m])
     peak = max([c["peak_rss_mb"] for c in counts] + [s["peak_rss_mb"] for s in scored])
     if fields == FLAT:
         return {**per[FLAT], "analyzer": ANALYZER, "peak_rss_mb": peak}
@@ -603,6 +683,8 @@ class _QueryJob:
     shard: Shard
     fields: tuple[_FieldQuery, ...]
     k: int
+    first: int = 0  # the questions searched: [first, last) (-1: to the end)
+    last: int = -1
 
 
 def _top(rows: np.ndarray, vals: np.ndarray, ids: np.ndarray, k: int
@@ -693,7 +775,8 @@ def _query_job(q: _QueryJob) -> dict[str, Any]:
     sizes: list[int] = []
     size = shard.size
     empty = (np.zeros(0, np.int64), np.zeros(0, F32), ids[:0])
-    for i in range(len(q.fields[0].offsets) - 1):
+    last = len(q.fields[0].offsets) - 1 if q.last < 0 else q.last
+    for i in range(q.first, last):
         row_parts: list[np.ndarray] = []
         val_parts: list[np.ndarray] = []
         for f in fields:
@@ -722,6 +805,29 @@ def _query_job(q: _QueryJob) -> dict[str, Any]:
 
 def _cat(parts: list[np.ndarray], empty: np.ndarray) -> np.ndarray:
     return np.concatenate(parts) if parts else empty
+
+
+def _question_groups(questions: int, workers: int, shards: int) -> list[tuple[int, int]]:
+    """The question ranges each shard is searched in, one job each: all questions in one
+    job, unless the shards are fewer than two per worker; then enough equal ranges for
+    two jobs per worker. Only how the work is cut: each question's list is the same."""
+    want = -(-2 * workers // shards) if workers > 1 and shards < 2 * workers else 1
+    g = max(1, min(want, questions))
+    return [(questions * i // g, questions * (i + 1) // g) for i in range(g)]
+
+
+def _joined(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """One shard's results for consecutive question ranges, as one job's."""
+    if len(results) == 1:
+        return results[0]
+    shift = np.cumsum([0] + [int(r["offsets"][-1]) for r in results[:-1]])
+    offsets = np.concatenate([np.zeros(1, np.int64)]
+                             + [r["offsets"][1:] + d for r, d in zip(results, shift,
+                                                                     strict=True)])
+    return {"rows": np.concatenate([r["rows"] for r in results]),
+            "scores": np.concatenate([r["scores"] for r in results]),
+            "ids": np.concatenate([r["ids"] for r in results]), "offsets": offsets,
+            "peak_rss_mb": max(r["peak_rss_mb"] for r in results)}
 
 
 def query_terms(root: Path, questions: list[str], field: str = FLAT
@@ -768,8 +874,11 @@ def search_lucene(root: Path, shards: tuple[Shard, ...], settings: LuceneBM25Set
         job = _Job(str(root), shards[0], settings.k1, settings.b, int(stats["doc_count"]),
                    int(stats["sum_total_term_freq"]), name)
         queries.append(_FieldQuery(job, *query_terms(root, questions, name), weight))
-    jobs = [_QueryJob(s, tuple(queries), k) for s in shards]
-    results = cluster.map(_query_job, jobs, desc="BM25 (Lucene) search")
+    groups = _question_groups(len(questions), cluster.workers, len(shards))
+    jobs = [_QueryJob(s, tuple(queries), k, a, b) for s in shards for a, b in groups]
+    done = cluster.map(_query_job, jobs, desc="BM25 (Lucene) search")
+    g = len(groups)
+    results = [_joined(done[j * g:(j + 1) * g]) for j in range(len(shards))]
     if len(results) == 1:  # one shard: its lists are the lists
         ranked_rows, ranked_vals = results[0]["rows"], results[0]["scores"]
         offsets = results[0]["offsets"]
