@@ -136,7 +136,8 @@ def add_released(result: Result, r: Any, path: str, *, regex: bool) -> None:
         raise InputError("--released", "regular-expression gold answers have no released "
                          "run's answer versions to compare", "drop --released or --regex")
     theirs = read_predictions(path)
-    rep = reproduce_run([(it.question, scored(it), it.correct) for it in r.items],
+    # the run's predictions as given: reproduce_run applies the extraction itself
+    rep = reproduce_run([(it.question, it.prediction, it.correct) for it in r.items],
                         [(p.question, p.prediction, p.answers) for p in theirs.predictions],
                         {it.question: it.answers for it in r.items},
                         convention=r.convention, extract=r.extract)
