@@ -294,6 +294,22 @@ def make_passages_module() -> ModuleType:
     return module
 
 
+def java21_home() -> Path:
+    """The Java 21+ home the Anserini oracles run on (with pyserini, whose jar they
+    load); a skip with the reason where either is missing, a failure under
+    ``NQKIT_REQUIRE_SHARED=1``."""
+    from lucene_bm25_oracle import find_java_home
+
+    home = find_java_home()
+    if home is None:
+        msg = "Anserini's oracles need Java 21+ (JAVA_HOME or /usr/lib/jvm/temurin-*)"
+        if REQUIRE_SHARED:
+            pytest.fail(msg, pytrace=False)
+        pytest.skip(msg)
+    require("pyserini")
+    return home
+
+
 @pytest.fixture(scope="session")
 def pyserini_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Pyserini's tokens, index statistics, Lucene top-100 and LuceneSearcher top-100 for
@@ -309,14 +325,9 @@ def pyserini_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     shared_file("data", "dpr", "biencoder-nq-dev-sample5.json")
     shared_file("data", "nq-open", "nq-open-oracle.jsonl.gz")
     qa = shared_file("data", "dpr", "nq-test.qa.tsv")
-    from lucene_bm25_oracle import Oracle, find_java_home
+    from lucene_bm25_oracle import Oracle
 
-    home = find_java_home()
-    if home is None:
-        msg = "Pyserini's oracle needs Java 21+ (JAVA_HOME or /usr/lib/jvm/temurin-*)"
-        if REQUIRE_SHARED:
-            pytest.fail(msg, pytrace=False)
-        pytest.skip(msg)
+    home = java21_home()
     os.environ["JAVA_HOME"] = str(home)  # before pyjnius starts a JVM
     os.environ.setdefault("OPENAI_API_KEY", "dummy")
     # pyserini.pyclass puts Anserini's jar on pyjnius's class path before importing it

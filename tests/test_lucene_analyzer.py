@@ -32,20 +32,14 @@ from nqkit.text.lucene import (
     tokenize,
 )
 
-from conftest import REQUIRE_SHARED, require, shared_file
+from conftest import java21_home, require, shared_file
 
 N_GENERATED = 12000
 
 
 @pytest.fixture(scope="module")
 def oracle() -> dict[str, tuple[list[str], list[list[str]]]]:
-    require("pyserini")
-    if find_java_home() is None:
-        msg = ("the Lucene oracle needs a Java 21+ runtime (JAVA_HOME, or a JDK in "
-               "/usr/lib/jvm/temurin-*)")
-        if REQUIRE_SHARED:
-            pytest.fail(msg)
-        pytest.skip(msg)
+    java21_home()
     real = real_strings(shared_file)
     gen = generated_strings(real, N_GENERATED)
     out = oracle_analyze(real + gen)

@@ -43,7 +43,7 @@ from nqkit.retrieval.lucene_bm25 import (
     term_weight,
 )
 
-from conftest import REQUIRE_SHARED, SHARED, make_passages_module, require, shared_file
+from conftest import SHARED, java21_home, make_passages_module, require, shared_file
 
 F = np.float32
 OPTS = ["--retriever", "bm25", "--bm25-method", "lucene-exact"]
@@ -219,19 +219,6 @@ def _trec_lists(path: Path) -> dict[str, list[tuple[str, float]]]:
 
 # ----------------------------------------------------------- parity with Anserini
 
-def _java_home() -> Path:
-    from lucene_bm25_oracle import find_java_home
-
-    home = find_java_home()
-    if home is None:
-        msg = "Anserini's oracle needs Java 21+ (JAVA_HOME or /usr/lib/jvm/temurin-*)"
-        if REQUIRE_SHARED:
-            pytest.fail(msg, pytrace=False)
-        pytest.skip(msg)
-    require("pyserini")
-    return home
-
-
 def _squad() -> tuple[list[Passage], list[tuple[str, list[str]]]]:
     """SQuAD 1.1 dev: every paragraph as a passage under its article's title (underscores
     as spaces), ids ``s<article>-<paragraph>``; every question with its answers."""
@@ -299,7 +286,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     over the file, of each under NQKIT_FULL_ORACLE=1)."""
     shared_file("data", "dpr", "biencoder-nq-dev-sample5.json")
     shared_file("data", "nq-open", "nq-open-oracle.jsonl.gz")
-    home = _java_home()
+    home = java21_home()
     from lucene_fields_oracle import Job, anserini_runs
     from nqkit.formats.dpr import read_dpr_qa_tsv
 
@@ -320,24 +307,16 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
             for (name, (p, qs, w)), oracle in zip(cases.items(), oracles, strict=True)}
 
 
-def test_real_passages_top100_and_scores_equal_anserinis(
-        runs: dict[str, dict[str, Any]]) -> None:
-    n, same_raw, same_cli, diffs = _agreement(runs["real"])
-    report = (f"multifield, real passages: Lucene scores and lists equal {same_raw}/{n} "
-              f"(in memory), SimpleSearcher's equal {same_cli}/{n} (index build + retrieve)")
+@pytest.mark.parametrize(("case", "what", "sample"), [
+    ("real", "real passages", 181), ("squad", "SQuAD dev paragraphs (title 0.5)", 177)])
+def test_top100_and_scores_equal_anserinis(runs: dict[str, dict[str, Any]], case: str,
+                                           what: str, sample: int) -> None:
+    n, same_raw, same_cli, diffs = _agreement(runs[case])
+    report = (f"multifield, {what}: Lucene scores and lists equal {same_raw}/{n} (in "
+              f"memory), SimpleSearcher's equal {same_cli}/{n} (index build + retrieve)")
     print(report)
-    assert n == (3610 if FULL else 181)
-    # measured: every question (no residual); keep it that way
-    assert same_raw == same_cli == n, report + "; " + "; ".join(diffs)
-
-
-def test_squad_paragraphs_top100_and_scores_equal_anserinis(
-        runs: dict[str, dict[str, Any]]) -> None:
-    n, same_raw, same_cli, diffs = _agreement(runs["squad"])
-    report = (f"multifield (title 0.5), SQuAD dev paragraphs: Lucene scores and lists "
-              f"equal {same_raw}/{n} (in memory), SimpleSearcher's {same_cli}/{n}")
-    print(report)
-    assert n == (3610 if FULL else 177)
+    assert n == (3610 if FULL else sample)
+    # measured: every question of both (no residual); keep it that way
     assert same_raw == same_cli == n, report + "; " + "; ".join(diffs)
 
 
