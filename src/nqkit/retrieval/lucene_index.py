@@ -526,14 +526,19 @@ def _count_job(job: _Job) -> dict[str, Any]:
             "total_len": int(counted.lengths.sum()), "peak_rss_mb": peak_rss_mb()}
 
 
+def _jobs_per_shard(workers: int, shards: int) -> int:
+    """Jobs a shard's work is cut into: 1, or enough for two per worker when the shards
+    are fewer (:func:`_parts`, :func:`_question_groups`)."""
+    return -(-2 * workers // shards) if workers > 1 and shards < 2 * workers else 1
+
+
 def _parts(shard: Shard, workers: int, shards: int) -> tuple[int, ...]:
     """The first rows of the parts a shard is counted in: one part (``()``) unless the
     shards are fewer than two per worker; then enough parts of at least ``_BLOCK`` rows
     for two per worker. The parts decide only how the work is cut: the shard's files are
     the same bytes (:func:`_merged`)."""
     size = shard.stop - shard.start
-    want = -(-2 * workers // shards) if workers > 1 and shards < 2 * workers else 1
-    k = max(1, min(want, size // _BLOCK))
+    k = max(1, min(_jobs_per_shard(workers, shards), size // _BLOCK))
     if k == 1:
         return ()
     return tuple(size * i // k for i in range(k))
@@ -812,8 +817,7 @@ def _question_groups(questions: int, workers: int, shards: int) -> list[tuple[in
     """The question ranges each shard is searched in, one job each: all questions in one
     job, unless the shards are fewer than two per worker; then enough equal ranges for
     two jobs per worker. Only how the work is cut: each question's list is the same."""
-    want = -(-2 * workers // shards) if workers > 1 and shards < 2 * workers else 1
-    g = max(1, min(want, questions))
+    g = max(1, min(_jobs_per_shard(workers, shards), questions))
     return [(questions * i // g, questions * (i + 1) // g) for i in range(g)]
 
 
