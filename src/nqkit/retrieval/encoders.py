@@ -54,8 +54,11 @@ _DIGESTS: dict[tuple[Any, ...], list[tuple[str, str]]] = {}
 
 
 def model_digests(path: Path) -> list[tuple[str, str]]:
-    """``(relative name, SHA-256)`` of every file under ``path``, in name order."""
-    from nqkit.io.content import sha256_file
+    """``(relative name, SHA-256)`` of every file under ``path``, in name order (hashed
+    as an index's manifest is: :func:`nqkit.io.sha256_files`, with its progress display
+    for a large model)."""
+    from nqkit.io import sha256_files
+    from nqkit.report import progress_bar
 
     files = sorted((p.relative_to(path).as_posix(), p) for p in path.rglob("*")
                    if p.is_file())
@@ -63,7 +66,9 @@ def model_digests(path: Path) -> list[tuple[str, str]]:
                    for name, p in files for st in [p.stat()])
     key = (str(path.resolve()), stamps)
     if key not in _DIGESTS:
-        _DIGESTS[key] = [(name, sha256_file(p)) for name, p in files]
+        digests = sha256_files([p for _, p in files], desc="hash model files",
+                               progress=progress_bar)
+        _DIGESTS[key] = [(name, digests[p]) for name, p in files]
     return _DIGESTS[key]
 
 
