@@ -417,6 +417,35 @@ def test_a_damaged_passage_store_names_its_line(tmp_path: Path) -> None:
     store.close()
 
 
+def test_a_range_of_a_shard_is_read_with_its_padding_and_a_short_file_refused(
+        tmp_path: Path) -> None:
+    """The lucene-exact count jobs read a range of records into one padded buffer and
+    parse careful records from a map of the whole file."""
+    from nqkit.retrieval.passage_store import (
+        mapped_shard,
+        read_shard_bytes,
+        shard_offsets,
+        shard_passage,
+        write_store,
+    )
+
+    corpus = tmp_path / "c.tsv"
+    write_passages(corpus, [Passage("1", "a\nb", "T"), Passage("2", "x", "T")])
+    info = write_store(corpus, tmp_path / "ix", 10)
+    s = info.shards[0]
+    offsets = shard_offsets(tmp_path / "ix", s)
+    assert offsets.tolist() == [0, 10, 16]
+    buf = read_shard_bytes(tmp_path / "ix", s, 10, 16, pad=3)
+    assert isinstance(buf, bytearray) and bytes(buf) == b"2\tx\tT\n\x00\x00\x00"
+    with mapped_shard(tmp_path / "ix", s) as whole:
+        assert shard_passage(whole, offsets, 1, tmp_path / "ix", s) == Passage("2", "x", "T")
+    shard = tmp_path / "ix" / "passages" / "shard-00000.tsv"
+    shard.write_bytes(shard.read_bytes()[:12])  # cut inside the second record
+    with pytest.raises(InputError, match=r"shard-00000.tsv: ends at byte 12, its offsets "
+                                         r"say 16.* rebuild the index"):
+        read_shard_bytes(tmp_path / "ix", s, 10, 16)
+
+
 # ---------------------------------------------------------------- stray quotes (issue 30)
 
 def _plant_stray_quotes(data: bytes, count: int) -> tuple[bytes, list[tuple[int, int]]]:

@@ -65,6 +65,28 @@ def peak_rss_mb() -> float:
     return kb / 1024 if sys.platform != "darwin" else kb / 2**20
 
 
+def release_memory() -> None:
+    """Give the memory this process has freed back to the system (glibc's
+    ``malloc_trim``; elsewhere nothing): a job's freed arrays and objects otherwise stay
+    in the process's heap, counted in its resident memory while later jobs run."""
+    global _TRIM
+    if _TRIM is None:
+        _TRIM = False
+        if sys.platform.startswith("linux"):
+            import ctypes
+            import ctypes.util
+
+            try:
+                _TRIM = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+            except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+                pass
+    if _TRIM:
+        _TRIM(0)
+
+
+_TRIM: Any = None  # glibc's malloc_trim, False where there is none
+
+
 @dataclass(frozen=True, slots=True)
 class _Failure:
     """A job's NqkitError, carried back by value (its class, and the message parts)."""

@@ -62,7 +62,7 @@ from typing import Any
 
 import numpy as np
 
-from nqkit.cluster import Cluster, peak_rss_mb
+from nqkit.cluster import Cluster, peak_rss_mb, release_memory
 from nqkit.retrieval.lucene_bm25 import (
     F32,
     FLAT,
@@ -80,7 +80,13 @@ from nqkit.retrieval.lucene_bm25 import (
     score_shard,
     term_weight,
 )
-from nqkit.retrieval.passage_store import Shard, read_shard, shard_passage
+from nqkit.retrieval.passage_store import (
+    Shard,
+    mapped_shard,
+    read_shard_bytes,
+    shard_offsets,
+    shard_passage,
+)
 from nqkit.retrieval.topk import Hits
 
 __all__ = ["ANALYZER", "METHOD", "SCORES", "build_lucene", "contents", "search_lucene"]
@@ -138,7 +144,8 @@ _BLOCK = 8192  # passages whose chunks are split at once
 _KEY_BITS = 63  # a shard's (term, row, frequency) sort key is an int64
 
 
-_WS = np.array([not bytes([c]).split() for c in range(256)])  # what bytes.split() cuts at
+# 0 for a byte bytes.split() cuts at, 1 for the others (a bytes.translate table)
+_IN_CHUNK = bytes(int(bool(bytes([c]).split())) for c in range(256))
 _SHORT = 16  # chunks of up to this many bytes are found by their bytes in a _ChunkIndex
 _LOW = np.array([(1 << (8 * min(k, 8))) - 1 for k in range(_SHORT + 1)], dtype=np.uint64)
 _HIGH = np.array([0] * 9 + [(1 << (8 * (k - 8))) - 1 for k in range(9, _SHORT + 1)],
@@ -151,12 +158,13 @@ class _ChunkIndex:
     """The table rows of short chunks, found a block at a time with numpy: open
     addressing keyed by a chunk's bytes themselves, its first 16 bytes as two
     little-endian words zero-padded (exact: a chunk read from a shard's bytes holds no
-    NUL byte, so no two chunks share a key; ``k0 == 0`` marks an empty slot)."""
+    NUL byte, so no two chunks share a key; a first word 0 marks an empty slot). A slot's
+    two words lie side by side and are read as one 16-byte item (one memory access per
+    probe, not two)."""
 
     def __init__(self, bits: int = 16) -> None:
         self.bits = bits
-        self.k0 = np.zeros(1 << bits, dtype=np.uint64)
-        self.k1 = np.zeros(1 << bits, dtype=np.uint64)
+        self.keys = np.zeros((1 << bits, 2), dtype=np.uint64)
         self.rows = np.zeros(1 << bits, dtype=np.int32)
         self.count = 0
 
@@ -166,27 +174,34 @@ class _ChunkIndex:
         h >>= np.uint64(64 - self.bits)
         return h.astype(np.intp)
 
+    def _held(self, slots: np.ndarray) -> np.ndarray:
+        """The keys in ``slots``, an (n, 2) array."""
+        return self.keys.view("V16").reshape(-1)[slots].view(np.uint64).reshape(-1, 2)
+
     def find(self, k0: np.ndarray, k1: np.ndarray) -> np.ndarray:
         """Each key's row, -1 where the key is not held."""
         out = np.full(k0.shape[0], -1, dtype=np.int32)
         mask = (1 << self.bits) - 1
         todo = np.arange(k0.shape[0])
         slots = self._slots(k0, k1)
+        first = True
         while todo.shape[0]:  # linear probing: the keys not yet found nor missed move on
-            held = self.k0[slots]
-            hit = (held == k0[todo]) & (self.k1[slots] == k1[todo])
+            held = self._held(slots)
+            q0, q1 = (k0, k1) if first else (k0[todo], k1[todo])
+            hit = (held[:, 0] == q0) & (held[:, 1] == q1)
             out[todo[hit]] = self.rows[slots[hit]]
-            on = ~hit & (held != 0)
+            on = ~hit & (held[:, 0] != 0)
             todo = todo[on]
             slots = (slots[on] + 1) & mask
+            first = False
         return out
 
     def insert(self, k0: np.ndarray, k1: np.ndarray, rows: np.ndarray) -> None:
         """Add keys not held, distinct; the table grows to stay at most half full."""
         need = self.count + k0.shape[0]
         if need * 2 > 1 << self.bits:
-            used = self.k0 != 0
-            held = (self.k0[used], self.k1[used], self.rows[used])
+            used = self.keys[:, 0] != 0
+            held = (self.keys[used, 0], self.keys[used, 1], self.rows[used])
             bits = self.bits
             while need * 2 > 1 << bits:
                 bits += 1
@@ -199,11 +214,11 @@ class _ChunkIndex:
         todo = np.arange(k0.shape[0])
         slots = self._slots(k0, k1)
         while todo.shape[0]:  # each round, the first key to reach a free slot takes it
-            free = self.k0[slots] == 0
+            free = self.keys[slots, 0] == 0
             _, first = np.unique(slots[free], return_index=True)
             won = np.flatnonzero(free)[first]
             at, who = slots[won], todo[won]
-            self.k0[at], self.k1[at], self.rows[at] = k0[who], k1[who], rows[who]
+            self.keys[at, 0], self.keys[at, 1], self.rows[at] = k0[who], k1[who], rows[who]
             on = np.ones(todo.shape[0], dtype=bool)
             on[won] = False
             todo = todo[on]
@@ -215,7 +230,10 @@ class _ChunkTable(dict[bytes, int]):
     """Chunk (UTF-8 bytes, :func:`nqkit.text.lucene.chunks`) -> its row in a table of
     term ids: each distinct chunk is analyzed once per process (its terms do not depend
     on the text around it), whatever shards the process counts; row r's ids are
-    ``ids[starts[r]:starts[r + 1]]``, indexes into ``names``."""
+    ``ids[starts[r]:starts[r + 1]]``, indexes into ``names``. The short chunks of the
+    block reader are found by their bytes in ``index`` (:func:`_block_rows`) and have no
+    dictionary entry; the dictionary holds the others (a chunk may have a row in each:
+    the same terms)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -227,6 +245,7 @@ class _ChunkTable(dict[bytes, int]):
         self.names: list[str] = []  # id -> term
         self.starts = array("q", [0])
         self.ids = array("i")
+        self.single = array("i")  # row r's one term id; -1: no term, -2: several
         self.index = _ChunkIndex()  # the rows of the short chunks cached here
         self.raw = False  # the chunks read are a shard's bytes (quoted fields as written)
         self.unsafe = False  # ... and one of them may not give the terms of its text
@@ -238,11 +257,15 @@ class _ChunkTable(dict[bytes, int]):
             if t not in ids:
                 ids[t] = len(names)
                 names.append(t)
-        self.ids.extend([ids[t] for t in terms])
+        got = [ids[t] for t in terms]
+        self.ids.extend(got)
         self.starts.append(len(self.ids))
+        self.single.append(got[0] if len(got) == 1 else -1 - (len(got) > 1))
         return len(self.starts) - 2
 
-    def __missing__(self, chunk: bytes) -> int:
+    def fresh(self, chunk: bytes | bytearray) -> int:
+        """A new row for ``chunk`` (analyzed), not cached here: the row, or ``~row``
+        when the chunk must never be cached (its terms may not be its text's)."""
         text = chunk.decode("utf-8")
         row = self._add(self.analyze(text))
         if b'"' in chunk and not self.quotes_neutral(text):
@@ -250,7 +273,13 @@ class _ChunkTable(dict[bytes, int]):
             # chunk read from a shard's bytes is not its text, so it is never cached, and
             # its shard is read again the careful way
             self.unsafe = self.unsafe or self.raw
-            return row
+            return ~row
+        return row
+
+    def __missing__(self, chunk: bytes) -> int:
+        row = self.fresh(chunk)
+        if row < 0:
+            return ~row
         self[chunk] = row
         return row
 
@@ -291,21 +320,20 @@ class _Postings:
         ``docs`` (one per chunk, ascending)."""
         if not chunk_rows.shape[0]:
             return
-        starts = np.frombuffer(table.starts, dtype=np.int64)
-        first = starts[chunk_rows]
-        sizes = starts[chunk_rows + 1] - first
-        del starts  # a view: the table cannot grow while it is alive
-        term_ids = np.frombuffer(table.ids, dtype=np.int32)
-        if int(sizes.max()) <= 1:  # nearly always: a chunk holds one term or none
-            one = sizes == 1
-            flat = term_ids[first[one]]
-            term_docs = docs[one]
-        else:  # every term of every chunk: its chunk's first id plus its offset in it
-            ends = np.cumsum(sizes)
-            at = np.repeat(first - (ends - sizes), sizes) + np.arange(int(ends[-1]))
-            flat = term_ids[at]
-            term_docs = np.repeat(docs, sizes)
-        del term_ids
+        single = np.frombuffer(table.single, dtype=np.int32)[chunk_rows]
+        one = single >= 0  # nearly always: a chunk holds one term or none
+        flat = single[one]
+        term_docs = docs[one]
+        several = np.flatnonzero(single == -2)
+        if several.shape[0]:  # every term of those chunks (the order does not matter)
+            starts = np.frombuffer(table.starts, dtype=np.int64)
+            rows_ = chunk_rows[several]
+            lo_, hi_ = starts[rows_], starts[rows_ + 1]
+            del starts  # a view: the table cannot grow while it is alive
+            term_ids = np.frombuffer(table.ids, dtype=np.int32)
+            flat = np.concatenate([flat, term_ids[_ranges(lo_, hi_)]])
+            del term_ids
+            term_docs = np.concatenate([term_docs, np.repeat(docs[several], hi_ - lo_)])
         lo = int(docs[0])
         span = int(docs[-1]) - lo + 1
         local = term_docs - lo
@@ -361,23 +389,26 @@ class _Postings:
                             key.astype(np.int32), freqs)
 
 
-def _block_rows(b: np.ndarray, blob: bytes, lo: int, hi: int, table: _ChunkTable
-                ) -> np.ndarray:
+def _block_rows(b: np.ndarray, blob: bytes | bytearray, lo: int, hi: int,
+                table: _ChunkTable) -> np.ndarray:
     """The table rows of the chunks of ``b[lo:hi]`` (the pieces ``bytes.split`` cuts),
     in order; ``b``: uint8 with 16 zero bytes after the text, ``blob`` bytes holding
-    every chunk but the marks at the same place (the shard's own bytes: ``b`` differs
-    from them only where an id or a careful record was blanked, where no other chunk
-    lies).
+    every chunk but the marks at the same place (the buffer ``b`` views, or the shard's
+    own bytes: ``b`` differs from them only where an id or a careful record was blanked,
+    where no other chunk lies).
 
     A chunk of up to 16 bytes is found in ``table.index`` by its bytes, with numpy; the
-    distinct ones not there go through ``table`` once (analyzed if new to it) and are
-    added; longer chunks, and those ``table`` never caches, go through ``table`` one
+    distinct ones not there are analyzed once (:meth:`_ChunkTable.fresh`) and added to
+    the index (not to the dictionary: the index alone holds the short chunks read this
+    way); longer chunks, and those ``table`` never caches, go through ``table`` one
     by one."""
-    word = ~_WS[b[lo:hi]]
-    edge = np.diff(word.view(np.int8), prepend=np.int8(0), append=np.int8(0))
-    s = np.flatnonzero(edge == 1) + lo
-    e = np.flatnonzero(edge == -1) + lo
-    del word, edge
+    # 1 for a byte of a chunk, with a 0 on either side: the chunks' edges alternate,
+    # each chunk's start then its end
+    word = np.frombuffer(b"\x00" + b[lo:hi].tobytes().translate(_IN_CHUNK) + b"\x00",
+                         dtype=np.int8)
+    edges = np.flatnonzero(word[1:] != word[:-1]) + lo
+    s, e = edges[0::2], edges[1::2]
+    del word, edges
     sizes = e - s
     head = b[s]
     rows = np.full(s.shape[0], -1, dtype=np.int32)
@@ -400,25 +431,28 @@ def _block_rows(b: np.ndarray, blob: bytes, lo: int, hi: int, table: _ChunkTable
         one = new[order[first]]  # each distinct key once
         at = short[one]
         chunks = [blob[x:y] for x, y in zip(s[at].tolist(), e[at].tolist(), strict=True)]
-        got = np.fromiter(map(table.__getitem__, chunks), dtype=np.int32, count=len(chunks))
-        kept = np.fromiter(map(table.__contains__, chunks), dtype=bool, count=len(chunks))
+        # analyzed, and held by the index only (no dictionary entry: millions of them)
+        got = np.fromiter(map(table.fresh, chunks), dtype=np.int32, count=len(chunks))
+        kept = got >= 0
         table.index.insert(k0[one[kept]], k1[one[kept]], got[kept])
         found[new] = table.index.find(a0, a1)
     rows[short] = found
     rest = np.flatnonzero(rows < 0)
-    if rest.shape[0]:
-        chunks = [blob[x:y] for x, y in zip(s[rest].tolist(), e[rest].tolist(), strict=True)]
-        rows[rest] = np.fromiter(map(table.__getitem__, chunks), dtype=np.int32,
-                                 count=len(chunks))
+    if rest.shape[0]:  # dictionary keys: bytes
+        keys = [bytes(blob[x:y]) for x, y in zip(s[rest].tolist(), e[rest].tolist(),
+                                                 strict=True)]
+        rows[rest] = np.fromiter(map(table.__getitem__, keys), dtype=np.int32,
+                                 count=len(keys))
     return rows
 
 
-def _read_chunks(data: bytes, offsets: np.ndarray, careful: np.ndarray, table: _ChunkTable,
-                 postings: _Postings) -> list[str] | None:
-    """Count the terms of the shard's passages not marked ``careful`` into ``postings``,
-    reading the shard's bytes a block at a time; return those passages' ids, or None
-    when a chunk may not give its text's terms (``table.unsafe``: then nothing counted
-    here may be kept, and the shard is to be read the careful way).
+def _read_chunks(buf: bytearray, offsets: np.ndarray, careful: np.ndarray,
+                 table: _ChunkTable, postings: _Postings) -> list[str] | None:
+    """Count the terms of the passages not marked ``careful`` into ``postings``, reading
+    their bytes (``buf``: the records at ``offsets`` and ``_SHORT`` zero bytes, written
+    here) a block at a time; return those passages' ids, or None when a chunk may not
+    give its text's terms (``table.unsafe``: then nothing counted here may be kept, and
+    the shard is to be read the careful way).
 
     A record is ``id<TAB>text<TAB>title<LF>`` (:mod:`nqkit.retrieval.passage_store`): the
     id (not quoted: careful passages are those whose id is) is replaced by a chunk of its
@@ -429,15 +463,16 @@ def _read_chunks(data: bytes, offsets: np.ndarray, careful: np.ndarray, table: _
     says ``unsafe``."""
     fast = np.flatnonzero(~careful)
     starts = offsets[:-1][fast]
-    # an unquoted id ends at the record's first tab (found by bytes.index: a mask of the
-    # shard's tabs would be another array the size of the shard)
-    find = data.index
+    # an unquoted id ends at the record's first tab (found by bytearray.index: a mask of
+    # the shard's tabs would be another array the size of the shard)
+    find = buf.index
     id_ends = np.fromiter((find(b"\t", a) for a in starts.tolist()), dtype=np.int64,
                           count=starts.shape[0])
-    ids = [data[a:b].decode("utf-8") for a, b in zip(starts.tolist(), id_ends.tolist(),
-                                                      strict=True)]
-    b = np.zeros(len(data) + _SHORT, dtype=np.uint8)  # the keys read 16 bytes at a time
-    b[:len(data)] = np.frombuffer(data, dtype=np.uint8)
+    ids = [buf[a:b].decode("utf-8") for a, b in zip(starts.tolist(), id_ends.tolist(),
+                                                     strict=True)]
+    # the ids and careful records blanked in place: no chunk lies there, so the other
+    # chunks' bytes are read from the same buffer
+    b = np.frombuffer(buf, dtype=np.uint8)  # the keys read 16 bytes at a time
     b[_ranges(starts, id_ends)] = 0x20
     b[starts] = _MARK[0]
     slow = np.flatnonzero(careful)
@@ -448,7 +483,7 @@ def _read_chunks(data: bytes, offsets: np.ndarray, careful: np.ndarray, table: _
     try:  # a block of passages at a time
         cuts = [*offsets[::_BLOCK].tolist(), int(offsets[-1])]
         for lo, hi in itertools.pairwise(dict.fromkeys(cuts)):
-            rows = _block_rows(b, data, lo, hi, table)
+            rows = _block_rows(b, buf, lo, hi, table)
             if table.unsafe:
                 return None
             marks = rows == 0
@@ -469,48 +504,49 @@ def _count_job(job: _Job) -> dict[str, Any]:
     return its counts."""
     root = Path(job.root)
     table = _chunk_table()
-    whole, whole_offsets = read_shard(root, job.shard)
+    whole_offsets = shard_offsets(root, job.shard)
     lo = job.parts[job.part] if job.part >= 0 else 0
     hi = (job.parts[job.part + 1] if 0 <= job.part < len(job.parts) - 1
           else whole_offsets.shape[0] - 1)
-    if (lo, hi) == (0, whole_offsets.shape[0] - 1):
-        data, offsets = whole, whole_offsets
-    else:  # this job's rows: their bytes, offsets from 0
-        base = int(whole_offsets[lo])
-        data = whole[base:int(whole_offsets[hi])]
-        offsets = whole_offsets[lo:hi + 1] - base
+    base = int(whole_offsets[lo])
+    offsets = whole_offsets[lo:hi + 1] - base  # this job's records, from 0
     n = offsets.shape[0] - 1
-    # careful: read one by one (parsed): a quoted id, or all when a NUL byte would be
-    # taken for a _MARK
-    # multifield: every passage parsed (the block reader reads title and text as one)
-    careful = np.full(n, _MARK in data or job.field != FLAT, dtype=bool)
-    if n and not careful.all():
-        careful |= np.frombuffer(data, dtype=np.uint8)[offsets[:-1]] == 0x22
     ids: list[str] = [""] * n
     postings = _Postings(n)
-    if not careful.all():
-        fast_ids = _read_chunks(data, offsets, careful, table, postings)
-        if fast_ids is None:  # a quoted Hebrew text: the whole shard the careful way
-            careful[:] = True
-            postings = _Postings(n)
-        else:
-            for j, pid in zip(np.flatnonzero(~careful).tolist(), fast_ids, strict=True):
-                ids[j] = pid
+    # careful: read one by one (parsed): a quoted id, or all when a NUL byte would be
+    # taken for a _MARK; multifield: every passage (the block reader reads title and
+    # text as one)
+    careful = np.full(n, job.field != FLAT, dtype=bool)
+    if n and not careful.all():
+        buf = read_shard_bytes(root, job.shard, base, int(whole_offsets[hi]), pad=_SHORT)
+        careful[:] = buf.find(_MARK, 0, len(buf) - _SHORT) >= 0
+        if not careful.all():
+            careful |= np.frombuffer(buf, dtype=np.uint8)[offsets[:-1]] == 0x22
+            fast_ids = _read_chunks(buf, offsets, careful, table, postings)
+            if fast_ids is None:  # a quoted Hebrew text: the whole shard the careful way
+                careful[:] = True
+                postings = _Postings(n)
+            else:
+                for j, pid in zip(np.flatnonzero(~careful).tolist(), fast_ids, strict=True):
+                    ids[j] = pid
+        del buf
     get = table.__getitem__
-    for part in np.array_split(np.flatnonzero(careful), max(1, -(-int(careful.sum())
-                                                                 // _BLOCK))):
-        rows_c = array("i")
-        docs_c = array("q")
-        for j in part.tolist():
-            # parsed from the whole shard: a damaged record's error names its line
-            p = shard_passage(whole, whole_offsets, lo + j, root, job.shard)
-            ids[j] = p.id
-            pieces = field_texts(p.title, p.text, job.field).encode("utf-8").split()
-            rows_c.extend(map(get, pieces))
-            docs_c.extend([j] * len(pieces))
-        postings.add(table, np.frombuffer(rows_c, dtype=np.int32),
-                     np.frombuffer(docs_c, dtype=np.int64))
-    del data, whole, get
+    with mapped_shard(root, job.shard) as whole:
+        for part in np.array_split(np.flatnonzero(careful),
+                                   max(1, -(-int(careful.sum()) // _BLOCK))):
+            rows_c = array("i")
+            docs_c = array("q")
+            for j in part.tolist():
+                # parsed from the whole shard: a damaged record's error names its line
+                p = shard_passage(whole, whole_offsets, lo + j, root, job.shard)
+                ids[j] = p.id
+                pieces = field_texts(p.title, p.text, job.field).encode("utf-8").split()
+                rows_c.extend(map(get, pieces))
+                docs_c.extend([j] * len(pieces))
+            postings.add(table, np.frombuffer(rows_c, dtype=np.int32),
+                         np.frombuffer(docs_c, dtype=np.int64))
+    del get
+    release_memory()  # the block arrays and the shard's bytes, before the sort's arrays
     counted = postings.counted(table.names)
     with open(_counted_path(root, "vocab", job.shard, job.field, job.part), "w",
               encoding="utf-8") as f:
@@ -522,8 +558,11 @@ def _count_job(job: _Job) -> dict[str, Any]:
         np.save(_path(root, "ids", job.shard) if job.part < 0
                 else _counted_path(root, "ids", job.shard, job.field, job.part),
                 np.asarray(ids, dtype=str))
-    return {"n": n, "docs_with_tokens": int((counted.lengths > 0).sum()),
-            "total_len": int(counted.lengths.sum()), "peak_rss_mb": peak_rss_mb()}
+    facts = {"n": n, "docs_with_tokens": int((counted.lengths > 0).sum()),
+             "total_len": int(counted.lengths.sum()), "peak_rss_mb": peak_rss_mb()}
+    del counted, postings, ids
+    release_memory()  # what the next job of this process does not need
+    return facts
 
 
 def _jobs_per_shard(workers: int, shards: int) -> int:
@@ -583,7 +622,9 @@ def _stats(root: Path, job: _Job) -> GlobalStats:
 
 def _score_job(job: _Job) -> dict[str, Any]:
     """Step 3: the shard's postings under global term ids with their clause scores."""
-    _TABLES.clear()  # a worker's chunks: the counting is over
+    if _TABLES:  # a worker's chunks: the counting is over
+        _TABLES.clear()
+        release_memory()
     root = Path(job.root)
     if job.parts:
         counted, term_map = _merged(root, job)
@@ -651,6 +692,7 @@ def build_lucene(root: Path, shards: tuple[Shard, ...], k1: float, b: float,
                                       for name in names for s, i in units],
                          desc="BM25 (Lucene) analyze")
     _TABLES.clear()  # this process's chunks (one-process builds): not needed any more
+    release_memory()
     sizes = {name: _merge_vocabularies(root, units, name) for name in names}
     n = len(units)
     per: dict[str, dict[str, Any]] = {}

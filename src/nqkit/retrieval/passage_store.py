@@ -28,6 +28,7 @@ import mmap
 import os
 import struct
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,8 +49,8 @@ from nqkit.retrieval.corpus import (
     read_passages_in_runs,
 )
 
-__all__ = ["PassageStore", "Shard", "StoreInfo", "iter_shard", "read_shard", "shard_passage",
-           "write_store"]
+__all__ = ["PassageStore", "Shard", "StoreInfo", "iter_shard", "mapped_shard",
+           "read_shard_bytes", "shard_offsets", "shard_passage", "write_store"]
 
 STORE_DIR = "passages"
 
@@ -270,18 +271,49 @@ def iter_shard(root: PathLike, shard: Shard) -> Iterator[Passage]:
             data.close()
 
 
-def read_shard(root: PathLike, shard: Shard) -> tuple[bytes, np.ndarray]:
-    """The bytes of one shard file and its record offsets (int64, the end last): for
-    shard jobs that read all of a shard at once; :func:`shard_passage` parses a record."""
-    tsv, offs = _shard_paths(Path(root), shard)
-    offsets = np.load(offs)
+def shard_offsets(root: PathLike, shard: Shard) -> np.ndarray:
+    """A shard file's record offsets (int64, the end last)."""
+    return np.load(_shard_paths(Path(root), shard)[1])
+
+
+def read_shard_bytes(root: PathLike, shard: Shard, start: int, stop: int, pad: int = 0
+                     ) -> bytearray:
+    """Bytes ``[start, stop)`` of a shard file (offsets from :func:`shard_offsets`) and
+    ``pad`` zero bytes after them, in a buffer numpy can view and write: for shard jobs
+    that read a range of records at once (one copy of their bytes, not two)."""
+    tsv = _shard_paths(Path(root), shard)[0]
+    buf = bytearray(stop - start + pad)
+    view = memoryview(buf)[:stop - start]
+    with open(tsv, "rb", buffering=0) as f:
+        f.seek(start)
+        done = 0
+        while done < len(view):  # one read gives at most ~2 GB
+            got = f.readinto(view[done:])
+            if not got:
+                raise InputError(tsv, f"ends at byte {start + done}, its offsets say "
+                                 f"{stop}", "rebuild the index")
+            done += got
+    view.release()
+    return buf
+
+
+@contextmanager
+def mapped_shard(root: PathLike, shard: Shard) -> Iterator[mmap.mmap | bytes]:
+    """A shard file's bytes, memory-mapped, for :func:`shard_passage`."""
+    tsv = _shard_paths(Path(root), shard)[0]
     with open(tsv, "rb") as f:
-        return f.read(), offsets
+        data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if os.fstat(
+            f.fileno()).st_size else b""
+    try:
+        yield data
+    finally:
+        if isinstance(data, mmap.mmap):
+            data.close()
 
 
-def shard_passage(data: bytes, offsets: np.ndarray, j: int, root: PathLike, shard: Shard
-                  ) -> Passage:
-    """Passage ``j`` of a shard read by :func:`read_shard` (as :func:`iter_shard` gives
+def shard_passage(data: mmap.mmap | bytes, offsets: np.ndarray, j: int, root: PathLike,
+                  shard: Shard) -> Passage:
+    """Passage ``j`` of a shard (:func:`mapped_shard`; as :func:`iter_shard` gives
     it, with its error for a damaged record)."""
     return _record(data, offsets, j, Path(root), shard)
 
