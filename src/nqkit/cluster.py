@@ -76,10 +76,9 @@ def release_memory() -> None:
             import ctypes
             import ctypes.util
 
-            try:
+            # not glibc (musl has no malloc_trim): nothing to call
+            with contextlib.suppress(OSError, AttributeError):
                 _TRIM = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-            except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
-                pass
     if _TRIM:
         _TRIM(0)
 
