@@ -26,6 +26,7 @@ from nqkit.text.lucene import (
     STOP_WORDS,
     analyze,
     analyze_many,
+    analyze_word,
     chunks,
     porter_stem,
     quotes_neutral,
@@ -36,14 +37,47 @@ from conftest import java21_home, require, shared_file
 
 N_GENERATED = 12000
 
+# words that reach every rule of Lucene's PorterStemmer: stems (short ones, y after a
+# vowel or first, doubled and cvc endings) with every suffix of its steps, and after it
+# the endings step 1 removes
+STEMS = ["", "y", "yy", "b", "tr", "bat", "hop", "fil", "cr", "ya", "ay", "oy", "by", "rat",
+         "fizz", "sky", "gener", "conn", "relat", "digit", "adopt", "oper", "rev", "valen",
+         "hesit", "formal", "sens", "radic", "electr", "allow", "hope", "feud", "sing",
+         "control", "roll"]
+SUFFIXES = ["sses", "ies", "s", "ss", "eed", "ed", "ing", "at", "bl", "iz", "y", "ational",
+            "tional", "enci", "anci", "izer", "bli", "alli", "entli", "eli", "ousli",
+            "ization", "ation", "ator", "alism", "iveness", "fulness", "ousness", "aliti",
+            "iviti", "biliti", "logi", "icate", "ative", "alize", "iciti", "ical", "ful",
+            "ness", "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment",
+            "ent", "sion", "tion", "ion", "ou", "ism", "ate", "iti", "ous", "ive", "ize", "e",
+            "ll", "l"]
+ENDINGS = ["", "s", "ed", "ing", "e", "ly", "y", "al", "ness"]
+
+
+def porter_words() -> list[str]:
+    return sorted({w for a in STEMS for b in SUFFIXES for c in ENDINGS
+                   for w in [a + b + c] if len(w) > 2})
+
 
 @pytest.fixture(scope="module")
 def oracle() -> dict[str, tuple[list[str], list[list[str]]]]:
     java21_home()
     real = real_strings(shared_file)
     gen = generated_strings(real, N_GENERATED)
-    out = oracle_analyze(real + gen)
-    return {"real": (real, out[:len(real)]), "generated": (gen, out[len(real):])}
+    rules = porter_words()
+    out = oracle_analyze(real + gen + rules)
+    n, g = len(real), len(real) + len(gen)
+    return {"real": (real, out[:n]), "generated": (gen, out[n:g]), "rules": (rules, out[g:])}
+
+
+def test_words_on_every_porter_rule_are_stemmed_as_by_pyserini(oracle) -> None:
+    """A word of ASCII letters, as the index build analyzes it (analyze_word: the
+    stop list, then porter_stem), against Lucene."""
+    words, lucene = oracle["rules"]
+    assert len(words) > 15000
+    bad = [(w, analyze_word(w), want) for w, want in zip(words, lucene, strict=True)
+           if analyze_word(w) != want]
+    assert not bad, f"{len(bad)}/{len(words)} words differ: {bad[:10]}"
 
 
 def _disagreements(strings: list[str], lucene: list[list[str]]) -> list[str]:
@@ -96,7 +130,10 @@ def test_whitespace_pieces_of_real_strings_give_pyserinis_terms(oracle) -> None:
     shortcut takes), concatenated, gives Pyserini's terms of the whole string."""
     strings, lucene = oracle["real"]
     pieces = {c for s in strings for c in s.encode().split()}
-    terms = {c: analyze(c.decode()) for c in pieces}
+    # as the build does: a piece of ASCII letters by analyze_word
+    terms = {c: analyze_word(c.decode()) if c.isalpha() and len(c) <= MAX_TOKEN_LENGTH
+             else analyze(c.decode()) for c in pieces}
+    assert sum(c.isalpha() for c in pieces) > len(pieces) // 3
     bad = [s[:200] for s, want in zip(strings, lucene, strict=True)
            if [t for c in s.encode().split() for t in terms[c]] != want]
     assert not bad, f"{len(bad)}/{len(strings)} real strings differ: {bad[:5]}"
@@ -235,6 +272,13 @@ def test_the_fast_patterns_find_the_longest_match(text: str) -> None:
     """The greedy patterns (ASCII, BMP, full) and the per-token scan give the tokens of
     leftmost-longest matching over the grammar (JFlex's semantics)."""
     assert tokenize(text) == _longest_match_scan(text)
+
+
+@given(st.one_of(st.text(alphabet=st.sampled_from(list("aeiouyAEIOUYsSlLdgnmtzbc")),
+                         min_size=1, max_size=20),
+                 st.sampled_from(sorted(STOP_WORDS | {w.upper() for w in STOP_WORDS}))))
+def test_a_word_of_ascii_letters_is_analyzed_as_by_analyze(word: str) -> None:
+    assert analyze_word(word) == analyze(word)
 
 
 @given(st.text(alphabet=st.sampled_from(list("aZq()[],.;:!?1_'\"-&é ")), max_size=16))

@@ -13,7 +13,14 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nqkit.retrieval.lucene_index import _MARK, _SHORT, _block_rows, _ChunkIndex, _ChunkTable
+from nqkit.retrieval.lucene_index import (
+    _MARK,
+    _SHORT,
+    _block_rows,
+    _ChunkIndex,
+    _ChunkTable,
+    _string_order,
+)
 
 PIECES = ["a", "ab", "The", "word,", "(x)", "e-mail", "U.S.", "1,000", "x" * 8, "y" * 9,
           "z" * 16, "w" * 17, "international-ization", "café", "東京", "😀", "a'ב'",
@@ -102,3 +109,13 @@ def test_postings_are_count_shards_with_either_sort(monkeypatch) -> None:
         for kind in ("doc_freq", "lengths", "indptr", "rows", "freqs"):
             assert np.array_equal(getattr(got, kind), getattr(want, kind)), (bits, kind)
             assert getattr(got, kind).dtype == getattr(want, kind).dtype, (bits, kind)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from(list("ab\x00\x01\x7f\x80éz\uffff😀東")),
+                        max_size=12), max_size=40))
+def test_words_are_ordered_as_sorted_orders_them(words: list[str]) -> None:
+    """The vocabularies' order: code points, ties (equal words) in their first order;
+    words sharing their first 8 UTF-8 bytes, and those with a NUL, included."""
+    words += [w + "abcdefgh" for w in words[:5]] + [w[:3] for w in words[:5]]
+    assert _string_order(words).tolist() == sorted(range(len(words)), key=words.__getitem__)

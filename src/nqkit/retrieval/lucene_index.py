@@ -61,6 +61,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 
 from nqkit.cluster import Cluster, peak_rss_mb, release_memory
 from nqkit.retrieval.lucene_bm25 import (
@@ -237,9 +238,11 @@ class _ChunkTable(dict[bytes, int]):
 
     def __init__(self) -> None:
         super().__init__()
-        from nqkit.text.lucene import analyze, quotes_neutral
+        from nqkit.text.lucene import MAX_TOKEN_LENGTH, analyze, analyze_word, quotes_neutral
 
         self.analyze = analyze
+        self.analyze_word = analyze_word
+        self.longest_word = MAX_TOKEN_LENGTH
         self.quotes_neutral = quotes_neutral
         self.term_ids: dict[str, int] = {}  # term -> id, in first-seen order
         self.names: list[str] = []  # id -> term
@@ -253,19 +256,28 @@ class _ChunkTable(dict[bytes, int]):
 
     def _add(self, terms: list[str]) -> int:
         ids, names = self.term_ids, self.names
-        for t in terms:
-            if t not in ids:
-                ids[t] = len(names)
-                names.append(t)
-        got = [ids[t] for t in terms]
-        self.ids.extend(got)
+        if len(terms) == 1:  # nearly always
+            got = ids.get(terms[0])
+            if got is None:
+                got = ids[terms[0]] = len(names)
+                names.append(terms[0])
+            self.ids.append(got)
+            self.single.append(got)
+        else:
+            for t in terms:
+                if t not in ids:
+                    ids[t] = len(names)
+                    names.append(t)
+            self.ids.extend([ids[t] for t in terms])
+            self.single.append(-1 - (len(terms) > 1))
         self.starts.append(len(self.ids))
-        self.single.append(got[0] if len(got) == 1 else -1 - (len(got) > 1))
         return len(self.starts) - 2
 
     def fresh(self, chunk: bytes | bytearray) -> int:
         """A new row for ``chunk`` (analyzed), not cached here: the row, or ``~row``
         when the chunk must never be cached (its terms may not be its text's)."""
+        if chunk.isalpha() and len(chunk) <= self.longest_word:  # ASCII letters: a word
+            return self._add(self.analyze_word(chunk.decode("ascii")))
         text = chunk.decode("utf-8")
         row = self._add(self.analyze(text))
         if b'"' in chunk and not self.quotes_neutral(text):
@@ -293,6 +305,39 @@ def _chunk_table() -> _ChunkTable:
     if table is None or len(table.starts) - 1 > CHUNK_LIMIT:
         table = _TABLES["chunks"] = _ChunkTable()
     return table
+
+
+def _string_order(words: list[str]) -> np.ndarray:
+    """The indexes that sort ``words`` as ``sorted`` does (by code point, stable): by
+    their first 8 UTF-8 bytes with numpy (UTF-8's byte order is the code points'; zero
+    padding puts a prefix first), then ``sorted`` within each run of words that share
+    those 8 bytes (padding included: a word with a NUL is sorted there)."""
+    n = len(words)
+    enc = [w.encode("utf-8", "surrogatepass") for w in words]
+    lengths = np.fromiter(map(len, enc), dtype=np.int64, count=n)
+    blob = np.frombuffer(b"".join(enc) + bytes(8), dtype=np.uint8)
+    del enc
+    starts = np.cumsum(lengths) - lengths
+    keys = np.zeros(n, dtype=np.uint64)
+    for k in range(8):  # byte k of each word (0 past its end), most significant first
+        keys |= np.where(lengths > k, blob[starts + k], 0).astype(np.uint64) << np.uint64(
+            8 * (7 - k))
+    del blob, starts
+    order = np.argsort(keys, kind="stable")
+    ranked = keys[order]
+    # runs of words with the same first 8 bytes: sorted again by the words themselves
+    # (from sorted positions a to z; tie i: positions i and i + 1 share them)
+    ties = np.flatnonzero(ranked[1:] == ranked[:-1])
+    if ties.shape[0]:
+        first = np.ones(ties.shape[0], dtype=bool)
+        first[1:] = ties[1:] != ties[:-1] + 1
+        a_s = ties[first]
+        z_s = np.append(ties[np.flatnonzero(first)[1:] - 1], ties[-1]) + 1
+        for a, z in zip(a_s.tolist(), z_s.tolist(), strict=True):
+            seg = order[a:z + 1].tolist()
+            seg.sort(key=words.__getitem__)
+            order[a:z + 1] = seg
+    return order
 
 
 def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -360,8 +405,8 @@ class _Postings:
         self.terms, self.rows, self.freqs = [], [], []
         present = np.flatnonzero(np.bincount(terms, minlength=len(names)))
         words = [names[i] for i in present.tolist()]
-        order = sorted(range(len(words)), key=words.__getitem__)
-        vocab = [words[i] for i in order]
+        order = _string_order(words)
+        vocab = [words[i] for i in order.tolist()]
         rank = np.zeros(len(names), dtype=np.int64)
         rank[present[order]] = np.arange(len(order), dtype=np.int64)
         # one key per posting: (term, row) in sort order; built and taken apart in place
@@ -548,9 +593,8 @@ def _count_job(job: _Job) -> dict[str, Any]:
     del get
     release_memory()  # the block arrays and the shard's bytes, before the sort's arrays
     counted = postings.counted(table.names)
-    with open(_counted_path(root, "vocab", job.shard, job.field, job.part), "w",
-              encoding="utf-8") as f:
-        f.write(json.dumps(counted.vocab, ensure_ascii=False))
+    _counted_path(root, "vocab", job.shard, job.field, job.part).write_bytes(
+        orjson.dumps(counted.vocab))  # read by _merge_vocabularies only
     for kind in _COUNTED[1:]:
         np.save(_counted_path(root, kind, job.shard, job.field, job.part),
                 getattr(counted, kind))
@@ -650,15 +694,14 @@ def _merge_vocabularies(root: Path, units: list[tuple[Shard, int]], field: str) 
     """Step 2 of one field: the sorted vocabulary, document frequencies and each count
     job's (shard and part: ``units``) local -> global term map, written beside the
     shards; the vocabulary's size."""
-    import orjson
-
     from nqkit.report import progress
 
     terms: set[str] = set()
     for s, i in progress(units, desc="BM25 (Lucene) vocabulary", unit="shard"):
         terms.update(orjson.loads(_counted_path(root, "vocab", s, field, i).read_bytes()))
-    vocab = sorted(terms)
+    vocab = list(terms)
     del terms
+    vocab = [vocab[i] for i in _string_order(vocab).tolist()]
     index_of = {t: i for i, t in enumerate(vocab)}
     df = np.zeros(len(vocab), dtype=np.int64)
     for s, i in progress(units, desc="BM25 (Lucene) document frequencies", unit="shard"):
@@ -881,8 +924,6 @@ def query_terms(root: Path, questions: list[str], field: str = FLAT
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every question's bag-of-words clauses as global term ids and boosts (terms not in
     the index dropped: they match nothing), concatenated, with the offsets."""
-    import orjson
-
     from nqkit.text.lucene import analyze
 
     vocab = orjson.loads((root / _sub(field) / "vocab.json").read_bytes())  # sorted

@@ -54,14 +54,14 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable
-from typing import ClassVar
 
 import regex
 
 from nqkit.text._lucene_unicode import CLASSES
 
 __all__ = ["ASCII_SEPARATORS", "MAX_TOKEN_LENGTH", "SEPARATOR", "STOP_WORDS", "analyze",
-           "analyze_many", "chunks", "porter_stem", "quotes_neutral", "tokenize"]
+           "analyze_many", "analyze_word", "chunks", "porter_stem", "quotes_neutral",
+           "tokenize"]
 
 LUCENE_VERSION = "9.9.1"
 ANSERINI_VERSION = "1.7.1"
@@ -366,9 +366,11 @@ def tokenize(text: str) -> list[str]:
 
 
 # ----------------------------------------------------------------------- Porter (Lucene)
-# Lucene's PorterStemmer works on a buffer b[0..k] with a suffix start j; here the word
-# b[0..k] is a string ``w`` (only step 6 reads past k, and it keeps the word it started
-# with), so suffix tests and cuts are string operations.
+# Lucene's PorterStemmer works on a buffer b[0..k] with a suffix start j set by ends();
+# here the word b[0..k] is a string ``w`` and j a local set where a suffix is found
+# (only step 6 reads past k, and it keeps the word it started with), so suffix tests
+# and cuts are string operations, in one function (a call per step cost as much as
+# the steps).
 _VOWEL_RUN_THEN_CONSONANT = re.compile("[aeiou]+[^aeiou]")
 
 
@@ -413,120 +415,98 @@ def _cvc(w: str, i: int) -> bool:
             and w[i] not in "wxy")
 
 
-class _Stem:
-    """One word's state in Lucene's PorterStemmer: the word ``w`` (b[0..k]) and the
-    suffix start ``j`` set by :meth:`ends`."""
+_STEP3: dict[str, tuple[tuple[str, str], ...]] = {
+    "a": (("ational", "ate"), ("tional", "tion")),
+    "c": (("enci", "ence"), ("anci", "ance")),
+    "e": (("izer", "ize"),),
+    "l": (("bli", "ble"), ("alli", "al"), ("entli", "ent"), ("eli", "e"),
+          ("ousli", "ous")),
+    "o": (("ization", "ize"), ("ation", "ate"), ("ator", "ate")),
+    "s": (("alism", "al"), ("iveness", "ive"), ("fulness", "ful"),
+          ("ousness", "ous")),
+    "t": (("aliti", "al"), ("iviti", "ive"), ("biliti", "ble")),
+    "g": (("logi", "log"),)}
+_STEP4: dict[str, tuple[tuple[str, str], ...]] = {
+    "e": (("icate", "ic"), ("ative", ""), ("alize", "al")),
+    "i": (("iciti", "ic"),),
+    "l": (("ical", "ic"), ("ful", "")),
+    "s": (("ness", ""),)}
+_STEP5: dict[str, tuple[str, ...]] = {
+    "a": ("al",), "c": ("ance", "ence"), "e": ("er",), "i": ("ic",),
+    "l": ("able", "ible"), "n": ("ant", "ement", "ment", "ent"),
+    "s": ("ism",), "t": ("ate", "iti"), "u": ("ous",), "v": ("ive",),
+    "z": ("ize",)}
 
-    __slots__ = ("j", "w")
 
-    def __init__(self, word: str) -> None:
-        self.w = word
-        self.j = 0
-
-    def ends(self, s: str) -> bool:
-        if not self.w.endswith(s):
-            return False
-        self.j = len(self.w) - len(s) - 1
-        return True
-
-    def setto(self, s: str) -> None:
-        self.w = self.w[:self.j + 1] + s
-
-    def r(self, s: str) -> None:
-        if _m(self.w, self.j) > 0:
-            self.setto(s)
-
-    def step1(self) -> None:  # plurals, -ed, -ing
-        w = self.w
-        if w[-1] == "s":
-            if self.ends("sses"):
-                self.w = w[:-2]
-            elif self.ends("ies"):
-                self.setto("i")
-            elif w[-2] != "s":
-                self.w = w[:-1]
-        if self.ends("eed"):
-            if _m(self.w, self.j) > 0:
-                self.w = self.w[:-1]
-        elif (self.ends("ed") or self.ends("ing")) and _vowel_in(self.w, self.j):
-            self.w = w = self.w[:self.j + 1]
-            k = len(w) - 1
-            if self.ends("at"):
-                self.setto("ate")
-            elif self.ends("bl"):
-                self.setto("ble")
-            elif self.ends("iz"):
-                self.setto("ize")
-            elif _doublec(w, k):
-                if w[k] not in "lsz":
-                    self.w = w[:-1]
-            elif _m(w, k) == 1 and _cvc(w, k):
-                self.j = k
-                self.w = w + "e"
-
-    def step2(self) -> None:  # y -> i when the stem has a vowel
-        if self.ends("y") and _vowel_in(self.w, self.j):
-            self.w = self.w[:-1] + "i"
-
-    _STEP3: ClassVar[dict[str, tuple[tuple[str, str], ...]]] = {
-        "a": (("ational", "ate"), ("tional", "tion")),
-        "c": (("enci", "ence"), ("anci", "ance")),
-        "e": (("izer", "ize"),),
-        "l": (("bli", "ble"), ("alli", "al"), ("entli", "ent"), ("eli", "e"),
-              ("ousli", "ous")),
-        "o": (("ization", "ize"), ("ation", "ate"), ("ator", "ate")),
-        "s": (("alism", "al"), ("iveness", "ive"), ("fulness", "ful"),
-              ("ousness", "ous")),
-        "t": (("aliti", "al"), ("iviti", "ive"), ("biliti", "ble")),
-        "g": (("logi", "log"),)}
-    _STEP4: ClassVar[dict[str, tuple[tuple[str, str], ...]]] = {
-        "e": (("icate", "ic"), ("ative", ""), ("alize", "al")),
-        "i": (("iciti", "ic"),),
-        "l": (("ical", "ic"), ("ful", "")),
-        "s": (("ness", ""),)}
-    _STEP5: ClassVar[dict[str, tuple[str, ...]]] = {
-        "a": ("al",), "c": ("ance", "ence"), "e": ("er",), "i": ("ic",),
-        "l": ("able", "ible"), "n": ("ant", "ement", "ment", "ent"),
-        "s": ("ism",), "t": ("ate", "iti"), "u": ("ous",), "v": ("ive",),
-        "z": ("ize",)}
-
-    def _table(self, table: dict[str, tuple[tuple[str, str], ...]], key: str) -> None:
-        for suffix, repl in table.get(key, ()):
-            if self.ends(suffix):  # the first suffix that ends the word decides
-                self.r(repl)
-                return
-
-    def step3(self) -> None:  # double suffixes: -ization -> -ize, ...
-        if len(self.w) == 1:
-            return
-        self._table(self._STEP3, self.w[-2])
-
-    def step4(self) -> None:  # -ic-, -full, -ness, ...
-        self._table(self._STEP4, self.w[-1])
-
-    def step5(self) -> None:  # -ant, -ence, ... in context <c>vcvc<v>
-        if len(self.w) == 1:
-            return
-        key = self.w[-2]
+def _stem(w: str) -> str:
+    """Lucene's PorterStemmer steps 1-6 on a word of at least 3 UTF-16 units."""
+    # step 1: plurals, -ed, -ing
+    if w[-1] == "s":
+        if w.endswith("sses") or w.endswith("ies"):
+            w = w[:-2]  # -ies -> -i
+        elif w[-2] != "s":
+            w = w[:-1]
+    if w.endswith("eed"):
+        if _m(w, len(w) - 4) > 0:
+            w = w[:-1]
+    else:
+        j = len(w) - 3 if w.endswith("ed") else len(w) - 4 if w.endswith("ing") else -9
+        if j > -9 and _vowel_in(w, j):
+            w = w[:j + 1]
+            if w.endswith("at") or w.endswith("bl") or w.endswith("iz"):
+                w += "e"  # -ate, -ble, -ize
+            else:
+                k = len(w) - 1
+                if _doublec(w, k):
+                    if w[k] not in "lsz":
+                        w = w[:-1]
+                elif _m(w, k) == 1 and _cvc(w, k):
+                    w += "e"
+    # step 2: y -> i when the stem has a vowel
+    if w[-1] == "y" and _vowel_in(w, len(w) - 2):
+        w = w[:-1] + "i"
+    # step 3: double suffixes; the first suffix that ends the word decides
+    if len(w) > 1:
+        for suffix, repl in _STEP3.get(w[-2], ()):
+            if w.endswith(suffix):
+                j = len(w) - len(suffix) - 1
+                if _m(w, j) > 0:
+                    w = w[:j + 1] + repl
+                break
+    # step 4: -ic-, -full, -ness, ...
+    for suffix, repl in _STEP4.get(w[-1], ()):
+        if w.endswith(suffix):
+            j = len(w) - len(suffix) - 1
+            if _m(w, j) > 0:
+                w = w[:j + 1] + repl
+            break
+    # step 5: -ant, -ence, ... in context <c>vcvc<v>
+    if len(w) > 1:
+        key = w[-2]
+        j = -9
         if key == "o":
-            if not ((self.ends("ion") and self.j >= 0 and self.w[self.j] in "st")
-                    or self.ends("ou")):
-                return
-        elif not any(self.ends(s) for s in self._STEP5.get(key, ())):
-            return
-        if _m(self.w, self.j) > 1:
-            self.w = self.w[:self.j + 1]
-
-    def step6(self) -> None:  # final -e, -ll
-        w = self.w  # b[0..j]: the second test reads the e the first may remove
-        j = self.j = len(w) - 1
-        if w[-1] == "e":
-            a = _m(w, j)
-            if a > 1 or (a == 1 and not _cvc(w, j - 1)):
-                self.w = w[:-1]
-        k = len(self.w) - 1
-        if self.w[k] == "l" and _doublec(self.w, k) and _m(w, j) > 1:
-            self.w = self.w[:-1]
+            if w.endswith("ion") and len(w) >= 4 and w[-4] in "st":
+                j = len(w) - 4
+            elif w.endswith("ou"):
+                j = len(w) - 3
+        else:
+            for suffix in _STEP5.get(key, ()):
+                if w.endswith(suffix):
+                    j = len(w) - len(suffix) - 1
+                    break
+        if j > -9 and _m(w, j) > 1:
+            w = w[:j + 1]
+    # step 6: final -e, -ll (both tests measure the word as it came in)
+    j = len(w) - 1
+    v = w
+    if w[-1] == "e":
+        a = _m(v, j)
+        if a > 1 or (a == 1 and not _cvc(v, j - 1)):
+            w = w[:-1]
+    k = len(w) - 1
+    if w[k] == "l" and _doublec(w, k) and _m(v, j) > 1:
+        w = w[:-1]
+    return w
 
 
 def _to_units(word: str) -> list[str]:
@@ -548,14 +528,7 @@ def porter_stem(word: str) -> str:
     units = "".join(_to_units(word)) if astral else word
     if len(units) <= 2:
         return word
-    s = _Stem(units)
-    s.step1()
-    s.step2()
-    s.step3()
-    s.step4()
-    s.step5()
-    s.step6()
-    out = s.w
+    out = _stem(units)
     return out.encode("utf-16-le", "surrogatepass").decode("utf-16-le") if astral else out
 
 
@@ -595,6 +568,14 @@ def analyze(text: str) -> list[str]:
     """The terms Pyserini's default English analyzer gives for ``text`` (see the module
     docstring): ``pyserini.analysis.Analyzer(get_lucene_analyzer()).analyze(text)``."""
     return list(filter(None, map(_CACHE.__getitem__, tokenize(text))))
+
+
+def analyze_word(word: str) -> list[str]:
+    """:func:`analyze` of a word of ASCII letters (``word.isascii() and word.isalpha()``,
+    at most :data:`MAX_TOKEN_LENGTH` of them): its term, or none for a stop word,
+    without the token cache (for a caller that keeps what it analyzes)."""
+    low = word.lower()  # the one token is the word (no possessive: no apostrophe)
+    return [] if low in STOP_WORDS else [porter_stem(low)]
 
 
 def chunks(text: str) -> list[str]:
