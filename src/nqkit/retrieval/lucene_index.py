@@ -696,20 +696,31 @@ def _merge_vocabularies(root: Path, units: list[tuple[Shard, int]], field: str) 
     shards; the vocabulary's size."""
     from nqkit.report import progress
 
-    terms: set[str] = set()
-    for s, i in progress(units, desc="BM25 (Lucene) vocabulary", unit="shard"):
-        terms.update(orjson.loads(_counted_path(root, "vocab", s, field, i).read_bytes()))
-    vocab = list(terms)
-    del terms
-    vocab = [vocab[i] for i in _string_order(vocab).tolist()]
-    index_of = {t: i for i, t in enumerate(vocab)}
-    df = np.zeros(len(vocab), dtype=np.int64)
-    for s, i in progress(units, desc="BM25 (Lucene) document frequencies", unit="shard"):
+    # each term numbered where it is first read (a count of all terms read: numbers with
+    # gaps), each job's terms by those numbers; then the numbers ranked by the terms'
+    # order. Each vocabulary is read once, and no term is looked up twice.
+    first: dict[str, int] = {}
+    numbered = itertools.count()
+    seen: list[np.ndarray] = []
+    for s, i in progress(units, desc="BM25 (Lucene) vocabulary", unit="job"):
         local = orjson.loads(_counted_path(root, "vocab", s, field, i).read_bytes())
-        m = np.fromiter((index_of[t] for t in local), dtype=np.int64, count=len(local))
-        # a count job's terms are distinct
+        seen.append(np.fromiter(map(first.setdefault, local, numbered), dtype=np.int64,
+                                count=len(local)))
+        del local
+    vocab = list(first)
+    order = _string_order(vocab)
+    place = np.empty(len(vocab), dtype=np.int64)  # each term's place in the order
+    place[order] = np.arange(len(vocab), dtype=np.int64)
+    rank = np.zeros(next(numbered), dtype=np.int64)  # number -> place
+    rank[np.fromiter(first.values(), dtype=np.int64, count=len(vocab))] = place
+    del first, place
+    vocab = [vocab[i] for i in order.tolist()]
+    df = np.zeros(len(vocab), dtype=np.int64)
+    for (s, i), numbers in zip(units, seen, strict=True):
+        m = rank[numbers]  # a count job's terms are distinct
         df[m] += np.load(_counted_path(root, "doc_freq", s, field, i))
         np.save(_counted_path(root, "map", s, field, i), m)
+    del seen, rank
     np.save(root / _sub(field) / "doc_freq.npy", df)
     with open(root / _sub(field) / "vocab.json", "w", encoding="utf-8") as f:
         f.write(json.dumps(vocab, ensure_ascii=False))  # json.dump's bytes, in one call
