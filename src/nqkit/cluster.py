@@ -162,6 +162,16 @@ class _Tally:
         bar.update(self.total() - bar.n)
 
 
+async def _import_modules(modules: tuple[str, ...]) -> None:
+    """:meth:`Cluster.preload` on a worker (a coroutine: Dask's ``run(wait=False)``
+    takes only those; it runs in the worker's event loop, before any job)."""
+    import importlib
+
+    for name in modules:
+        with contextlib.suppress(Exception):  # the job that needs it reports the error
+            importlib.import_module(name)
+
+
 def _raise_failure(f: _Failure) -> None:
     if f.kind == "input":
         raise InputError(f.where, f.problem, f.fix)
@@ -205,6 +215,13 @@ class Cluster:
         self.spec = spec
         self.client = client
         self.workers = workers
+
+    def preload(self, modules: Sequence[str]) -> None:
+        """Start importing ``modules`` on every worker and return at once: a worker's
+        first job otherwise waits for them (nothing without workers; an import that
+        fails does so again in the job, with its message)."""
+        if self.client is not None and modules:
+            self.client.run(_import_modules, tuple(modules), wait=False)
 
     def map(self, fn: Callable[[J], R], jobs: Sequence[J], *, desc: str = "jobs",
             sizes: Sequence[int] | None = None, unit: str = "shard") -> list[R]:

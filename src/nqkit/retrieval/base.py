@@ -106,6 +106,9 @@ class ShardedJobs:
     checked_versions: tuple[str, ...] = ()
     # retrieve's parsed options -> the options ``search`` gets, checked before any work
     search_options: Callable[[Mapping[str, Any]], dict[str, Any]] = dict
+    # the index's settings -> the modules its build jobs run in (a cluster's workers
+    # import them while the passage store is written: Cluster.preload)
+    job_modules: Callable[[Mapping[str, Any]], tuple[str, ...]] = lambda _settings: ()
 
 
 @dataclass(frozen=True)

@@ -248,6 +248,11 @@ def _build(root: Any, shards: Any, settings: dict[str, Any], cluster: Any) -> di
     return build_bm25(root, shards, BM25Settings(**settings), cluster)
 
 
+def _job_modules(settings: Mapping[str, Any]) -> tuple[str, ...]:
+    return (("nqkit.retrieval.lucene_index",) if settings["method"] == LUCENE_EXACT
+            else ("nqkit.retrieval.bm25_index",))
+
+
 def _search(index: Any, questions: list[str], k: int, cluster: Any,
             options: Mapping[str, Any]) -> tuple[list[Any], float]:
     from nqkit.retrieval.bm25_index import BM25Settings, search_bm25
@@ -289,4 +294,4 @@ SPEC = RETRIEVERS.add("bm25", RetrieverSpec(
           BUILD: ("k1", "b", "bm25_method", "bm25_fields")},
     in_memory=BM25Retriever,
     sharded=ShardedJobs(_index_settings, _build, _search, _index_signature, _versions,
-                        ("bm25s", "PyStemmer"))))
+                        ("bm25s", "PyStemmer"), job_modules=_job_modules)))

@@ -185,11 +185,13 @@ def build_index(corpus: PathLike, out: PathLike, retriever: str, cluster: Cluste
     out = Path(out)
     check_new_directory(out, option="-o")
     versions = _versions(retriever, settings)  # a missing extra fails before any work
+    jobs = sharded_jobs(retriever)
     with atomic_directory(out, option="-o") as tmp:
         t0 = time.perf_counter()
+        cluster.preload(jobs.job_modules(settings))  # on the workers, as the store is written
         info = write_store(corpus, tmp, shard_size)
         t_store = time.perf_counter() - t0
-        facts = sharded_jobs(retriever).build(tmp, info.shards, dict(settings), cluster)
+        facts = jobs.build(tmp, info.shards, dict(settings), cluster)
         params = {
             "format": FORMAT, "format_version": FORMAT_VERSION, "retriever": retriever,
             "corpus": {"path": str(Path(corpus).resolve()), "fingerprint": info.fingerprint,
