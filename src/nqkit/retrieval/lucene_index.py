@@ -462,9 +462,13 @@ def _block_rows(b: np.ndarray, blob: bytes | bytearray, lo: int, hi: int,
     rows[(head == 0) & (sizes == 1)] = 0
     short = np.flatnonzero((sizes <= _SHORT) & (head != 0))
     words = np.ndarray((b.shape[0] - 7,), dtype="<u8", buffer=b.data, strides=(1,))
-    cut = np.minimum(sizes[short], _SHORT)
-    k0 = words[s[short]] & _LOW[cut]
-    k1 = words[s[short] + 8] & _HIGH[cut]
+    starts = s[short]
+    cut = sizes[short]
+    k0 = words[starts] & _LOW[cut]
+    k1 = np.zeros(short.shape[0], dtype=np.uint64)  # a chunk's bytes 9-16: most have none
+    long = np.flatnonzero(cut > 8)
+    k1[long] = words[starts[long] + 8] & _HIGH[cut[long]]
+    del starts, long
     found = table.index.find(k0, k1)
     new = np.flatnonzero(found < 0)
     if new.shape[0]:
