@@ -640,23 +640,33 @@ def _load_counted(root: Path, shard: Shard, field: str, part: int = -1) -> Count
 
 def _merged(root: Path, job: _Job) -> tuple[CountedShard, np.ndarray]:
     """The shard's counts and local -> global term map from its parts' (:func:`_parts`):
-    what one count job over the whole shard gives. Each part's postings are by term, then
-    row; the parts follow one another, so a stable sort by global term keeps every
-    term's rows ascending, and the shard's terms are the union of its parts'."""
-    terms, rows, freqs, lengths = [], [], [], []
-    for i, first in enumerate(job.parts):
-        c = _load_counted(root, job.shard, job.field, i)
-        m = np.load(_counted_path(root, "map", job.shard, job.field, i))
-        terms.append(np.repeat(m, np.diff(c.indptr)))
-        rows.append(c.rows + np.int32(first))
-        freqs.append(c.freqs)
-        lengths.append(c.lengths)
-    term = np.concatenate(terms)
-    order = np.argsort(term, kind="stable")
-    term_map, per_term = np.unique(term[order], return_counts=True)
+    what one count job over the whole shard gives. The shard's terms are the union of
+    its parts'; each part's postings of a term (rows ascending) are placed after those of
+    the parts before it, so every term's rows ascend, with no sort (and none of a
+    sort's arrays the size of the shard: a score job's memory is the output's)."""
+    k = len(job.parts)
+    maps = [np.load(_counted_path(root, "map", job.shard, job.field, i)) for i in range(k)]
+    ptrs = [np.load(_counted_path(root, "indptr", job.shard, job.field, i))
+            for i in range(k)]
+    term_map = np.unique(np.concatenate(maps))
+    at = [np.searchsorted(term_map, m) for m in maps]  # each part's terms in the union
+    per_term = np.zeros(term_map.shape[0], dtype=np.int64)
+    for where, ptr in zip(at, ptrs, strict=True):
+        per_term[where] += np.diff(ptr)  # a part's terms are distinct
     indptr = np.concatenate([np.zeros(1, np.int64), np.cumsum(per_term, dtype=np.int64)])
-    return CountedShard([], per_term.astype(np.int64), np.concatenate(lengths), indptr,
-                        np.concatenate(rows)[order], np.concatenate(freqs)[order]), term_map
+    free = indptr[:-1].copy()  # each term's next place
+    rows = np.empty(int(indptr[-1]), dtype=np.int32)
+    freqs = np.empty(int(indptr[-1]), dtype=np.int32)
+    lengths = []
+    for i, (first, where, ptr) in enumerate(zip(job.parts, at, ptrs, strict=True)):
+        sizes = np.diff(ptr)
+        dest = _ranges(free[where], free[where] + sizes)  # the part's postings in order
+        rows[dest] = np.load(_counted_path(root, "rows", job.shard, job.field, i)) + first
+        freqs[dest] = np.load(_counted_path(root, "freqs", job.shard, job.field, i))
+        free[where] += sizes
+        lengths.append(np.load(_counted_path(root, "lengths", job.shard, job.field, i)))
+        del dest
+    return CountedShard([], per_term, np.concatenate(lengths), indptr, rows, freqs), term_map
 
 
 def _stats(root: Path, job: _Job) -> GlobalStats:
