@@ -333,8 +333,12 @@ def open_cluster(spec: str = "none", *, workers: int | None = None,
         environ = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": 128 * 2**20,
                    "distributed.nanny.pre-spawn-environ.MALLOC_MMAP_THRESHOLD_": 32 * 2**20}
         with dask.config.set(environ):
+            # no dashboard; the scheduler's own HTTP server (health, metrics) on a free
+            # port of 127.0.0.1, not 8787: a second cluster (two commands at once) would
+            # find 8787 taken and warn on stderr
             cluster = distributed.LocalCluster(
                 n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
                 memory_limit=memory_limit, silence_logs=logging.ERROR)
         try:
             with distributed.Client(cluster) as client:
