@@ -438,6 +438,16 @@ _STEP5: dict[str, tuple[str, ...]] = {
     "z": ("ize",)}
 
 
+def _replace_suffix(w: str, rules: tuple[tuple[str, str], ...]) -> str:
+    """Steps 3 and 4: the first suffix of ``rules`` that ends ``w`` decides; it is
+    replaced when the stem before it has a measure above 0."""
+    for suffix, repl in rules:
+        if w.endswith(suffix):
+            j = len(w) - len(suffix) - 1
+            return w[:j + 1] + repl if _m(w, j) > 0 else w
+    return w
+
+
 def _stem(w: str) -> str:
     """Lucene's PorterStemmer steps 1-6 on a word of at least 3 UTF-16 units."""
     # step 1: plurals, -ed, -ing
@@ -465,21 +475,11 @@ def _stem(w: str) -> str:
     # step 2: y -> i when the stem has a vowel
     if w[-1] == "y" and _vowel_in(w, len(w) - 2):
         w = w[:-1] + "i"
-    # step 3: double suffixes; the first suffix that ends the word decides
+    # step 3: double suffixes (keyed by the next-to-last letter)
     if len(w) > 1:
-        for suffix, repl in _STEP3.get(w[-2], ()):
-            if w.endswith(suffix):
-                j = len(w) - len(suffix) - 1
-                if _m(w, j) > 0:
-                    w = w[:j + 1] + repl
-                break
-    # step 4: -ic-, -full, -ness, ...
-    for suffix, repl in _STEP4.get(w[-1], ()):
-        if w.endswith(suffix):
-            j = len(w) - len(suffix) - 1
-            if _m(w, j) > 0:
-                w = w[:j + 1] + repl
-            break
+        w = _replace_suffix(w, _STEP3.get(w[-2], ()))
+    # step 4: -ic-, -full, -ness, ... (keyed by the last letter)
+    w = _replace_suffix(w, _STEP4.get(w[-1], ()))
     # step 5: -ant, -ence, ... in context <c>vcvc<v>
     if len(w) > 1:
         key = w[-2]
