@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from nqkit.arrays import distinct
 from nqkit.errors import InputError, examples, for_example
 
 if TYPE_CHECKING:
@@ -157,7 +158,7 @@ def key_hash(text: str, kind: str = "question") -> int:
 
 
 def _hashes(keys: Iterable[str], kind: str) -> np.ndarray:
-    return np.unique(np.fromiter((key_hash(k, kind) for k in keys), dtype=np.uint64))
+    return distinct(np.fromiter((key_hash(k, kind) for k in keys), dtype=np.uint64))
 
 
 def digest(keys: Iterable[str], kind: str = "question") -> str:

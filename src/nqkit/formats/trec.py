@@ -34,6 +34,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from nqkit.arrays import distinct
 from nqkit.errors import InputError, examples, for_example, location
 from nqkit.formats.dpr import DprContext, DprResult, read_dpr_passages, read_dpr_qa_tsv
 from nqkit.formats.nq_open import read_nq_open
@@ -294,7 +295,7 @@ class _BlockWriter:
         if low < 0 or high >= len(table):
             raise ValueError(f"document index {low if low < 0 else high} is outside the "
                              f"{len(table):,} docids")
-        new = np.unique(cols[~self.checked[cols]])  # after the first block, few or none
+        new = distinct(cols[~self.checked[cols]])  # after the first block, few or none
         if not _tokens_ok([table[i] for i in new.tolist()]):
             return False
         self.checked[new] = True

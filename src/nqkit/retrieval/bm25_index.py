@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from nqkit.arrays import distinct
 from nqkit.cluster import Cluster, peak_rss_mb
 from nqkit.retrieval.base import missing_extra
 from nqkit.retrieval.passage_store import Shard, iter_shard
@@ -198,7 +199,7 @@ def _count_job(job: _Job) -> dict[str, Any]:
         arr = np.concatenate(batch)
         rows = np.repeat(np.arange(len(batch), dtype=np.int64),
                          [b.shape[0] for b in batch])
-        pairs = np.unique((rows << 32) | arr.astype(np.int64))
+        pairs = distinct((rows << 32) | arr.astype(np.int64))
         counts = np.bincount(pairs & 0xFFFFFFFF, minlength=len(words.vocab))
         if df.shape[0] < counts.shape[0]:
             df = np.concatenate([df, np.zeros(counts.shape[0] - df.shape[0], np.int64)])

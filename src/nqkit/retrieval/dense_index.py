@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from nqkit.arrays import distinct
 from nqkit.cluster import Cluster, advance, peak_rss_mb
 from nqkit.errors import InputError
 from nqkit.metrics.ranking import dot_scores
@@ -181,7 +182,7 @@ def _build_ann(root: Path, shards: tuple[Shard, ...], n: int, dim: int, ann: str
                                  faiss.METRIC_INNER_PRODUCT)
         # train on evenly spaced passages (deterministic), 64 per list or at least 10,000
         want = min(n, max(p["nlist"] * 64, 10_000))
-        rows = np.unique(np.linspace(0, n - 1, want).astype(np.int64))
+        rows = distinct(np.linspace(0, n - 1, want).astype(np.int64))
         sample = np.concatenate([np.asarray(np.load(_emb_path(root, s), mmap_mode="r")
                                             [rows[(rows >= s.start) & (rows < s.stop)]
                                              - s.start]) for s in shards])

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from nqkit.arrays import distinct
 from nqkit.retrieval.topk import Hits
 
 __all__ = ["FUSIONS", "LIST_FUSIONS", "RRF_K", "fuse_normalized", "fuse_rows", "fuse_rrf",
@@ -88,7 +89,7 @@ def fuse_normalized(first: Hits, second: Hits, alpha: float, k: int) -> Hits:
 
 def fuse_rrf(lists: list[Hits], k: int, rrf_k: int = RRF_K) -> Hits:
     """Reciprocal rank fusion of one question's hit lists."""
-    rows = np.unique(np.concatenate([h[0] for h in lists])).astype(np.int64)
+    rows = distinct(np.concatenate([h[0] for h in lists])).astype(np.int64)
     total = np.zeros(rows.shape[0], dtype=np.float64)
     for hits in lists:
         ranks = np.arange(1, hits[0].shape[0] + 1, dtype=np.float64)

@@ -78,6 +78,8 @@ from typing import Any
 
 import numpy as np
 
+from nqkit.arrays import distinct
+
 __all__ = [
     "FIELDS",
     "FLAT",
@@ -550,7 +552,7 @@ class LuceneBM25:
         if not touched:
             return np.zeros(0, np.int64), np.zeros(0, F32)
         if sum(t.shape[0] for t in touched) * 64 < acc.shape[0]:
-            rows_hit = np.unique(np.concatenate(touched))  # few postings: no pass over all
+            rows_hit = distinct(np.concatenate(touched))  # few postings: no pass over all
             vals = acc[rows_hit].astype(F32)
             acc[rows_hit] = 0.0
         else:

@@ -63,6 +63,7 @@ from typing import Any
 import numpy as np
 import orjson
 
+from nqkit.arrays import distinct
 from nqkit.cluster import Cluster, peak_rss_mb, release_memory
 from nqkit.retrieval.lucene_bm25 import (
     F32,
@@ -648,7 +649,7 @@ def _merged(root: Path, job: _Job) -> tuple[CountedShard, np.ndarray]:
     maps = [np.load(_counted_path(root, "map", job.shard, job.field, i)) for i in range(k)]
     ptrs = [np.load(_counted_path(root, "indptr", job.shard, job.field, i))
             for i in range(k)]
-    term_map = np.unique(np.concatenate(maps))
+    term_map = distinct(np.concatenate(maps))
     at = [np.searchsorted(term_map, m) for m in maps]  # each part's terms in the union
     per_term = np.zeros(term_map.shape[0], dtype=np.int64)
     for where, ptr in zip(at, ptrs, strict=True):

@@ -407,13 +407,14 @@ def trec_blocks(questions: list[Any], result: Any, store: Any) -> Iterator[Any]:
     float64 for a fused run."""
     import numpy as np
 
+    from nqkit.arrays import distinct as unique_rows
     from nqkit.formats.trec import TrecBlock
 
     dtype = np.float64 if result.fused else np.float32
     for lo in range(0, len(questions), TREC_BLOCK):
         hits = result.hits[lo:lo + TREC_BLOCK]
         rows = [h[0] for h in hits]
-        distinct = np.unique(np.concatenate(rows)) if rows else np.empty(0, np.int64)
+        distinct = unique_rows(np.concatenate(rows)) if rows else np.empty(0, np.int64)
         yield TrecBlock([q.qid for q in questions[lo:lo + TREC_BLOCK]],
                         store.ids(distinct.tolist()),
                         [np.searchsorted(distinct, r) for r in rows],
