@@ -1,13 +1,21 @@
-"""Local Dask clusters: preloading a build's job modules, and two clusters at once."""
+"""Local Dask clusters: started in the background, workers forked from a forkserver of
+their own, preloading a build's job modules, and two clusters at once."""
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 import time
 import warnings
+from multiprocessing import forkserver
+
+import pytest
 
 from nqkit.cluster import open_cluster
+from nqkit.errors import InputError
+
+FORKS = "forkserver" in __import__("multiprocessing").get_all_start_methods()
 
 
 def _imported(name: str) -> bool:
@@ -17,8 +25,7 @@ def _imported(name: str) -> bool:
 def test_workers_import_what_is_preloaded_and_a_missing_module_is_left_to_the_job(
         ) -> None:
     with open_cluster("local", workers=1) as cluster:
-        assert cluster.client is not None
-        assert not any(cluster.client.run(_imported, "nqkit.text.lucene").values())
+        # asked while the cluster may still be starting: done once it has
         cluster.preload(["nqkit.no_such_module", "nqkit.text.lucene"])  # returns at once
         deadline = time.monotonic() + 120
         while not all(cluster.client.run(_imported, "nqkit.text.lucene").values()):
@@ -49,3 +56,49 @@ def test_two_local_clusters_at_once_start_without_a_warning() -> None:
     finally:
         if held is not None:
             held.close()
+
+
+def _worker_facts() -> dict[str, object]:
+    return {"pid": os.getpid(), "parent": os.getppid(), "probe": os.environ.get("NQKIT_PROBE"),
+            "mmap": os.environ.get("MALLOC_MMAP_THRESHOLD_")}
+
+
+@pytest.mark.skipif(not FORKS, reason="no forkserver on this platform")
+def test_workers_are_forked_from_a_server_of_the_cluster_with_the_environment_of_its_start(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each cluster's workers come from a forkserver started for it (not this process,
+    which spawned workers would have as their parent) and stopped with it, so a later
+    cluster's workers see the environment of the later start: a variable changed or
+    removed in between is changed or gone there too."""
+    seen = []
+    for value in ("one", "two", None):
+        if value is None:
+            monkeypatch.delenv("NQKIT_PROBE")
+        else:
+            monkeypatch.setenv("NQKIT_PROBE", value)
+        with open_cluster("local", workers=2) as cluster:
+            facts = cluster.map(lambda _: _worker_facts(), [0, 1])
+            server = forkserver._forkserver._forkserver_pid  # type: ignore[attr-defined]
+        assert forkserver._forkserver._forkserver_pid is None  # type: ignore[attr-defined]
+        assert {f["parent"] for f in facts} == {server} and server != os.getpid()
+        assert {f["mmap"] for f in facts} == {str(32 * 2**20)}  # Dask's pre-spawn settings
+        seen.append({f["probe"] for f in facts})
+    assert seen == [{"one"}, {"two"}, {None}]
+    assert "MALLOC_MMAP_THRESHOLD_" not in os.environ  # undone here
+
+
+def test_a_cluster_that_cannot_start_raises_at_its_first_use_and_leaves_nothing() -> None:
+    with pytest.raises(ValueError, match="notasize"), \
+            open_cluster("local", workers=1, memory_limit="not a size") as cluster:
+        cluster.map(len, [[1]])
+    assert forkserver._forkserver._forkserver_pid is None  # type: ignore[attr-defined]
+    with open_cluster("local", workers=1) as cluster:  # the next one starts
+        assert cluster.map(len, [[1, 2]]) == [2]
+
+
+def test_an_error_while_the_cluster_starts_is_the_one_raised() -> None:
+    """The command's own error (bad input found while the cluster starts) is what the
+    user sees; the cluster is still closed."""
+    with pytest.raises(InputError, match="bad corpus"), open_cluster("local", workers=1):
+        raise InputError("corpus.tsv", "bad corpus", "fix it")
+    assert forkserver._forkserver._forkserver_pid is None  # type: ignore[attr-defined]

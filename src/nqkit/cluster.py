@@ -12,7 +12,10 @@ bytes of a run in one process.
 * ``"none"`` — in this process, one after another (no Dask needed);
 * ``"local"`` — a ``distributed.LocalCluster`` of worker *processes* with one thread each
   (sized to the machine: one worker per core, or ``workers``), no dashboard; started for
-  the command and stopped after it;
+  the command and stopped after it. It starts in the background while the command
+  prepares its jobs (the first use of :attr:`Cluster.client` waits for it), and its
+  workers are forked from one forkserver process that has imported Dask once, where the
+  platform has forkservers (not Windows);
 * ``"tcp://HOST:PORT"`` — an existing Dask scheduler. Its workers must import the same
   nqkit version and see the index directory at the same path (a shared file system).
 
@@ -28,6 +31,7 @@ to, so a log shows the encoding move even while one shard is the whole corpus.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import contextvars
 import functools
@@ -172,6 +176,13 @@ async def _import_modules(modules: tuple[str, ...]) -> None:
             importlib.import_module(name)
 
 
+def _preload(modules: tuple[str, ...], starting: concurrent.futures.Future[Any]) -> None:
+    """:meth:`Cluster.preload` once a cluster has started (nothing if it failed to: the
+    first use of its client raises that)."""
+    if not starting.cancelled() and starting.exception() is None:
+        starting.result().run(_import_modules, modules, wait=False)
+
+
 def _raise_failure(f: _Failure) -> None:
     if f.kind == "input":
         raise InputError(f.where, f.problem, f.fix)
@@ -211,16 +222,32 @@ def _probe(spec: str) -> None:
 class Cluster:
     """Where shard jobs run (see the module docstring); use :func:`open_cluster`."""
 
-    def __init__(self, spec: str, client: Any = None, workers: int = 1) -> None:
+    def __init__(self, spec: str, client: Any = None, workers: int = 1, *,
+                 starting: concurrent.futures.Future[Any] | None = None) -> None:
         self.spec = spec
-        self.client = client
+        self._client = client
+        self._starting = starting  # the client of a cluster still starting
         self.workers = workers
+
+    @property
+    def client(self) -> Any:
+        """The Dask client (None: jobs run in this process); waits for a cluster that is
+        still starting, and raises what stopped it from starting."""
+        if self._starting is not None:
+            self._client = self._starting.result()
+            self._starting = None
+        return self._client
 
     def preload(self, modules: Sequence[str]) -> None:
         """Start importing ``modules`` on every worker and return at once: a worker's
         first job otherwise waits for them (nothing without workers; an import that
-        fails does so again in the job, with its message)."""
-        if self.client is not None and modules:
+        fails does so again in the job, with its message). On a cluster still starting
+        the imports start as soon as it has."""
+        if not modules:
+            return
+        if self._starting is not None:
+            self._starting.add_done_callback(functools.partial(_preload, tuple(modules)))
+        elif self.client is not None:
             self.client.run(_import_modules, tuple(modules), wait=False)
 
     def map(self, fn: Callable[[J], R], jobs: Sequence[J], *, desc: str = "jobs",
@@ -299,6 +326,88 @@ def _import_distributed() -> Any:
     return distributed
 
 
+def _start_local(distributed: Any, n: int, memory_limit: str | None,
+                 method: str | None) -> Any:
+    """The client of a new LocalCluster of ``n`` one-thread worker processes, started
+    by ``method`` (None: Dask's setting); closing the cluster (``client.cluster``) is
+    the caller's."""
+    import dask
+
+    # Dask starts workers with MALLOC_TRIM_THRESHOLD_=65536, which also turns off
+    # glibc's adaptive mmap threshold: every array over 128 KB becomes a fresh mapping,
+    # and a BM25 search ran 2.4x slower than in one process (11.4 s against 4.7 s on
+    # 200,000 passages). Memory is still returned to the system above 128 MB free.
+    config: dict[str, Any] = {
+        "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": 128 * 2**20,
+        "distributed.nanny.pre-spawn-environ.MALLOC_MMAP_THRESHOLD_": 32 * 2**20}
+    if method:
+        config["distributed.worker.multiprocessing-method"] = method
+    with dask.config.set(config):
+        # no dashboard; the scheduler's own HTTP server (health, metrics) on a free port
+        # of 127.0.0.1, not 8787: a second cluster (two commands at once) would find 8787
+        # taken and warn on stderr
+        cluster = distributed.LocalCluster(
+            n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+            memory_limit=memory_limit, silence_logs=logging.ERROR)
+    try:
+        return distributed.Client(cluster)
+    except BaseException:
+        cluster.close()
+        raise
+
+
+# the clusters whose workers the forkserver forks, and the preload it had before
+_FORKSERVER: dict[str, Any] = {"lock": threading.Lock(), "clusters": 0, "preload": None}
+
+
+def _take_forkserver(distributed: Any) -> str | None:
+    """``"forkserver"`` when a cluster's workers can be forked from a forkserver that
+    this module starts and stops (:func:`_drop_forkserver` when the cluster closes),
+    else None (Dask's setting: spawn).
+
+    Why: a spawned worker imports Dask afresh (0.7-0.8 s of CPU here, two workers at
+    once while the command writes its store) and takes 0.3 s longer to stop; the
+    forkserver imports it once and forks every worker. Its preload is ``distributed``
+    alone (Dask's would first import every optional package it knows of, pandas among
+    them, here and in the server), and it stops with the last open cluster, so the next
+    one's workers have the environment of its own start, as spawned workers do. Spawn
+    where the platform has no forkserver (Windows), where the program runs one of its
+    own, or where Dask or multiprocessing lack the switches used here."""
+    import multiprocessing
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    utils = getattr(distributed, "utils", None)
+    if ("forkserver" not in multiprocessing.get_all_start_methods()
+            or not hasattr(utils, "_forkserver_preload_set")
+            or not hasattr(server, "_stop")):
+        return None
+    with _FORKSERVER["lock"]:
+        if _FORKSERVER["clusters"] == 0:
+            if getattr(server, "_forkserver_pid", 0) is not None:
+                return None  # running, and not started here
+            _FORKSERVER["preload"] = getattr(server, "_preload_modules", None)
+            server.set_forkserver_preload(["distributed"])  # type: ignore[union-attr]
+            utils._forkserver_preload_set = True  # type: ignore[union-attr]
+        _FORKSERVER["clusters"] += 1
+    return "forkserver"
+
+
+def _drop_forkserver() -> None:
+    """A cluster of :func:`_take_forkserver` has closed: the last one stops the server
+    and gives back the preload it had."""
+    from multiprocessing import forkserver
+
+    with _FORKSERVER["lock"]:
+        _FORKSERVER["clusters"] -= 1
+        if _FORKSERVER["clusters"] == 0:
+            server = forkserver._forkserver
+            server._stop()  # type: ignore[attr-defined]
+            if _FORKSERVER["preload"] is not None:  # the program's own forkservers
+                server.set_forkserver_preload(_FORKSERVER["preload"])
+
+
 @contextlib.contextmanager
 def open_cluster(spec: str = "none", *, workers: int | None = None,
                  memory_limit: str | None = "auto") -> Iterator[Cluster]:
@@ -319,32 +428,29 @@ def open_cluster(spec: str = "none", *, workers: int | None = None,
         logging.getLogger(name).setLevel(logging.ERROR)
     if spec == "local":
         n = workers or max(1, os.cpu_count() or 1)
-        # Dask starts workers with MALLOC_TRIM_THRESHOLD_=65536, which also turns off
-        # glibc's adaptive mmap threshold: every array over 128 KB becomes a fresh mapping,
-        # and a BM25 search ran 2.4x slower than in one process (11.4 s against 4.7 s on
-        # 200,000 passages). Memory is still returned to the system above 128 MB free.
-        import dask
-
         # Dask's nanny leaves its worker settings (OPENBLAS_NUM_THREADS=1, OMP_/MKL_NUM_
         # THREADS=1, PYTHONHASHSEED, the malloc thresholds) in this process's environment,
         # where every later subprocess inherits them: a one-thread OpenBLAS rounds a
         # chunked GEMM differently. They are undone when the cluster closes.
         saved = dict(os.environ)
-        environ = {"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": 128 * 2**20,
-                   "distributed.nanny.pre-spawn-environ.MALLOC_MMAP_THRESHOLD_": 32 * 2**20}
-        with dask.config.set(environ):
-            # no dashboard; the scheduler's own HTTP server (health, metrics) on a free
-            # port of 127.0.0.1, not 8787: a second cluster (two commands at once) would
-            # find 8787 taken and warn on stderr
-            cluster = distributed.LocalCluster(
-                n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
-                memory_limit=memory_limit, silence_logs=logging.ERROR)
+        # started in the background, while the command reads its input and writes its
+        # store; the client's first use waits for it
+        method = _take_forkserver(distributed)
         try:
-            with distributed.Client(cluster) as client:
-                yield Cluster(spec, client, n)
+            pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="nqkit-cluster")
+            started = pool.submit(_start_local, distributed, n, memory_limit, method)
+            pool.shutdown(wait=False)
+            try:
+                yield Cluster(spec, workers=n, starting=started)
+            finally:
+                if started.exception() is None:  # waits for the start; a failed one
+                    ready = started.result()  # raised at the client's first use
+                    cluster = ready.cluster
+                    ready.close()
+                    cluster.close()
         finally:
-            cluster.close()
+            if method:
+                _drop_forkserver()
             for key in set(os.environ) - set(saved):
                 del os.environ[key]
             os.environ.update(saved)
