@@ -265,12 +265,15 @@ def test_system_settings_are_a_typed_record_and_unknown_names_are_refused():
     from nqkit.baselines.systems import get_system
 
     system = get_system("first_paragraph")
-    s = system.settings(input=["in.jsonl"], output="out.json")
+    s = system.settings(gold=["in.jsonl"], output="out.json")
     assert isinstance(s, NqBaselineSettings)
+    # the old keyword of the input files still works for a release, with a warning
+    with pytest.warns(DeprecationWarning, match=r"input= is deprecated .* use gold="):
+        assert system.settings(input=["in.jsonl"], output="out.json") == s
     # the declared defaults for the rest (nq_params: thresholds 2, no --eval, table)
     assert (s.long_threshold, s.short_threshold, s.eval, s.train, s.format) == (
         2, 2, False, None, "table")
     with pytest.raises(dataclasses.FrozenInstanceError):
         s.output = "x"  # type: ignore[misc]
     with pytest.raises(TypeError, match=r"no setting\(s\) \['outptu'\]; known: .*'output'"):
-        system.settings(input=["in.jsonl"], outptu="out.json")
+        system.settings(gold=["in.jsonl"], outptu="out.json")
