@@ -681,6 +681,38 @@ def test_faiss_index_returns_every_passage_of_a_tiny_corpus(small_corpus: Path, 
         assert scores == pytest.approx([exact[j] for j in order], rel=1e-5)
 
 
+def test_a_dense_build_reads_each_model_file_once(small_corpus: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model's fingerprint (settings) and params.json's model_files come from one
+    pass over the model directory, and model_files still holds each file's own SHA-256
+    and size."""
+    require("sentence_transformers")
+    import nqkit.io
+    from nqkit.retrieval import encoders
+    from nqkit.retrieval.dense import default_model_path
+
+    model = Path(default_model_path()).resolve()
+    hashed: list[Path] = []
+    real = nqkit.io.sha256_files
+
+    def counting(paths: list[Path], **kw: object) -> dict[Path, str]:
+        hashed.extend(Path(p).resolve() for p in paths
+                      if Path(p).resolve().is_relative_to(model))
+        return real(paths, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(nqkit.io, "sha256_files", counting)
+    monkeypatch.setattr(encoders, "_DIGESTS", {})  # nothing hashed before in this process
+    ix = tmp_path / "ix"
+    assert main(["index", "build", "--passages", str(small_corpus), "--retriever", "dense",
+                 "-o", str(ix), "--device", "cpu", "--cluster", "none"]) == 0
+    files = sorted(p.resolve() for p in model.rglob("*") if p.is_file())
+    assert sorted(hashed) == files  # each once
+    manifest = json.loads((ix / "params.json").read_text(encoding="utf-8"))["model_files"]
+    assert manifest == {p.relative_to(model).as_posix(): {
+        "bytes": p.stat().st_size, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
+        for p in files}
+
+
 def test_dense_model_with_corrupt_config_is_one_line(tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     """A --model directory whose config.json is not JSON: one error line naming it, no

@@ -145,6 +145,16 @@ def _manifest(root: Path, names: list[str], desc: str) -> dict[str, dict[str, An
             for n in names}
 
 
+def _model_manifest(model: Path) -> dict[str, dict[str, Any]]:
+    """:func:`_manifest` of a model directory, from the digests its fingerprint took
+    (:func:`~nqkit.retrieval.encoders.model_digests`: hashed once a process while the
+    files keep their stamps), not a second pass over a model of hundreds of MB."""
+    from nqkit.retrieval.encoders import model_digests
+
+    return {n: {"bytes": (model / n).stat().st_size, "sha256": digest}
+            for n, digest in model_digests(model)}
+
+
 def _model_dir(params: Mapping[str, Any]) -> Path | None:
     """The model directory a (dense) index reads at search time: its ``model`` setting."""
     model = params["settings"].get("model")
@@ -208,7 +218,7 @@ def build_index(corpus: PathLike, out: PathLike, retriever: str, cluster: Cluste
         }
         model = _model_dir(params)
         if model is not None and model.is_dir():
-            params["model_files"] = _manifest(model, _files_of(model), "hash model files")
+            params["model_files"] = _model_manifest(model)
         params["digest"] = index_digest(params)
         with open(tmp / PARAMS, "w", encoding="utf-8") as f:
             json.dump(params, f, indent=2)
