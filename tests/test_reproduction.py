@@ -253,5 +253,11 @@ def test_released_questions_that_cannot_be_scored_are_said(tmp_path, capsys):
     rel = json.loads(out.out)["released"]
     assert rel["unscorable"] == 1 and rel["num_total"] == 3610
     assert rel["verdict"] != "reproduced"  # the files differ by a question
+    # ... and only by it: the summary says so, not that the runs differ as two runs of
+    # one system do
+    assert rel["summary"].startswith(
+        f"within noise: the run scores the released run's {100 * rel['accuracy']:.2f}, "
+        "with the same verdict on every one of the 3,610 questions both hold; the "
+        "released run's 1 other questions have no gold answers and are not scored")
     assert ("1 of the released run's questions are not in --gold and carry no gold "
             "answers of their own") in out.err

@@ -284,6 +284,13 @@ class RunReproduction:
             return (f"reproduced: the run scores the released run's "
                     f"{100 * self.released_accuracy:.2f}, with the same verdict on every "
                     f"one of the {self.shared:,} questions both hold")
+        if self.verdict == "within noise" and not any(p.questions for p in self.parts):
+            # the files differ only by released questions nothing can score
+            return (f"within noise: the run scores the released run's "
+                    f"{100 * self.released_accuracy:.2f}, with the same verdict on every "
+                    f"one of the {self.shared:,} questions both hold; the released run's "
+                    f"{self.unscorable:,} other questions have no gold answers and are "
+                    "not scored")
         if self.verdict == "within noise":
             return (f"within noise: the run is {gap} from the released run's "
                     f"{100 * self.released_accuracy:.2f}; the {self.shared:,} questions both "
