@@ -254,3 +254,28 @@ def test_a_tau_undefined_on_some_resamples_gets_no_interval(tmp_path, capsys) ->
     out, err = audit("squad", "--resamples", "0")
     assert out["kendall_tau"] == 1.0 and out["kendall_tau_interval"] is None
     assert "resamples" not in err
+
+
+def test_convention_verdicts_for_scripts(tmp_path) -> None:
+    """``nqkit.analysis.judge_audit.convention_verdicts``: the convention's verdict on
+    each distinct judged pair whose question the gold file holds (SQuAD's normalization:
+    case, punctuation and articles dropped), and the count of pairs it does not hold."""
+    from nqkit.analysis.judge_audit import convention_verdicts
+    from nqkit.formats.judgments import read_judgments
+
+    human = tmp_path / "h.tsv"
+    human.write_text("Question\tModel answer\tAcceptable?\n"
+                     "who is x\tBob.\tYes\n"
+                     "who is x\tBob.\tYes\n"  # the same pair again: asked once
+                     "who is y\tthe ann\tYes\n"
+                     "who is y\tanne\tNo\n"
+                     "who is z\tcy\tYes\n", encoding="utf-8")  # z: not in the gold file
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("".join(json.dumps({"question": q, "answer": a}) + "\n"
+                            for q, a in (("who is x", ["bob"]), ("who is y", ["Ann"]))),
+                    encoding="utf-8")
+    verdicts, no_gold = convention_verdicts("squad", read_judgments(human).judgments,
+                                            str(gold))
+    assert [(v.question, v.answer, v.acceptable) for v in verdicts] == [
+        ("who is x", "Bob.", True), ("who is y", "the ann", True), ("who is y", "anne", False)]
+    assert no_gold == 1
