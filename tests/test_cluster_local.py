@@ -88,9 +88,10 @@ def test_workers_are_forked_from_a_server_of_the_cluster_with_the_environment_of
 
 
 def test_a_cluster_that_cannot_start_raises_at_its_first_use_and_leaves_nothing() -> None:
-    with pytest.raises(ValueError, match="notasize"), \
-            open_cluster("local", workers=1, memory_limit="not a size") as cluster:
-        cluster.map(len, [[1]])
+    for use in (lambda c: c.ready(), lambda c: c.map(len, [[1]])):
+        with pytest.raises(ValueError, match="notasize"), \
+                open_cluster("local", workers=1, memory_limit="not a size") as cluster:
+            use(cluster)
     assert forkserver._forkserver._forkserver_pid is None  # type: ignore[attr-defined]
     with open_cluster("local", workers=1) as cluster:  # the next one starts
         assert cluster.map(len, [[1, 2]]) == [2]

@@ -238,6 +238,12 @@ class Cluster:
             self._starting = None
         return self._client
 
+    def ready(self) -> Cluster:
+        """Wait for the cluster to have started (at once without one), so a step can be
+        timed without the start; raises what stopped it from starting."""
+        _ = self.client
+        return self
+
     def preload(self, modules: Sequence[str]) -> None:
         """Start importing ``modules`` on every worker and return at once: a worker's
         first job otherwise waits for them (nothing without workers; an import that

@@ -259,6 +259,7 @@ def retrieve(settings: Mapping[str, Any]) -> None:
     options = search_options(indexes, search)
     clock.lap("reading")
     with open_cluster(s["cluster"], workers=s["workers"]) as cluster:
+        cluster.ready()  # it starts in the background
         clock.lap("cluster")
         t0 = time.perf_counter()  # the search, without starting the cluster
         result = run_retrieval(indexes, questions, s["hits"], cluster, search, options)
