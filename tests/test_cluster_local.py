@@ -103,3 +103,24 @@ def test_an_error_while_the_cluster_starts_is_the_one_raised() -> None:
     with pytest.raises(InputError, match="bad corpus"), open_cluster("local", workers=1):
         raise InputError("corpus.tsv", "bad corpus", "fix it")
     assert forkserver._forkserver._forkserver_pid is None  # type: ignore[attr-defined]
+
+
+def test_a_preload_that_cannot_be_sent_is_dropped_without_a_traceback(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A preload asked while the cluster starts is sent from the starting thread when the
+    start ends; if the command has closed the client meanwhile, nothing may surface
+    (concurrent.futures would log the callback's exception with its traceback)."""
+    from concurrent.futures import Future
+
+    from nqkit.cluster import Cluster
+
+    class Closed:
+        def run(self, *args: object, **kw: object) -> None:
+            raise RuntimeError("the client is closed")
+
+    starting: Future[object] = Future()
+    cluster = Cluster("local", workers=1, starting=starting)
+    cluster.preload(["nqkit.text.lucene"])
+    with caplog.at_level("DEBUG"):
+        starting.set_result(Closed())
+    assert not caplog.records

@@ -178,9 +178,13 @@ async def _import_modules(modules: tuple[str, ...]) -> None:
 
 def _preload(modules: tuple[str, ...], starting: concurrent.futures.Future[Any]) -> None:
     """:meth:`Cluster.preload` once a cluster has started (nothing if it failed to: the
-    first use of its client raises that)."""
+    first use of its client raises that). It runs in the thread that started the
+    cluster, maybe while the command closes a client it no longer needs: a preload that
+    cannot be sent is dropped (the jobs import what they need), never a traceback from
+    concurrent.futures on stderr."""
     if not starting.cancelled() and starting.exception() is None:
-        starting.result().run(_import_modules, modules, wait=False)
+        with contextlib.suppress(Exception):
+            starting.result().run(_import_modules, modules, wait=False)
 
 
 def _raise_failure(f: _Failure) -> None:
