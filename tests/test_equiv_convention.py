@@ -192,9 +192,10 @@ def test_the_held_out_agreement_the_docs_state() -> None:
     from nqkit.text.question_key import question_key
 
     gold = {}
-    for line in GOLD.open(encoding="utf-8"):
-        row = json.loads(line)
-        gold[question_key(row["question"]).rstrip("?").strip()] = row["answer"]
+    with GOLD.open(encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            gold[question_key(row["question"]).rstrip("?").strip()] = row["answer"]
     rule = get_convention("equiv")
     pairs: dict[tuple[str, str], tuple[bool, bool]] = {}
     halves: dict[str, str] = {}

@@ -41,12 +41,14 @@ def audit(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def human_rows() -> list[list[str]]:
-    return list(csv.reader(HUMAN.open(encoding="utf-8"), delimiter="\t"))[1:]
+    with HUMAN.open(encoding="utf-8") as f:
+        return list(csv.reader(f, delimiter="\t"))[1:]
 
 
 def oracle_file(verdict_file: Path) -> tuple[list[bool], list[bool]]:
     # both files list the same pairs in the same order; Acceptable? is the judge's verdict
-    judge = list(csv.reader(verdict_file.open(encoding="utf-8"), delimiter="\t"))[1:]
+    with verdict_file.open(encoding="utf-8") as f:
+        judge = list(csv.reader(f, delimiter="\t"))[1:]
     h, j = [], []
     for hr, jr in zip(human_rows(), judge, strict=True):
         verdict = jr[2] if len(jr) == 4 else jr[3]
